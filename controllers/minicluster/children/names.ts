@@ -40,8 +40,11 @@ export const headlessServiceName = (mc: Named): string =>
 export const entrypointConfigMapName = (mc: Named): string => `${nameOf(mc)}-entrypoint`;
 export const curveSecretName = (mc: Named): string => `${nameOf(mc)}-curve-cert`;
 export const servicesPodName = (mc: Named): string => `${nameOf(mc)}-services`;
-/** Workspace object (a ConfigMap with the MiniCluster's name) for knowledge kept between reconciles. */
-export const workspaceName = (mc: Named): string => `${nameOf(mc)}-workspace`;
+/**
+ * The workspace: a ConfigMap with the MiniCluster's own name, owned by it, that holds what must be
+ * remembered between reconciles (bootstrap size, create-once nonces). Read from the API, not the cache.
+ */
+export const workspaceName = (mc: Named): string => nameOf(mc);
 /**
  * A non-Flux container with ports gets its own Service. The Go operator names it after the
  * container alone, so two MiniClusters with a container "db" collide; we prefix the MiniCluster.
