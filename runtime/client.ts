@@ -1,0 +1,682 @@
+/**
+ * A thin Kubernetes API client on `fetch`.
+ *
+ * Thin on purpose: REST paths come from `ResourceType`s, bodies are plain JSON typed with
+ * `kubernetes-types`, failures become `ApiError`s carrying the API's Status, and a watch is an
+ * async iterable of events. Everything else (caches, retries, relists) lives in the layers above.
+ */
+import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
+import { ApiError, type Status } from "./errors.ts";
+import {
+  type ClusterConnection,
+  homeDir,
+  inClusterConnection,
+  isInCluster,
+  KubeconfigError,
+  loadKubeconfig,
+} from "./kubeconfig.ts";
+import { apiVersionOf, resourceName, resourcePath, type ResourceType } from "./resources.ts";
+
+// The contract exposes errors through the client module too.
+export {
+  ApiError,
+  isAlreadyExists,
+  isConflict,
+  isForbidden,
+  isGone,
+  isInvalid,
+  isNotFound,
+  isRetryable,
+  isTooManyRequests,
+  isUnauthorized,
+} from "./errors.ts";
+export type { Status } from "./errors.ts";
+
+/** Verbs as the API server names them in its own metrics (apiserver_request_total). */
+export type Verb =
+  | "get"
+  | "list"
+  | "watch"
+  | "create"
+  | "update"
+  | "patch"
+  | "apply"
+  | "delete"
+  | "deletecollection";
+
+/** One finished request, for metrics. `code` is 0 when no HTTP response arrived. */
+export interface RequestEvent {
+  verb: Verb;
+  /** "configmaps", "jobs.batch", "miniclusters.flux-framework.org/status", ... */
+  resource: string;
+  code: number;
+  /** Time to the response headers (for watches: time to establish the stream). */
+  seconds: number;
+}
+
+export interface ClientOptions {
+  /** Sent as User-Agent; the API server logs and audits it. */
+  userAgent?: string;
+  /** Per-request timeout in ms (not applied to watches); 0 disables. Default 30 s. */
+  timeoutMs?: number;
+  /** Observer of every request, e.g. to count `api_requests_total{verb,resource,code}`. */
+  onRequest?: (event: RequestEvent) => void;
+  /** How long a token read from a file is trusted before it is read again. Default 60 s. */
+  tokenRefreshMs?: number;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  /** Content-Type of the body; defaults to application/json. */
+  contentType?: string;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Overrides the client's timeout for this request; 0 disables. */
+  timeoutMs?: number;
+  /** Labels reported to `onRequest`; inferred from method and path when absent. */
+  verb?: Verb;
+  resource?: string;
+}
+
+export interface ListOptions {
+  /** Namespace of a namespaced type; omitted means all namespaces. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: "Exact" | "NotOlderThan";
+}
+
+export interface WatchOptions extends ListOptions {
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  /** Server-side timeout; the stream then ends normally and the caller resumes. */
+  timeoutSeconds?: number;
+  /** Aborting ends the iteration quietly and releases the connection. */
+  signal?: AbortSignal;
+}
+
+export interface WatchEvent<T> {
+  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
+  object: T;
+}
+
+export interface ObjectList<T> {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
+  items: T[];
+}
+
+export type PatchType = "merge" | "json" | "strategic";
+
+export interface WriteOptions {
+  fieldManager?: string;
+  /** Server-side dry run: validate and default without persisting. */
+  dryRun?: boolean;
+}
+
+export interface PatchOptions extends WriteOptions {
+  subresource?: string;
+}
+
+export interface ApplyOptions {
+  fieldManager: string;
+  /** Take ownership of fields managed by others instead of failing with 409. */
+  force?: boolean;
+  subresource?: string;
+  dryRun?: boolean;
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: "Foreground" | "Background" | "Orphan";
+  /** The delete fails with 409 Conflict unless the live object still has this uid/version. */
+  preconditions?: { uid?: string; resourceVersion?: string };
+  gracePeriodSeconds?: number;
+  dryRun?: boolean;
+}
+
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  merge: "application/merge-patch+json",
+  json: "application/json-patch+json",
+  strategic: "application/strategic-merge-patch+json",
+};
+const APPLY_CONTENT_TYPE = "application/apply-patch+yaml";
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_TOKEN_REFRESH_MS = 60_000;
+
+/** Objects as far as the client needs to see them; models stay generic for callers. */
+interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+}
+
+export class KubeClient {
+  /** Base URL of the API server. */
+  readonly server: string;
+  /** Default namespace of the kubeconfig context or ServiceAccount. */
+  readonly namespace: string;
+  readonly #httpClient: Deno.HttpClient;
+  readonly #auth: () => Promise<string | undefined>;
+  readonly #invalidateToken: () => void;
+  readonly #userAgent: string;
+  readonly #timeoutMs: number;
+  readonly #onRequest?: (event: RequestEvent) => void;
+  #closed = false;
+
+  constructor(conn: ClusterConnection, options: ClientOptions = {}) {
+    this.server = conn.server.replace(/\/+$/, "");
+    this.namespace = conn.namespace;
+    this.#userAgent = options.userAgent ?? `minicluster-operator (deno/${Deno.version.deno})`;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#onRequest = options.onRequest;
+    const tls: Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> = {};
+    if (conn.caCerts?.length) tls.caCerts = conn.caCerts;
+    if (conn.clientCert && conn.clientKey) {
+      tls.cert = conn.clientCert;
+      tls.key = conn.clientKey;
+    }
+    this.#httpClient = Deno.createHttpClient(tls as Deno.CreateHttpClientOptions);
+
+    if (conn.token) {
+      const header = `Bearer ${conn.token}`;
+      this.#auth = () => Promise.resolve(header);
+      this.#invalidateToken = () => {};
+    } else if (conn.tokenFile) {
+      const source = new FileTokenSource(
+        conn.tokenFile,
+        options.tokenRefreshMs ?? DEFAULT_TOKEN_REFRESH_MS,
+      );
+      this.#auth = async () => `Bearer ${await source.token()}`;
+      this.#invalidateToken = () => source.invalidate();
+    } else if (conn.basicAuth) {
+      const header = `Basic ${btoa(`${conn.basicAuth.username}:${conn.basicAuth.password}`)}`;
+      this.#auth = () => Promise.resolve(header);
+      this.#invalidateToken = () => {};
+    } else {
+      this.#auth = () => Promise.resolve(undefined);
+      this.#invalidateToken = () => {};
+    }
+  }
+
+  /**
+   * The client for wherever the process runs: an explicit kubeconfig path, else `$KUBECONFIG`,
+   * else the in-cluster ServiceAccount, else `~/.kube/config`.
+   */
+  static async load(
+    opts: { kubeconfig?: string; context?: string } & ClientOptions = {},
+  ): Promise<KubeClient> {
+    const { kubeconfig, context, ...clientOptions } = opts;
+    if (kubeconfig) return await KubeClient.fromKubeconfig(kubeconfig, context, clientOptions);
+    const env = Deno.env.get("KUBECONFIG");
+    if (env) return await KubeClient.fromKubeconfig(env, context, clientOptions);
+    if (isInCluster()) return await KubeClient.inCluster(clientOptions);
+    const home = `${homeDir()}/.kube/config`;
+    try {
+      await Deno.stat(home);
+    } catch {
+      throw new KubeconfigError(
+        "no Kubernetes configuration: pass --kubeconfig, set $KUBECONFIG, run in a Pod, " +
+          `or create ${home}`,
+      );
+    }
+    return await KubeClient.fromKubeconfig(home, context, clientOptions);
+  }
+
+  /** A client from a kubeconfig file (or a `$KUBECONFIG`-style list of files). */
+  static async fromKubeconfig(
+    path: string,
+    context?: string,
+    options?: ClientOptions,
+  ): Promise<KubeClient> {
+    return new KubeClient(await loadKubeconfig(path, context), options);
+  }
+
+  /** A client from the Pod's ServiceAccount; its (rotating) token is re-read from disk. */
+  static async inCluster(options?: ClientOptions): Promise<KubeClient> {
+    return new KubeClient(await inClusterConnection(), options);
+  }
+
+  /** Releases the HTTP connection pool. In-flight watches must be aborted first. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#httpClient.close();
+  }
+
+  /**
+   * One request; the JSON answer on 2xx, an `ApiError` otherwise. `path` is absolute
+   * ("/api/v1/namespaces"); the body is sent as JSON.
+   */
+  async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: RequestOptions = {},
+  ): Promise<T> {
+    const text = await this.#exchange(method, path, body, opts, false);
+    return (text === "" ? undefined : JSON.parse(text)) as T;
+  }
+
+  async get<T>(rt: ResourceType, namespace: string | undefined, name: string): Promise<T> {
+    return await this.request<T>("GET", resourcePath(rt, { namespace, name }), undefined, {
+      verb: "get",
+      resource: resourceName(rt),
+    });
+  }
+
+  /** One page of a list; pass `limit` and then the returned `metadata.continue` to paginate. */
+  async list<T>(rt: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
+    return await this.request<ObjectList<T>>(
+      "GET",
+      resourcePath(rt, { namespace: opts.namespace }),
+      undefined,
+      { query: listQuery(opts), verb: "list", resource: resourceName(rt) },
+    );
+  }
+
+  /** Every page of a list, following `continue` tokens. */
+  async listAll<T>(rt: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
+    const first = await this.list<T>(rt, opts);
+    const items = [...first.items];
+    let meta = first.metadata;
+    while (meta.continue) {
+      const page = await this.list<T>(rt, { ...opts, continue: meta.continue });
+      items.push(...page.items);
+      meta = page.metadata;
+    }
+    return { ...first, metadata: { resourceVersion: first.metadata.resourceVersion }, items };
+  }
+
+  async create<T>(rt: ResourceType, obj: T, opts: WriteOptions = {}): Promise<T> {
+    const o = withTypeMeta(rt, obj);
+    return await this.request<T>(
+      "POST",
+      resourcePath(rt, { namespace: namespaceOf(rt, o) }),
+      o,
+      { query: writeQuery(opts), verb: "create", resource: resourceName(rt) },
+    );
+  }
+
+  /** PUT: replaces the object; fails with 409 when `metadata.resourceVersion` is stale. */
+  async replace<T>(rt: ResourceType, obj: T, opts: PatchOptions = {}): Promise<T> {
+    const o = withTypeMeta(rt, obj);
+    return await this.request<T>(
+      "PUT",
+      resourcePath(rt, {
+        namespace: namespaceOf(rt, o),
+        name: nameOf(o),
+        subresource: opts.subresource,
+      }),
+      o,
+      {
+        query: writeQuery(opts),
+        verb: "update",
+        resource: resourceNameWithSub(rt, opts.subresource),
+      },
+    );
+  }
+
+  async patch<T>(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    type: PatchType,
+    opts: PatchOptions = {},
+  ): Promise<T> {
+    return await this.request<T>(
+      "PATCH",
+      resourcePath(rt, { namespace, name, subresource: opts.subresource }),
+      patch,
+      {
+        query: writeQuery(opts),
+        contentType: PATCH_CONTENT_TYPES[type],
+        verb: "patch",
+        resource: resourceNameWithSub(rt, opts.subresource),
+      },
+    );
+  }
+
+  /**
+   * Server-side apply: the object states the fields `fieldManager` wants to own; the server
+   * merges, tracks ownership and answers with the result. Applying an unchanged object is a no-op
+   * (the resourceVersion does not move).
+   */
+  async apply<T>(rt: ResourceType, obj: T, opts: ApplyOptions): Promise<T> {
+    if (!opts.fieldManager) throw new Error("apply needs a fieldManager");
+    const o = withTypeMeta(rt, obj);
+    return await this.request<T>(
+      "PATCH",
+      resourcePath(rt, {
+        namespace: namespaceOf(rt, o),
+        name: nameOf(o),
+        subresource: opts.subresource,
+      }),
+      o, // JSON is YAML, so the apply-patch+yaml body can be plain JSON
+      {
+        query: { ...writeQuery(opts), force: opts.force ? true : undefined },
+        contentType: APPLY_CONTENT_TYPE,
+        verb: "apply",
+        resource: resourceNameWithSub(rt, opts.subresource),
+      },
+    );
+  }
+
+  /** Deletes one object; answers the object (while finalizers run) or a Success Status. */
+  async delete(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions = {},
+  ): Promise<unknown> {
+    const body: Record<string, unknown> = { apiVersion: "v1", kind: "DeleteOptions" };
+    if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
+    if (opts.preconditions) body.preconditions = opts.preconditions;
+    if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
+    if (opts.dryRun) body.dryRun = ["All"];
+    return await this.request<unknown>("DELETE", resourcePath(rt, { namespace, name }), body, {
+      verb: "delete",
+      resource: resourceName(rt),
+    });
+  }
+
+  /**
+   * Watches a collection from `resourceVersion`. Yields ADDED/MODIFIED/DELETED/BOOKMARK events;
+   * an ERROR event is thrown as `ApiError` (410 Expired → relist). The iteration ends when the
+   * server closes the stream (e.g. after `timeoutSeconds`) or quietly when `signal` aborts;
+   * breaking out of the loop releases the connection.
+   */
+  async *watch<T>(rt: ResourceType, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
+    const { signal } = opts;
+    if (signal?.aborted) return;
+    const query = {
+      ...listQuery(opts),
+      watch: true,
+      allowWatchBookmarks: opts.allowWatchBookmarks ? true : undefined,
+      timeoutSeconds: opts.timeoutSeconds,
+    };
+    let response: Response;
+    try {
+      response = await this.#send("GET", resourcePath(rt, { namespace: opts.namespace }), {
+        query,
+        signal,
+        timeoutMs: 0,
+        verb: "watch",
+        resource: resourceName(rt),
+      });
+    } catch (e) {
+      if (signal?.aborted) return;
+      throw e;
+    }
+    if (!response.ok) {
+      const text = await response.text();
+      throw ApiError.fromResponse(response.status, text, `watch ${resourceName(rt)}`);
+    }
+    if (!response.body) return;
+    const reader = response.body.getReader();
+    const lines = new LineBuffer();
+    try {
+      while (true) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await reader.read();
+        } catch (e) {
+          if (signal?.aborted) return;
+          throw e;
+        }
+        if (chunk.done) break;
+        for (const line of lines.push(chunk.value)) yield parseWatchLine<T>(line, rt);
+      }
+      const rest = lines.flush();
+      if (rest !== undefined) yield parseWatchLine<T>(rest, rt);
+    } finally {
+      // Release the stream whether we ended, threw, were aborted or the consumer broke out.
+      await reader.cancel().catch(() => {});
+    }
+  }
+
+  /** Sends and reads the whole body, reporting the request; 401 with a token file retries once. */
+  async #exchange(
+    method: string,
+    path: string,
+    body: unknown,
+    opts: RequestOptions,
+    retried: boolean,
+  ): Promise<string> {
+    const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
+    const timeout = new AbortController();
+    const timer = timeoutMs > 0
+      ? setTimeout(
+        () =>
+          timeout.abort(
+            new DOMException(`${method} ${path} timed out after ${timeoutMs} ms`, "TimeoutError"),
+          ),
+        timeoutMs,
+      )
+      : undefined;
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout.signal]) : timeout.signal;
+    try {
+      const response = await this.#send(method, path, { ...opts, signal }, body);
+      const text = await response.text();
+      if (response.ok) return text;
+      if (response.status === 401 && !retried) {
+        // A rotated ServiceAccount token: read it again now rather than at the next refresh.
+        this.#invalidateToken();
+        return await this.#exchange(method, path, body, opts, true);
+      }
+      throw ApiError.fromResponse(response.status, text, `${method} ${path}`);
+    } catch (e) {
+      if (timeout.signal.aborted && !(e instanceof ApiError)) throw timeout.signal.reason;
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Sends one request and reports it once the response headers (or a failure) arrive. */
+  async #send(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    body?: unknown,
+  ): Promise<Response> {
+    if (this.#closed) throw new Error("KubeClient is closed");
+    const headers = new Headers({ Accept: "application/json", "User-Agent": this.#userAgent });
+    const auth = await this.#auth();
+    if (auth) headers.set("Authorization", auth);
+    for (const [k, v] of Object.entries(opts.headers ?? {})) headers.set(k, v);
+    let payload: string | undefined;
+    if (body !== undefined) {
+      headers.set("Content-Type", opts.contentType ?? "application/json");
+      payload = typeof body === "string" ? body : JSON.stringify(body);
+    }
+    const url = this.server + path + queryString(opts.query);
+    const label = describeRequest(method, path, opts);
+    const start = performance.now();
+    let code = 0;
+    try {
+      const response = await fetch(url, {
+        method,
+        headers,
+        body: payload,
+        signal: opts.signal,
+        client: this.#httpClient,
+      });
+      code = response.status;
+      return response;
+    } finally {
+      this.#onRequest?.({ ...label, code, seconds: (performance.now() - start) / 1000 });
+    }
+  }
+}
+
+/**
+ * Re-reads a bearer token file when the cached copy is older than `refreshMs`: bound
+ * ServiceAccount tokens are rotated on disk by the kubelet and expire about an hour later.
+ */
+class FileTokenSource {
+  #value?: string;
+  #readAt = -Infinity;
+  constructor(readonly path: string, readonly refreshMs: number) {}
+
+  async token(): Promise<string> {
+    if (this.#value !== undefined && performance.now() - this.#readAt < this.refreshMs) {
+      return this.#value;
+    }
+    try {
+      const value = (await Deno.readTextFile(this.path)).trim();
+      if (value === "") throw new Error("empty token file");
+      this.#value = value;
+      this.#readAt = performance.now();
+    } catch (e) {
+      // Keep using the last good token (the file may be mid-rotation); fail only without one.
+      if (this.#value === undefined) {
+        throw new KubeconfigError(`cannot read token file ${this.path}: ${(e as Error).message}`);
+      }
+    }
+    return this.#value;
+  }
+
+  invalidate(): void {
+    this.#readAt = -Infinity;
+  }
+}
+
+/**
+ * Splits a byte stream into lines, keeping a partial line (and a partial UTF-8 sequence) across
+ * chunks: the API server flushes one JSON event per line but TCP/HTTP framing cuts anywhere.
+ */
+export class LineBuffer {
+  #decoder = new TextDecoder();
+  #partial = "";
+
+  /** Feeds a chunk; returns the complete, non-blank lines it finished. */
+  push(chunk: Uint8Array | string): string[] {
+    const text = typeof chunk === "string" ? chunk : this.#decoder.decode(chunk, { stream: true });
+    const parts = (this.#partial + text).split("\n");
+    this.#partial = parts.pop()!;
+    return parts.map((l) => l.replace(/\r$/, "")).filter((l) => l.trim() !== "");
+  }
+
+  /** The last line when the stream ended without a newline. */
+  flush(): string | undefined {
+    const rest = (this.#partial + this.#decoder.decode()).trim();
+    this.#partial = "";
+    return rest === "" ? undefined : rest;
+  }
+}
+
+/** One line of a watch stream → an event; ERROR events become thrown `ApiError`s. */
+export function parseWatchLine<T>(line: string, rt?: ResourceType): WatchEvent<T> {
+  let event: { type?: string; object?: unknown };
+  try {
+    event = JSON.parse(line);
+  } catch {
+    throw new Error(`malformed watch event: ${line.slice(0, 200)}`);
+  }
+  if (event.type === "ERROR") {
+    const status = (event.object ?? {}) as Status;
+    throw new ApiError(status, `watch ${rt ? resourceName(rt) : ""}`.trim());
+  }
+  if (
+    event.type !== "ADDED" && event.type !== "MODIFIED" && event.type !== "DELETED" &&
+    event.type !== "BOOKMARK"
+  ) {
+    throw new Error(`unknown watch event type ${JSON.stringify(event.type)}`);
+  }
+  return event as WatchEvent<T>;
+}
+
+function listQuery(opts: ListOptions): Record<string, string | number | undefined> {
+  return {
+    labelSelector: opts.labelSelector || undefined,
+    fieldSelector: opts.fieldSelector || undefined,
+    limit: opts.limit,
+    continue: opts.continue || undefined,
+    resourceVersion: opts.resourceVersion,
+    resourceVersionMatch: opts.resourceVersionMatch,
+  };
+}
+
+function writeQuery(opts: WriteOptions): Record<string, string | undefined> {
+  return { fieldManager: opts.fieldManager, dryRun: opts.dryRun ? "All" : undefined };
+}
+
+function queryString(query?: Record<string, string | number | boolean | undefined>): string {
+  if (!query) return "";
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  const s = params.toString();
+  return s === "" ? "" : `?${s}`;
+}
+
+function withTypeMeta<T>(rt: ResourceType, obj: T): T & KubeObject {
+  const o = obj as T & KubeObject;
+  return { ...o, apiVersion: o.apiVersion ?? apiVersionOf(rt), kind: o.kind ?? rt.kind };
+}
+
+function nameOf(obj: KubeObject): string {
+  const name = obj.metadata?.name;
+  if (!name) throw new Error("object has no metadata.name");
+  return name;
+}
+
+function namespaceOf(rt: ResourceType, obj: KubeObject): string | undefined {
+  if (!rt.namespaced) return undefined;
+  const ns = obj.metadata?.namespace;
+  if (!ns) throw new Error(`${rt.kind} ${obj.metadata?.name ?? ""} has no metadata.namespace`);
+  return ns;
+}
+
+/** Metrics labels for a request made through `request()` without explicit ones. */
+function describeRequest(
+  method: string,
+  path: string,
+  opts: RequestOptions,
+): { verb: Verb; resource: string } {
+  const parsed = parseResourcePath(path);
+  const resource = opts.resource ?? parsed.resource;
+  if (opts.verb) return { verb: opts.verb, resource };
+  switch (method.toUpperCase()) {
+    case "GET":
+      if (opts.query?.watch) return { verb: "watch", resource };
+      return { verb: parsed.named ? "get" : "list", resource };
+    case "POST":
+      return { verb: "create", resource };
+    case "PUT":
+      return { verb: "update", resource };
+    case "PATCH":
+      return { verb: opts.contentType === APPLY_CONTENT_TYPE ? "apply" : "patch", resource };
+    case "DELETE":
+      return { verb: parsed.named ? "delete" : "deletecollection", resource };
+    default:
+      return { verb: "get", resource };
+  }
+}
+
+/** `/apis/batch/v1/namespaces/ns/jobs/x/status` → `{ resource: "jobs.batch/status", named }`. */
+function parseResourcePath(path: string): { resource: string; named: boolean } {
+  const segs = path.split("?")[0].split("/").filter((s) => s !== "");
+  let rest: string[];
+  let group = "";
+  if (segs[0] === "api") rest = segs.slice(2);
+  else if (segs[0] === "apis") {
+    group = segs[1] ?? "";
+    rest = segs.slice(3);
+  } else return { resource: "", named: false };
+  // "namespaces/<ns>/<plural>..." unless the path is about a Namespace object itself
+  if (rest[0] === "namespaces" && rest.length > 2) rest = rest.slice(2);
+  const [plural = "", name, sub] = rest;
+  const base = group ? `${plural}.${group}` : plural;
+  return { resource: sub ? `${base}/${sub}` : base, named: name !== undefined };
+}
+
+/** `resourceName` with an optional subresource suffix, as reported to `onRequest`. */
+function resourceNameWithSub(rt: ResourceType, subresource?: string): string {
+  return subresource ? `${resourceName(rt)}/${subresource}` : resourceName(rt);
+}

@@ -1,0 +1,306 @@
+/**
+ * Kubeconfig and in-cluster configuration → one resolved `ClusterConnection`.
+ *
+ * Only what a controller needs is supported: server URL, CA, client certificate/key (inline
+ * `-data` or file paths, resolved relative to the kubeconfig file like kubectl does), bearer token
+ * (inline or `tokenFile`), basic auth, and the context's namespace. `exec` and `auth-provider`
+ * plugins are refused with a clear error instead of being half-supported.
+ */
+import { parse as parseYaml } from "yaml";
+
+/** Where the kubelet mounts a Pod's ServiceAccount credentials. */
+export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/** Everything needed to reach and authenticate to one API server. */
+export interface ClusterConnection {
+  /** Base URL of the API server, without a trailing slash. */
+  server: string;
+  /** Extra trusted CA certificates (PEM), in addition to the system roots. */
+  caCerts?: string[];
+  /** Client certificate chain and private key (PEM) for mTLS. */
+  clientCert?: string;
+  clientKey?: string;
+  /** A static bearer token. */
+  token?: string;
+  /** A file holding a bearer token that may be rotated on disk (re-read periodically). */
+  tokenFile?: string;
+  basicAuth?: { username: string; password: string };
+  /**
+   * Set by `insecure-skip-tls-verify`. Deno cannot disable verification per HTTP client; the
+   * process must run with `--unsafely-ignore-certificate-errors` for such a cluster to work.
+   */
+  insecureSkipTLSVerify?: boolean;
+  /** The default namespace: the context's, the ServiceAccount's, or "default". */
+  namespace: string;
+  /** Name of the kubeconfig context used; undefined for in-cluster. */
+  context?: string;
+}
+
+/** The subset of the kubeconfig (clientcmd v1 Config) schema that is read. */
+export interface Kubeconfig {
+  "current-context"?: string;
+  clusters?: { name: string; cluster: KubeconfigCluster }[];
+  users?: { name: string; user: KubeconfigUser }[];
+  contexts?: { name: string; context: KubeconfigContext }[];
+}
+
+export interface KubeconfigCluster {
+  server: string;
+  "certificate-authority"?: string;
+  "certificate-authority-data"?: string;
+  "insecure-skip-tls-verify"?: boolean;
+  "tls-server-name"?: string;
+  "proxy-url"?: string;
+}
+
+export interface KubeconfigUser {
+  "client-certificate"?: string;
+  "client-certificate-data"?: string;
+  "client-key"?: string;
+  "client-key-data"?: string;
+  token?: string;
+  tokenFile?: string;
+  username?: string;
+  password?: string;
+  exec?: unknown;
+  "auth-provider"?: unknown;
+}
+
+export interface KubeconfigContext {
+  cluster: string;
+  user?: string;
+  namespace?: string;
+}
+
+export class KubeconfigError extends Error {
+  override name = "KubeconfigError";
+}
+
+/** Parses one kubeconfig document; checks only its shape, not its references. */
+export function parseKubeconfig(text: string, source = "kubeconfig"): Kubeconfig {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (e) {
+    throw new KubeconfigError(`${source}: invalid YAML: ${(e as Error).message}`);
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== "object" || Array.isArray(doc)) {
+    throw new KubeconfigError(`${source}: expected a mapping at the top level`);
+  }
+  const kc = doc as Kubeconfig;
+  for (const key of ["clusters", "users", "contexts"] as const) {
+    const list = kc[key];
+    if (list === undefined || list === null) {
+      delete kc[key];
+      continue;
+    }
+    if (!Array.isArray(list)) throw new KubeconfigError(`${source}: "${key}" must be a list`);
+    for (const entry of list) {
+      if (!entry || typeof entry.name !== "string") {
+        throw new KubeconfigError(`${source}: every entry of "${key}" needs a name`);
+      }
+    }
+  }
+  return kc;
+}
+
+/**
+ * Merges several kubeconfigs the way `$KUBECONFIG=a:b` does: the first file to define a named
+ * cluster/user/context or the current-context wins.
+ */
+export function mergeKubeconfigs(configs: Kubeconfig[]): Kubeconfig {
+  const merged: Required<Pick<Kubeconfig, "clusters" | "users" | "contexts">> & Kubeconfig = {
+    clusters: [],
+    users: [],
+    contexts: [],
+  };
+  for (const kc of configs) {
+    merged["current-context"] ||= kc["current-context"];
+    for (const key of ["clusters", "users", "contexts"] as const) {
+      const target = merged[key] as { name: string }[];
+      for (const entry of (kc[key] ?? []) as { name: string }[]) {
+        if (!target.some((e) => e.name === entry.name)) target.push(entry);
+      }
+    }
+  }
+  if (!merged["current-context"]) delete merged["current-context"];
+  return merged;
+}
+
+/** Reads files named by the kubeconfig; injectable so resolution is testable without disk. */
+export type ReadTextFile = (path: string) => Promise<string>;
+
+export interface ResolveOptions {
+  /** Context to use instead of `current-context`. */
+  context?: string;
+  /** Directory that relative file paths in the kubeconfig are relative to. */
+  baseDir?: string;
+  readTextFile?: ReadTextFile;
+}
+
+/** Resolves a context of a parsed kubeconfig into a connection, reading referenced files. */
+export async function resolveKubeconfig(
+  kc: Kubeconfig,
+  opts: ResolveOptions = {},
+): Promise<ClusterConnection> {
+  const read = opts.readTextFile ?? ((p: string) => Deno.readTextFile(p));
+  const contextName = opts.context || kc["current-context"];
+  if (!contextName) {
+    throw new KubeconfigError("no context given and the kubeconfig has no current-context");
+  }
+  const ctx = kc.contexts?.find((c) => c.name === contextName)?.context;
+  if (!ctx) throw new KubeconfigError(`context "${contextName}" not found in kubeconfig`);
+  const cluster = kc.clusters?.find((c) => c.name === ctx.cluster)?.cluster;
+  if (!cluster) {
+    throw new KubeconfigError(`cluster "${ctx.cluster}" of context "${contextName}" not found`);
+  }
+  if (!cluster.server) throw new KubeconfigError(`cluster "${ctx.cluster}" has no server`);
+  const user: KubeconfigUser = ctx.user
+    ? kc.users?.find((u) => u.name === ctx.user)?.user ?? missingUser(ctx.user, contextName)
+    : {};
+  if (user.exec) {
+    throw new KubeconfigError(`user "${ctx.user}": exec credential plugins are not supported`);
+  }
+  if (user["auth-provider"]) {
+    throw new KubeconfigError(`user "${ctx.user}": auth-provider plugins are not supported`);
+  }
+
+  const resolvePath = (p: string) => absolutePath(p, opts.baseDir);
+  const inlineOrFile = async (data: string | undefined, file: string | undefined) => {
+    if (data) return decodeBase64(data);
+    if (file) return await read(resolvePath(file));
+    return undefined;
+  };
+
+  const conn: ClusterConnection = {
+    server: cluster.server.replace(/\/+$/, ""),
+    namespace: ctx.namespace || "default",
+    context: contextName,
+  };
+  const ca = await inlineOrFile(
+    cluster["certificate-authority-data"],
+    cluster["certificate-authority"],
+  );
+  if (ca) conn.caCerts = [ca];
+  if (cluster["insecure-skip-tls-verify"]) conn.insecureSkipTLSVerify = true;
+
+  const cert = await inlineOrFile(user["client-certificate-data"], user["client-certificate"]);
+  const key = await inlineOrFile(user["client-key-data"], user["client-key"]);
+  if ((cert === undefined) !== (key === undefined)) {
+    throw new KubeconfigError(
+      `user "${ctx.user}": client certificate and client key must be given together`,
+    );
+  }
+  if (cert !== undefined && key !== undefined) {
+    conn.clientCert = cert;
+    conn.clientKey = key;
+  }
+  if (user.token) conn.token = user.token;
+  else if (user.tokenFile) conn.tokenFile = resolvePath(user.tokenFile);
+  if (user.username !== undefined && user.password !== undefined) {
+    conn.basicAuth = { username: user.username, password: user.password };
+  }
+  return conn;
+}
+
+function missingUser(user: string, context: string): never {
+  throw new KubeconfigError(`user "${user}" of context "${context}" not found`);
+}
+
+/** Loads and resolves kubeconfig file(s); `paths` may be a `$KUBECONFIG`-style list. */
+export async function loadKubeconfig(
+  paths: string | string[],
+  context?: string,
+): Promise<ClusterConnection> {
+  const list = (Array.isArray(paths) ? paths : splitPathList(paths)).filter((p) => p !== "");
+  if (list.length === 0) throw new KubeconfigError("no kubeconfig path given");
+  const configs: Kubeconfig[] = [];
+  for (const path of list) {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(path);
+    } catch (e) {
+      // Like kubectl, a missing file in a $KUBECONFIG list is skipped; a single one is an error.
+      if (e instanceof Deno.errors.NotFound && list.length > 1) continue;
+      throw new KubeconfigError(`cannot read kubeconfig ${path}: ${(e as Error).message}`);
+    }
+    configs.push(parseKubeconfig(text, path));
+  }
+  // Relative paths are resolved against the file that holds the winning entries; with a single
+  // file (the usual case) that is exact, with a list the first file's directory is used.
+  return await resolveKubeconfig(mergeKubeconfigs(configs), {
+    context,
+    baseDir: dirname(absolutePath(list[0])),
+  });
+}
+
+/** The ServiceAccount connection of a Pod (`KUBERNETES_SERVICE_HOST/PORT` + mounted files). */
+export async function inClusterConnection(
+  dir = SERVICE_ACCOUNT_DIR,
+  env: { get(key: string): string | undefined } = Deno.env,
+): Promise<ClusterConnection> {
+  const host = env.get("KUBERNETES_SERVICE_HOST");
+  const port = env.get("KUBERNETES_SERVICE_PORT");
+  if (!host || !port) {
+    throw new KubeconfigError(
+      "not running in a cluster: KUBERNETES_SERVICE_HOST/PORT are not set",
+    );
+  }
+  const hostPart = host.includes(":") ? `[${host}]` : host; // IPv6 literal
+  const tokenFile = `${dir}/token`;
+  await Deno.stat(tokenFile).catch(() => {
+    throw new KubeconfigError(`in-cluster token not found at ${tokenFile}`);
+  });
+  const conn: ClusterConnection = {
+    server: `https://${hostPart}:${port}`,
+    tokenFile,
+    namespace: (await Deno.readTextFile(`${dir}/namespace`).catch(() => "")).trim() || "default",
+  };
+  const ca = await Deno.readTextFile(`${dir}/ca.crt`).catch(() => undefined);
+  if (ca) conn.caCerts = [ca];
+  return conn;
+}
+
+/** True when the process looks like it runs in a Pod with a ServiceAccount token. */
+export function isInCluster(
+  dir = SERVICE_ACCOUNT_DIR,
+  env: { get(key: string): string | undefined } = Deno.env,
+): boolean {
+  if (!env.get("KUBERNETES_SERVICE_HOST") || !env.get("KUBERNETES_SERVICE_PORT")) return false;
+  try {
+    Deno.statSync(`${dir}/token`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function splitPathList(paths: string): string[] {
+  return paths.split(Deno.build.os === "windows" ? ";" : ":");
+}
+
+function decodeBase64(data: string): string {
+  try {
+    const bin = atob(data.replace(/\s+/g, ""));
+    return new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+  } catch {
+    throw new KubeconfigError("invalid base64 in kubeconfig *-data field");
+  }
+}
+
+function absolutePath(path: string, baseDir?: string): string {
+  if (path.startsWith("/")) return path;
+  if (path.startsWith("~/")) return `${homeDir()}${path.slice(1)}`;
+  return `${baseDir ?? Deno.cwd()}/${path}`;
+}
+
+function dirname(path: string): string {
+  const i = path.lastIndexOf("/");
+  return i <= 0 ? "/" : path.slice(0, i);
+}
+
+/** The user's home directory ($HOME), for `~/.kube/config`. */
+export function homeDir(): string {
+  return Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? "/";
+}
