@@ -1,0 +1,86 @@
+/**
+ * Semantic checks of a MiniCluster that the CRD's OpenAPI and CEL rules cannot express (map keys,
+ * relations across containers, names derived from several fields). The apiserver has already
+ * enforced everything in crds/minicluster.yaml; the reconciler reports what this returns through
+ * a condition instead of creating children that Kubernetes would reject.
+ */
+import { withDefaults } from "./defaults.ts";
+import type { DefaultedMiniClusterContainer, MiniCluster } from "./v1alpha2.ts";
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const MAX_DNS_LABEL = 63;
+
+/** Human-readable problems with the MiniCluster's spec; empty when it can be reconciled. */
+export function validateSpec(mc: MiniCluster): string[] {
+  const problems: string[] = [];
+  const name = mc.metadata?.name ?? "";
+  const { spec } = withDefaults(mc);
+  const viewName = spec.flux.container.name;
+
+  const groups: [string, DefaultedMiniClusterContainer[]][] = [
+    ["containers", spec.containers],
+    ["services", spec.services],
+  ];
+  for (const [field, containers] of groups) {
+    // One pod volume per name: a name shared by containers must mean the same volume.
+    const volumes = new Map<string, { json: string; where: string }>();
+    containers.forEach((c, i) => {
+      const where = `spec.${field}[${i}]`;
+      if (c.name === viewName) {
+        problems.push(
+          `${where}.name "${c.name}" is the name of the Flux view init container (spec.flux.container.name); choose another name`,
+        );
+      }
+      for (const [volumeName, volume] of Object.entries(c.volumes ?? {})) {
+        if (!DNS_LABEL.test(volumeName) || volumeName.length > MAX_DNS_LABEL) {
+          problems.push(
+            `${where}.volumes: volume name "${volumeName}" must be a DNS label (at most 63 lower case letters, digits and '-', starting and ending with a letter or digit)`,
+          );
+        }
+        if (volumeName === viewName) {
+          problems.push(
+            `${where}.volumes: volume name "${volumeName}" is taken by the Flux view volume (spec.flux.container.name)`,
+          );
+        }
+        const json = JSON.stringify(volume, Object.keys(volume).sort());
+        const seen = volumes.get(volumeName);
+        if (!seen) {
+          volumes.set(volumeName, { json, where });
+        } else if (seen.json !== json) {
+          problems.push(
+            `${where}.volumes: volume "${volumeName}" is defined differently in ${seen.where}; containers of one pod share a volume by name, so the definitions must be the same`,
+          );
+        }
+      }
+    });
+  }
+
+  // A container that does not run Flux and has ports gets a Service named <name>-<container>.
+  spec.containers.forEach((c, i) => {
+    if (c.runFlux || !c.ports?.length || !c.name) return;
+    const serviceName = `${name}-${c.name}`;
+    if (serviceName.length > MAX_DNS_LABEL) {
+      problems.push(
+        `spec.containers[${i}]: the Service for its ports, "${serviceName}", is longer than 63 characters; shorten the MiniCluster or container name`,
+      );
+    }
+  });
+
+  // Bursting clusters are told apart by hostname prefix.
+  const burstNames = new Set<string>();
+  (spec.flux.bursting?.clusters ?? []).forEach((cluster, i) => {
+    if (burstNames.has(cluster.name)) {
+      problems.push(
+        `spec.flux.bursting.clusters[${i}].name "${cluster.name}" is used twice; every burst cluster needs its own hostname prefix`,
+      );
+    }
+    if (cluster.name === name) {
+      problems.push(
+        `spec.flux.bursting.clusters[${i}].name "${cluster.name}" is this MiniCluster's own name; its hostnames would collide with the local pods`,
+      );
+    }
+    burstNames.add(cluster.name);
+  });
+
+  return problems;
+}
