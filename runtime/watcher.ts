@@ -1,0 +1,231 @@
+/**
+ * Keeps one kind's `Store` in step with the API server: list, then watch from the list's
+ * resourceVersion, forever.
+ *
+ * - A watch that ends (server timeout, dropped connection, apiserver restart) resumes from the last
+ *   resourceVersion seen (bookmarks keep it fresh even when nothing we select changes), so nothing
+ *   is missed and nothing is listed again.
+ * - 410 Gone means that version is compacted away: list again; the store turns the difference into
+ *   added/updated/deleted events, so a delete that happened in the gap still reaches controllers.
+ * - Other failures back off with jitter (0.8 s doubling to 30 s) so that a recovering apiserver is
+ *   not stormed by every client at once.
+ * - A permission error before the first list completes stops the watcher (default: the operator's
+ *   RBAC is wrong and retrying cannot fix it, so fail loudly at start-up) or, when configured,
+ *   retries forever like any other error (RBAC may be applied after the operator).
+ *
+ * With a list of namespaces, one list+watch stream runs per namespace, all feeding the same store.
+ */
+import { Backoff, type BackoffPolicy, WATCH_BACKOFF } from "./backoff.ts";
+import type { KubeClient } from "./client.ts";
+import { type Clock, sleep, systemClock } from "./clock.ts";
+import { isForbidden, isGone, isUnauthorized } from "./errors.ts";
+import { apiVersionOf, resourceName, type ResourceType } from "./resources.ts";
+import { Cache, type IndexFunc, type KubeObject, type Store } from "./store.ts";
+
+/** The logging the runtime needs; runtime/log.ts's Logger satisfies it. */
+export interface RuntimeLog {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export const silentLog: RuntimeLog = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+};
+
+/** Why a watch stream was restarted, as counted by `watch_restarts_total{reason}`. */
+export type RestartReason = "closed" | "gone" | "error";
+
+/** Hooks the manager wires to metrics. */
+export interface WatcherMetrics {
+  restarted(resource: string, reason: RestartReason): void;
+  relisted(resource: string): void;
+  event(resource: string, type: string): void;
+}
+
+export interface WatcherOptions<T> {
+  /** Namespaces to watch; undefined or empty watches all namespaces (or a cluster-scoped kind). */
+  namespaces?: string[];
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Stop (reject `synced`) on 401/403 before the first list, instead of retrying. Default true. */
+  stopOnForbidden?: boolean;
+  /** Page size of lists. Default 500. */
+  pageSize?: number;
+  /** Server-side watch timeout; default a random 5 to 10 minutes per watch, as client-go does. */
+  watchTimeoutSeconds?: number;
+  backoff?: BackoffPolicy;
+  /** Extra store indexes besides "namespace" and "owner". */
+  indexes?: Record<string, IndexFunc<T>>;
+  clock?: Clock;
+  log?: RuntimeLog;
+  metrics?: WatcherMetrics;
+}
+
+/** A watcher failed for good (e.g. forbidden at start-up); `synced` rejects with it. */
+export class WatcherError extends Error {
+  override name = "WatcherError";
+}
+
+export class Watcher<T extends KubeObject> {
+  readonly resource: string;
+  readonly #cache: Cache<T>;
+  readonly #abort = new AbortController();
+  readonly #opts: WatcherOptions<T>;
+  readonly #clock: Clock;
+  readonly #log: RuntimeLog;
+  readonly #streams: (string | undefined)[];
+  #listed = new Set<string | undefined>();
+  #running: Promise<void>[] = [];
+  #resolveSynced!: () => void;
+  #rejectSynced!: (e: Error) => void;
+  /** Resolves when every stream has completed its first list; rejects on a fatal error. */
+  readonly synced: Promise<void>;
+
+  constructor(
+    readonly client: KubeClient,
+    readonly type: ResourceType,
+    opts: WatcherOptions<T> = {},
+  ) {
+    this.resource = resourceName(type);
+    this.#opts = opts;
+    this.#clock = opts.clock ?? systemClock;
+    this.#log = opts.log ?? silentLog;
+    this.#cache = new Cache<T>(this.resource, opts.indexes);
+    const namespaces = type.namespaced && opts.namespaces?.length ? opts.namespaces : [undefined];
+    this.#streams = [...new Set(namespaces)];
+    this.synced = new Promise((resolve, reject) => {
+      this.#resolveSynced = resolve;
+      this.#rejectSynced = reject;
+    });
+    // Whoever awaits `synced` sees the rejection; nobody awaiting must not crash the process.
+    this.synced.catch(() => {});
+  }
+
+  /** The read-only cache this watcher fills. */
+  get store(): Store<T> {
+    return this.#cache;
+  }
+
+  start(): void {
+    if (this.#running.length) return;
+    this.#running = this.#streams.map((ns) => this.#runStream(ns));
+  }
+
+  /** Ends every stream (aborting open watches) and waits for them. */
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await Promise.all(this.#running);
+  }
+
+  async #runStream(namespace: string | undefined): Promise<void> {
+    const signal = this.#abort.signal;
+    const backoff = new Backoff(this.#opts.backoff ?? WATCH_BACKOFF);
+    const log = this.#log;
+    const fields = { resource: this.resource, namespace: namespace ?? "*" };
+    const selectors = {
+      labelSelector: this.#opts.labelSelector,
+      fieldSelector: this.#opts.fieldSelector,
+    };
+    let resourceVersion: string | undefined;
+
+    while (!signal.aborted) {
+      try {
+        if (resourceVersion === undefined) {
+          resourceVersion = await this.#list(namespace, selectors);
+          backoff.reset();
+          if (signal.aborted) break;
+        }
+        const started = this.#clock.now();
+        let received = 0;
+        const events = this.client.watch<T>(this.type, {
+          namespace,
+          ...selectors,
+          resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds: this.#opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300),
+          signal,
+        });
+        for await (const event of events) {
+          received++;
+          resourceVersion = event.object?.metadata?.resourceVersion ?? resourceVersion;
+          this.#opts.metrics?.event(this.resource, event.type);
+          if (event.type !== "BOOKMARK") this.#cache.apply(event.type, this.#typed(event.object));
+          backoff.reset();
+        }
+        if (signal.aborted) break;
+        this.#opts.metrics?.restarted(this.resource, "closed");
+        log.debug("watch closed; resuming", { ...fields, resourceVersion });
+        // A server that closes watches at once must not make us spin.
+        if (received === 0 && this.#clock.now() - started < 1000) {
+          await sleep(this.#clock, backoff.next(), signal);
+        }
+      } catch (e) {
+        if (signal.aborted) break;
+        if (isGone(e)) {
+          this.#opts.metrics?.restarted(this.resource, "gone");
+          log.info("resourceVersion expired; relisting", { ...fields, resourceVersion });
+          resourceVersion = undefined;
+          continue;
+        }
+        const denied = isForbidden(e) || isUnauthorized(e);
+        if (denied && !this.#listed.has(namespace) && this.#opts.stopOnForbidden !== false) {
+          const err = new WatcherError(
+            `cannot list/watch ${this.resource} in ${namespace ?? "all namespaces"}: ${
+              (e as Error).message
+            }`,
+          );
+          log.error("permission denied at start-up; giving up", { ...fields, error: err.message });
+          this.#rejectSynced(err);
+          return;
+        }
+        this.#opts.metrics?.restarted(this.resource, "error");
+        const delay = backoff.next();
+        log.warn("list/watch failed; retrying", {
+          ...fields,
+          error: (e as Error)?.message ?? String(e),
+          retryInMs: delay,
+          attempt: backoff.attempts,
+        });
+        await sleep(this.#clock, delay, signal);
+      }
+    }
+  }
+
+  /** Lists every page, swaps the result into the cache and returns the list's resourceVersion. */
+  async #list(
+    namespace: string | undefined,
+    selectors: { labelSelector?: string; fieldSelector?: string },
+  ): Promise<string> {
+    const list = await this.client.listAll<T>(this.type, {
+      namespace,
+      ...selectors,
+      limit: this.#opts.pageSize ?? 500,
+    });
+    this.#listed.add(namespace);
+    const allListed = this.#streams.every((ns) => this.#listed.has(ns));
+    this.#cache.replace(list.items.map((item) => this.#typed(item)), {
+      namespace,
+      synced: allListed,
+    });
+    this.#opts.metrics?.relisted(this.resource);
+    this.#log.debug("listed", {
+      resource: this.resource,
+      namespace: namespace ?? "*",
+      items: list.items.length,
+      resourceVersion: list.metadata.resourceVersion,
+    });
+    if (allListed) this.#resolveSynced();
+    return list.metadata.resourceVersion;
+  }
+
+  /** List items come without apiVersion/kind; fill them in so cached objects are complete. */
+  #typed(obj: T): T {
+    if (obj.apiVersion && obj.kind) return obj;
+    return { ...obj, apiVersion: apiVersionOf(this.type), kind: this.type.kind };
+  }
+}
