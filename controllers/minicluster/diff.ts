@@ -1,0 +1,191 @@
+/**
+ * Does an observed object already hold what we want it to hold?
+ *
+ * The reconciler writes a child only when this says no, so that reconciling an unchanged MiniCluster
+ * costs zero writes. Two checks, because each alone is blind somewhere:
+ *
+ * 1. A structural "subset" comparison: every field of the desired object must be present with an
+ *    equal value in the observed one. Fields the desired object does not mention (server defaults,
+ *    other controllers' fields, status) are ignored, so the API server filling in
+ *    `terminationMessagePath` or the Job controller adding labels never looks like drift. This
+ *    catches someone else changing a field we own.
+ * 2. A hash of the desired object, stored as an annotation when we apply it. The subset check cannot
+ *    see a field we set earlier and now removed (a dropped label, a removed env var): the hash can.
+ *
+ * The comparison forgives what the API server does to a value without changing its meaning: zero
+ * values (`false`, `0`, `""`, `{}`, `[]`) are dropped by `omitempty`, quantities are canonicalized
+ * ("1000m" → "1"), and admission may append to some lists (a Pod's volumes and tolerations).
+ */
+
+/** Annotation holding the hash of the desired object the operator last applied. */
+export const DESIRED_HASH_ANNOTATION = "flux-framework.org/desired-hash";
+
+import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
+
+type Json = unknown;
+
+/**
+ * The paths (dotted, with `[i]` or `[name=x]` for list items) where `observed` does not hold the
+ * value `desired` asks for. Empty when the observed object already matches.
+ */
+export function differingPaths(observed: Json, desired: Json, path = ""): string[] {
+  if (isZero(desired)) {
+    // omitempty: the server drops zero values, so "absent" and "zero" are the same thing.
+    return observed === undefined || observed === null || isZero(observed) ? [] : [path];
+  }
+  if (Array.isArray(desired)) {
+    if (!Array.isArray(observed)) return [path];
+    return differingLists(observed, desired, path);
+  }
+  if (isObject(desired)) {
+    if (!isObject(observed)) return [path];
+    const out: string[] = [];
+    for (const [key, value] of Object.entries(desired)) {
+      if (value === undefined) continue;
+      out.push(...differingPaths(observed[key], value, path ? `${path}.${key}` : key));
+    }
+    return out;
+  }
+  if (observed === desired) return [];
+  if (typeof desired === "string" && typeof observed === "string" && isQuantityPath(path)) {
+    const a = parseQuantity(desired);
+    const b = parseQuantity(observed);
+    if (a !== undefined && b !== undefined && Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a))) {
+      return [];
+    }
+  }
+  return [path];
+}
+
+/**
+ * Lists whose items all have a `name` are matched by name (the server may append items of its own,
+ * such as a Pod's service-account volume); other lists by position, where the observed list may be
+ * longer (admission appends default tolerations) but must hold every desired item in order.
+ */
+function differingLists(observed: Json[], desired: Json[], path: string): string[] {
+  const named = desired.every((d) => isObject(d) && typeof d.name === "string");
+  if (named) {
+    const byName = new Map<string, Json>();
+    for (const o of observed) if (isObject(o) && typeof o.name === "string") byName.set(o.name, o);
+    const out: string[] = [];
+    desired.forEach((d) => {
+      const name = (d as Record<string, unknown>).name as string;
+      const item = `${path}[name=${name}]`;
+      const o = byName.get(name);
+      out.push(...(o === undefined ? [item] : differingPaths(o, d, item)));
+    });
+    // Order matters for containers (the first is the default for `kubectl exec`), so check it too.
+    const order = observed.filter((o) => isObject(o) && desired.some((d) => sameName(o, d)));
+    if (out.length === 0 && order.some((o, i) => !sameName(o, desired[i]))) out.push(path);
+    return out;
+  }
+  if (observed.length < desired.length) return [path];
+  const out: string[] = [];
+  desired.forEach((d, i) => out.push(...differingPaths(observed[i], d, `${path}[${i}]`)));
+  return out;
+}
+
+function sameName(a: Json, b: Json): boolean {
+  return isObject(a) && isObject(b) && a.name === b.name;
+}
+
+/** True when `observed` already matches `desired` field by field (check 1 above). */
+export function matchesDesired(observed: Json, desired: Json): boolean {
+  return differingPaths(observed, desired).length === 0;
+}
+
+/**
+ * True when the observed child needs no write: it holds every desired field and was last applied
+ * from this exact desired object (checks 1 and 2 above).
+ */
+export function upToDate(
+  observed: { metadata?: ObjectMeta } | undefined,
+  desired: { metadata?: ObjectMeta },
+): boolean {
+  if (!observed) return false;
+  const want = desired.metadata?.annotations?.[DESIRED_HASH_ANNOTATION];
+  if (want !== undefined && observed.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] !== want) {
+    return false;
+  }
+  return matchesDesired(observed, desired);
+}
+
+/**
+ * Returns `desired` with the hash annotation set to the hash of `desired` itself (without the
+ * annotation). Stable: the same desired object always gives the same hash, whatever its key order.
+ */
+export async function withDesiredHash<T extends { metadata?: ObjectMeta }>(
+  desired: T,
+): Promise<T> {
+  const hash = await hashOf(desired);
+  return {
+    ...desired,
+    metadata: {
+      ...desired.metadata,
+      annotations: { ...desired.metadata?.annotations, [DESIRED_HASH_ANNOTATION]: hash },
+    },
+  };
+}
+
+/** A short hex SHA-256 of the canonical JSON of a value (keys sorted, undefined dropped). */
+export async function hashOf(value: Json): Promise<string> {
+  const bytes = new TextEncoder().encode(canonicalJson(value));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest.slice(0, 12), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** JSON with object keys sorted, so that equal values always serialize the same way. */
+export function canonicalJson(value: Json): string {
+  return JSON.stringify(value, (_key, v) => {
+    if (!isObject(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) sorted[k] = v[k];
+    return sorted;
+  });
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isZero(v: unknown): boolean {
+  if (v === undefined || v === null || v === false || v === 0 || v === "") return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (isObject(v)) return Object.values(v).every((x) => x === undefined);
+  return false;
+}
+
+/** Resource quantities live under these keys; only there is "1000m" the same as "1". */
+function isQuantityPath(path: string): boolean {
+  return /(^|\.)(limits|requests|overhead|capacity|allocatable)\.|sizeLimit$/.test(path);
+}
+
+const SUFFIX: Record<string, number> = {
+  "": 1,
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
+};
+
+/** The numeric value of a Kubernetes quantity ("1.5Gi", "250m", "1e3"), or undefined. */
+export function parseQuantity(q: string): number | undefined {
+  const m = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/.exec(
+    q.trim(),
+  );
+  if (!m) return undefined;
+  const base = Number(m[1]);
+  if (m[2]) return base * 10 ** Number(m[2].slice(1));
+  return base * SUFFIX[m[3] ?? ""];
+}

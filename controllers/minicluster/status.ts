@@ -1,0 +1,232 @@
+/**
+ * The MiniCluster's status as a pure function of what the reconciler observed.
+ *
+ * Status is a report, never a memory: nothing here is read back to decide what to build (that is the
+ * workspace's job), so a lost or stale status cannot change the cluster. The previous conditions are
+ * consulted for one thing only — keeping `lastTransitionTime` when a condition did not change — which
+ * is what makes an unchanged MiniCluster produce an identical status and therefore no write.
+ */
+import type { Condition } from "kubernetes-types/meta/v1.d.ts";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { Pod } from "kubernetes-types/core/v1.d.ts";
+import { COMPLETION_INDEX_LABEL } from "./children/names.ts";
+
+export type { Condition };
+
+/** Condition types the operator sets. */
+export const READY = "Ready";
+export const SUCCEEDED = "Succeeded";
+export const FAILED = "Failed";
+export const SPEC_INVALID = "SpecInvalid";
+export const UNAPPLIABLE = "Unappliable";
+export const SIZE_CLAMPED = "SizeClamped";
+
+/** For events: is True the good state of this condition (Ready) or the bad one (Failed)? */
+export const NEGATIVE_POLARITY = new Set([FAILED, SPEC_INVALID, UNAPPLIABLE, SIZE_CLAMPED]);
+
+/** The status fields the operator writes (the CRD's status schema). */
+export interface MiniClusterStatus {
+  conditions: Condition[];
+  observedGeneration?: number;
+  /** Observed Job parallelism (the scale subresource's replicas). */
+  size: number;
+  /** The scale subresource's label selector. */
+  selector: string;
+  /** Pods of the Job that are Running and Ready. */
+  readyPods: number;
+  /** The Job's UID once it exists (v1alpha2 compatibility field). */
+  jobid: string;
+  /** Largest size the cluster can be scaled to: the maxSize its brokers were bootstrapped with. */
+  maximumSize: number;
+}
+
+/** A reason and message for a problem condition. */
+export interface Problem {
+  reason: string;
+  message: string;
+}
+
+export interface StatusInput {
+  generation?: number;
+  /** `hpa-selector=<name>`. */
+  selector: string;
+  /** spec.size as the user asked for it. */
+  requestedSize: number;
+  /** The size applied to the Job (requestedSize clamped to [1, maximumSize]). */
+  effectiveSize: number;
+  maximumSize: number;
+  /** The spec cannot be built (validation or builder failure): no children exist for it. */
+  invalid?: Problem;
+  /** Something of the spec could not be applied (immutable Job fields, API errors). */
+  unappliable?: Problem;
+  /** The Job as observed after this reconcile's writes (undefined when there is none). */
+  job?: Job;
+  /** Pods of this MiniCluster's Job. */
+  pods: readonly Pod[];
+  /** Conditions currently stored, only to keep their lastTransitionTime. */
+  previous?: readonly Condition[];
+  /** RFC 3339 time used for transitions that happen now. */
+  now: string;
+}
+
+/** Computes the complete status from observations. */
+export function computeStatus(input: StatusInput): MiniClusterStatus {
+  const { job, pods, invalid } = input;
+  const readyPods = countReadyPods(pods, job);
+  const jobCondition = (type: string) =>
+    job?.status?.conditions?.find((c) => c.type === type && c.status === "True");
+  const complete = jobCondition("Complete");
+  const failed = jobCondition("Failed");
+
+  const conditions: Omit<Condition, "lastTransitionTime">[] = [];
+  const add = (type: string, ok: boolean, reason: string, message: string) =>
+    conditions.push({
+      type,
+      status: ok ? "True" : "False",
+      reason,
+      message,
+      observedGeneration: input.generation,
+    });
+
+  add(READY, ...readyCondition(input, readyPods, complete !== undefined, failed !== undefined));
+  add(
+    SUCCEEDED,
+    complete !== undefined,
+    complete ? "JobComplete" : "NotComplete",
+    complete ? (complete.message || "all pods of the Job completed") : "the Job has not completed",
+  );
+  add(
+    FAILED,
+    failed !== undefined,
+    failed ? (failed.reason || "JobFailed") : "NotFailed",
+    failed ? (failed.message || "the Job failed") : "the Job has not failed",
+  );
+  add(
+    SPEC_INVALID,
+    invalid !== undefined,
+    invalid?.reason ?? "SpecValid",
+    invalid?.message ?? "the spec can be built",
+  );
+  add(
+    UNAPPLIABLE,
+    input.unappliable !== undefined,
+    input.unappliable?.reason ?? "Applied",
+    input.unappliable?.message ?? "every child holds the desired spec",
+  );
+  add(SIZE_CLAMPED, ...sizeCondition(input));
+
+  return {
+    conditions: conditions.map((c) => withTransitionTime(c, input.previous, input.now)),
+    observedGeneration: input.generation,
+    size: job?.spec?.parallelism ?? 0,
+    selector: input.selector,
+    readyPods,
+    jobid: job?.metadata?.uid ?? "",
+    maximumSize: input.maximumSize,
+  };
+}
+
+function readyCondition(
+  input: StatusInput,
+  readyPods: number,
+  complete: boolean,
+  failed: boolean,
+): [boolean, string, string] {
+  if (input.invalid) return [false, "SpecInvalid", input.invalid.message];
+  if (!input.job) return [false, "JobNotCreated", "the Job does not exist yet"];
+  if (complete) return [false, "JobComplete", "the Job has completed"];
+  if (failed) return [false, "JobFailed", "the Job has failed"];
+  const size = input.job.spec?.parallelism ?? input.effectiveSize;
+  const message = `${readyPods}/${size} pods ready`;
+  return readyPods >= size && size > 0
+    ? [true, "PodsReady", message]
+    : [false, "PodsNotReady", message];
+}
+
+function sizeCondition(input: StatusInput): [boolean, string, string] {
+  const { requestedSize, effectiveSize, maximumSize } = input;
+  if (requestedSize > maximumSize) {
+    return [
+      true,
+      "AboveMaximum",
+      `requested size ${requestedSize} is above the maximum ${maximumSize} the brokers were started with; running ${effectiveSize}`,
+    ];
+  }
+  if (requestedSize < 1) {
+    return [true, "BelowMinimum", `requested size ${requestedSize} is below 1; running 1`];
+  }
+  return [false, "WithinBounds", `size ${requestedSize} is within [1, ${maximumSize}]`];
+}
+
+/** Keeps the stored lastTransitionTime when a condition's status did not change. */
+function withTransitionTime(
+  c: Omit<Condition, "lastTransitionTime">,
+  previous: readonly Condition[] | undefined,
+  now: string,
+): Condition {
+  const before = previous?.find((p) => p.type === c.type);
+  const lastTransitionTime = before && before.status === c.status && before.lastTransitionTime
+    ? before.lastTransitionTime
+    : now;
+  return { ...c, lastTransitionTime } as Condition;
+}
+
+/**
+ * Pods that count as members of the running cluster: not finished, not being deleted, and (when the
+ * Job is known) created by this Job, so that a stale pod of a deleted and re-created Job never counts.
+ */
+export function activePods(pods: readonly Pod[], job?: Job): Pod[] {
+  return pods.filter((p) =>
+    !p.metadata?.deletionTimestamp &&
+    p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed" &&
+    (!job?.metadata?.uid || !p.metadata?.ownerReferences ||
+      p.metadata.ownerReferences.some((o) => o.uid === job.metadata?.uid))
+  );
+}
+
+/** Running pods whose Ready condition is True. */
+export function countReadyPods(pods: readonly Pod[], job?: Job): number {
+  return activePods(pods, job).filter((p) =>
+    p.status?.phase === "Running" &&
+    p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+  ).length;
+}
+
+/**
+ * The lead broker's pod: completion index 0 of this MiniCluster's Job, found by the Job controller's
+ * own labels (never by name guessing, which could match someone else's pod). The newest one wins
+ * when a failed pod was replaced.
+ */
+export function brokerPod(pods: readonly Pod[], jobName: string): Pod | undefined {
+  return pods
+    .filter((p) =>
+      p.metadata?.labels?.["job-name"] === jobName &&
+      p.metadata.labels[COMPLETION_INDEX_LABEL] === "0"
+    )
+    .sort((a, b) =>
+      (b.metadata?.creationTimestamp ?? "").localeCompare(a.metadata?.creationTimestamp ?? "")
+    )[0];
+}
+
+/** True when the broker pod ran and finished (the cluster's work is done). */
+export function brokerFinished(pods: readonly Pod[], jobName: string): boolean {
+  const phase = brokerPod(pods, jobName)?.status?.phase;
+  return phase === "Succeeded" || phase === "Failed";
+}
+
+/** Status equality as the API server would store it (undefined fields dropped). */
+export function sameStatus(a: unknown, b: unknown): boolean {
+  return stableJson(a) === stableJson(b);
+}
+
+function stableJson(v: unknown): string {
+  return JSON.stringify(v ?? {}, (_k, x) => {
+    if (x === null || typeof x !== "object" || Array.isArray(x)) return x;
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(x).sort()) {
+      const val = (x as Record<string, unknown>)[k];
+      if (val !== undefined) out[k] = val;
+    }
+    return out;
+  });
+}
