@@ -1,0 +1,114 @@
+import assert from "node:assert/strict";
+import {
+  envName,
+  FLAGS,
+  helpText,
+  OptionsError,
+  parseDuration,
+  parseOptions,
+} from "../../runtime/options.ts";
+
+Deno.test("options: defaults", () => {
+  const o = parseOptions([]);
+  assert.deepEqual(o.namespaces, []);
+  assert.equal(o.concurrency, 4);
+  assert.equal(o.leaderElect, false);
+  assert.equal(o.leaderElectionId, "minicluster-operator");
+  assert.equal(o.leaseDurationMs, 15_000);
+  assert.equal(o.renewDeadlineMs, 10_000);
+  assert.equal(o.retryPeriodMs, 2_000);
+  assert.equal(o.logLevel, "info");
+  assert.equal(o.logFormat, "json");
+  assert.equal(o.healthPort, 8081);
+  assert.equal(o.resyncPeriodMs, 3_600_000);
+  assert.equal(o.cacheSyncTimeoutMs, 120_000);
+  assert.equal(o.failOnForbidden, true);
+  assert.equal(o.kubeconfig, undefined);
+});
+
+Deno.test("options: flags in both spellings, booleans and lists", () => {
+  const o = parseOptions([
+    "--kubeconfig",
+    "/k",
+    "--namespaces=a, b,,c",
+    "--concurrency=8",
+    "--leader-elect",
+    "--lease-duration=3s",
+    "--renew-deadline",
+    "2s",
+    "--retry-period=500ms",
+    "--log-format=text",
+    "--log-level=debug",
+    "--no-fail-on-forbidden",
+  ]);
+  assert.equal(o.kubeconfig, "/k");
+  assert.deepEqual(o.namespaces, ["a", "b", "c"]);
+  assert.equal(o.concurrency, 8);
+  assert.equal(o.leaderElect, true);
+  assert.equal(o.leaseDurationMs, 3000);
+  assert.equal(o.renewDeadlineMs, 2000);
+  assert.equal(o.retryPeriodMs, 500);
+  assert.equal(o.logFormat, "text");
+  assert.equal(o.logLevel, "debug");
+  assert.equal(o.failOnForbidden, false);
+  assert.equal(parseOptions(["--leader-elect=false"]).leaderElect, false);
+  assert.equal(parseOptions(["-h"]).help, true);
+});
+
+Deno.test("options: environment variables, overridden by flags", () => {
+  const env = {
+    OPERATOR_CONCURRENCY: "2",
+    OPERATOR_LEADER_ELECT: "true",
+    OPERATOR_NAMESPACES: "x,y",
+    OPERATOR_LOG_FORMAT: "text",
+  };
+  const o = parseOptions(["--concurrency=3"], env);
+  assert.equal(o.concurrency, 3);
+  assert.equal(o.leaderElect, true);
+  assert.deepEqual(o.namespaces, ["x", "y"]);
+  assert.equal(o.logFormat, "text");
+  assert.equal(envName("lease-duration"), "OPERATOR_LEASE_DURATION");
+});
+
+Deno.test("options: durations", () => {
+  assert.equal(parseDuration("15s"), 15_000);
+  assert.equal(parseDuration("250ms"), 250);
+  assert.equal(parseDuration("1h30m"), 5_400_000);
+  assert.equal(parseDuration("1.5s"), 1500);
+  assert.equal(parseDuration("10"), 10_000);
+  assert.throws(() => parseDuration("10x"), OptionsError);
+  assert.throws(() => parseDuration(""), OptionsError);
+});
+
+Deno.test("options: bad input gets a message naming the flag", () => {
+  const bad: [string[], RegExp][] = [
+    [["--nope"], /unknown flag --nope/],
+    [["positional"], /unexpected argument/],
+    [["--concurrency"], /needs a value/],
+    [["--concurrency=0"], /at least 1/],
+    [["--concurrency=x"], /--concurrency: invalid integer/],
+    [["--log-format=xml"], /--log-format: invalid log format/],
+    [["--log-level=loud"], /--log-level/],
+    [["--leader-elect=maybe"], /--leader-elect: invalid boolean/],
+    [["--lease-duration=5s"], /greater than --renew-deadline/],
+    [["--renew-deadline=2s"], /greater than --retry-period/],
+    [["--no-concurrency"], /not a boolean/],
+    [["--lease-duration=soon"], /--lease-duration: invalid duration/],
+  ];
+  for (const [args, message] of bad) {
+    assert.throws(() => parseOptions(args), (e: Error) => {
+      assert.ok(e instanceof OptionsError, `${args}: ${e}`);
+      assert.match(e.message, message);
+      return true;
+    });
+  }
+});
+
+Deno.test("options: --help documents every flag with its env var and default", () => {
+  const help = helpText();
+  for (const f of FLAGS) {
+    assert.ok(help.includes(`--${f.name}`), f.name);
+    assert.ok(help.includes(envName(f.name)), f.name);
+  }
+  assert.match(help, /--lease-duration=duration\n.*\(default 15s\)/);
+});
