@@ -1,0 +1,72 @@
+/**
+ * The Indexed Job that runs the MiniCluster: one pod per Flux broker, completions = parallelism
+ * = size, pods named `<name>-<index>` in the headless Service's DNS subdomain.
+ */
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
+import { fluxViewContainer, jobContainers } from "./containers.ts";
+import { headlessServiceName, jobName } from "./names.ts";
+import { childMetadata } from "./owner.ts";
+import {
+  commonPodOptions,
+  imagePullSecrets,
+  jobAffinity,
+  jobOnlyPodOptions,
+  jobPodLabels,
+  orderedPodSpec,
+  podAnnotations,
+} from "./pod.ts";
+import type { DefaultedMiniCluster } from "../../../api/mod.ts";
+import { operatorVolumes, userVolumes } from "./volumes.ts";
+
+export interface JobOptions {
+  /** Pods to run instead of `spec.size` (the reconciler clamps scaling to the allowed range). */
+  size?: number;
+}
+
+export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
+  const size = opts.size ?? mc.spec.size;
+  const volumes = [...operatorVolumes(mc), ...userVolumes(mc.spec.containers)];
+  assertUniqueVolumeNames(volumes.map((v) => v.name));
+  const annotations = podAnnotations(mc);
+  const spec: PodSpec = {
+    subdomain: headlessServiceName(mc),
+    setHostnameAsFQDN: false,
+    ...commonPodOptions(mc),
+    ...jobOnlyPodOptions(mc),
+    containers: jobContainers(mc),
+    initContainers: [fluxViewContainer(mc)],
+    volumes,
+  };
+  const affinity = jobAffinity(mc);
+  if (affinity) spec.affinity = affinity;
+  const pullSecrets = imagePullSecrets(mc.spec.containers, [
+    mc.spec.flux.container.imagePullSecret,
+  ]);
+  if (pullSecrets) spec.imagePullSecrets = pullSecrets;
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: childMetadata(mc, jobName(mc), mc.spec.jobLabels),
+    spec: {
+      completionMode: "Indexed",
+      completions: size,
+      parallelism: size,
+      backoffLimit: mc.spec.backoffLimit,
+      activeDeadlineSeconds: mc.spec.deadlineSeconds,
+      template: {
+        metadata: { labels: jobPodLabels(mc), ...(annotations ? { annotations } : {}) },
+        spec: orderedPodSpec(spec),
+      },
+    },
+  };
+}
+
+/** A user volume named like one of the operator's would make the pod invalid: say which. */
+function assertUniqueVolumeNames(names: string[]): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) throw new Error(`volume name ${name} is used twice (the operator uses it)`);
+    seen.add(name);
+  }
+}
