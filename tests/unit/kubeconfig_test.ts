@@ -1,0 +1,176 @@
+import assert from "node:assert/strict";
+import {
+  inClusterConnection,
+  isInCluster,
+  KubeconfigError,
+  loadKubeconfig,
+  mergeKubeconfigs,
+  parseKubeconfig,
+  resolveKubeconfig,
+} from "../../runtime/kubeconfig.ts";
+
+const b64 = (s: string) => btoa(s);
+
+const INLINE = `
+apiVersion: v1
+kind: Config
+current-context: admin@local
+clusters:
+- name: local
+  cluster:
+    server: https://127.0.0.1:6443/
+    certificate-authority-data: ${b64("CA PEM\n")}
+- name: other
+  cluster:
+    server: https://10.0.0.1
+    insecure-skip-tls-verify: true
+users:
+- name: admin
+  user:
+    client-certificate-data: ${b64("CERT PEM\n")}
+    client-key-data: ${b64("KEY PEM\n")}
+- name: bot
+  user:
+    token: s3cr3t
+- name: rotating
+  user:
+    tokenFile: tokens/bot
+- name: plugin
+  user:
+    exec:
+      command: aws
+contexts:
+- name: admin@local
+  context:
+    cluster: local
+    user: admin
+    namespace: work
+- name: bot@other
+  context:
+    cluster: other
+    user: bot
+- name: rotating@local
+  context:
+    cluster: local
+    user: rotating
+- name: plugin@local
+  context:
+    cluster: local
+    user: plugin
+- name: broken
+  context:
+    cluster: nowhere
+    user: admin
+`;
+
+Deno.test("kubeconfig: current context with inline base64 CA and client certificate", async () => {
+  const conn = await resolveKubeconfig(parseKubeconfig(INLINE));
+  assert.deepEqual(conn, {
+    server: "https://127.0.0.1:6443",
+    namespace: "work",
+    context: "admin@local",
+    caCerts: ["CA PEM\n"],
+    clientCert: "CERT PEM\n",
+    clientKey: "KEY PEM\n",
+  });
+});
+
+Deno.test("kubeconfig: an explicit context, a bearer token and the default namespace", async () => {
+  const conn = await resolveKubeconfig(parseKubeconfig(INLINE), { context: "bot@other" });
+  assert.equal(conn.server, "https://10.0.0.1");
+  assert.equal(conn.token, "s3cr3t");
+  assert.equal(conn.namespace, "default");
+  assert.equal(conn.insecureSkipTLSVerify, true);
+  assert.equal(conn.clientCert, undefined);
+});
+
+Deno.test("kubeconfig: tokenFile is resolved relative to the kubeconfig's directory", async () => {
+  const conn = await resolveKubeconfig(parseKubeconfig(INLINE), {
+    context: "rotating@local",
+    baseDir: "/etc/kube",
+  });
+  assert.equal(conn.tokenFile, "/etc/kube/tokens/bot");
+  assert.equal(conn.token, undefined);
+});
+
+Deno.test("kubeconfig: unknown contexts, dangling references and plugins are refused", async () => {
+  const kc = parseKubeconfig(INLINE);
+  await assert.rejects(resolveKubeconfig(kc, { context: "nope" }), KubeconfigError);
+  await assert.rejects(resolveKubeconfig(kc, { context: "broken" }), /cluster "nowhere"/);
+  await assert.rejects(resolveKubeconfig(kc, { context: "plugin@local" }), /exec/);
+  await assert.rejects(resolveKubeconfig({}), /current-context/);
+  assert.throws(() => parseKubeconfig("clusters: 3"), /must be a list/);
+  assert.throws(() => parseKubeconfig("- a"), /mapping/);
+  assert.deepEqual(parseKubeconfig(""), {});
+});
+
+Deno.test("kubeconfig: certificate files are read relative to the kubeconfig file", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/pki`);
+    await Deno.writeTextFile(`${dir}/pki/ca.crt`, "CA FROM FILE");
+    await Deno.writeTextFile(`${dir}/pki/admin.crt`, "CERT FROM FILE");
+    await Deno.writeTextFile(`${dir}/pki/admin.key`, "KEY FROM FILE");
+    await Deno.writeTextFile(
+      `${dir}/kubeconfig`,
+      `
+current-context: c
+clusters: [{name: k, cluster: {server: "https://127.0.0.1:1", certificate-authority: pki/ca.crt}}]
+users: [{name: u, user: {client-certificate: pki/admin.crt, client-key: ${dir}/pki/admin.key}}]
+contexts: [{name: c, context: {cluster: k, user: u, namespace: ns1}}]
+`,
+    );
+    const conn = await loadKubeconfig(`${dir}/kubeconfig`);
+    assert.deepEqual(conn.caCerts, ["CA FROM FILE"]);
+    assert.equal(conn.clientCert, "CERT FROM FILE");
+    assert.equal(conn.clientKey, "KEY FROM FILE");
+    assert.equal(conn.namespace, "ns1");
+
+    // A $KUBECONFIG-style list skips missing files; a single missing file is an error.
+    const listed = await loadKubeconfig(`${dir}/missing:${dir}/kubeconfig`);
+    assert.equal(listed.server, "https://127.0.0.1:1");
+    await assert.rejects(loadKubeconfig(`${dir}/missing`), /cannot read kubeconfig/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("kubeconfig: merging keeps the first definition of each name", () => {
+  const merged = mergeKubeconfigs([
+    { "current-context": "a", clusters: [{ name: "x", cluster: { server: "https://first" } }] },
+    {
+      "current-context": "b",
+      clusters: [
+        { name: "x", cluster: { server: "https://second" } },
+        { name: "y", cluster: { server: "https://y" } },
+      ],
+    },
+  ]);
+  assert.equal(merged["current-context"], "a");
+  assert.deepEqual(merged.clusters?.map((c) => c.cluster.server), ["https://first", "https://y"]);
+});
+
+Deno.test("kubeconfig: in-cluster reads the ServiceAccount mount and service env", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/token`, "tok\n");
+    await Deno.writeTextFile(`${dir}/ca.crt`, "SA CA");
+    await Deno.writeTextFile(`${dir}/namespace`, "operators\n");
+    const env = new Map([["KUBERNETES_SERVICE_HOST", "fd00::1"], [
+      "KUBERNETES_SERVICE_PORT",
+      "443",
+    ]]);
+    assert.equal(isInCluster(dir, env), true);
+    assert.equal(isInCluster(dir, new Map()), false);
+    const conn = await inClusterConnection(dir, env);
+    assert.deepEqual(conn, {
+      server: "https://[fd00::1]:443",
+      tokenFile: `${dir}/token`,
+      namespace: "operators",
+      caCerts: ["SA CA"],
+    });
+    await assert.rejects(inClusterConnection(dir, new Map()), /not running in a cluster/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
