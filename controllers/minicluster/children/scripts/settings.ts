@@ -1,0 +1,183 @@
+/**
+ * Everything the entrypoint scripts need, resolved once from a MiniCluster with the API defaults
+ * applied, so the script templates never deal with missing fields. This is also where the
+ * Go operator's derived values live: the hostlist, the quorum and the main host.
+ */
+import type { ContainerInput, MiniClusterInput } from "./input.ts";
+import { BROKER_PORT, headlessServiceName, podHostname } from "../names.ts";
+
+export const DEFAULT_FLUX_VIEW_NAME = "flux-view";
+export const DEFAULT_MOUNT_PATH = "/mnt/flux";
+export const DEFAULT_QUEUE_POLICY = "fcfs";
+export const DEFAULT_LOG_LEVEL = 6;
+export const DEFAULT_CONNECT_TIMEOUT = "5s";
+/** Where the Flux view images keep the view (flux-framework/flux-views convention). */
+export const VIEW_SOURCE_ROOT = "/opt/view";
+
+export interface Settings {
+  name: string;
+  namespace: string;
+  headlessName: string;
+  /** `<name>-0`, the hostname of the lead broker (Job index 0). */
+  mainHost: string;
+  size: number;
+  maxSize: number;
+  tasks: number;
+  /** `-Sbroker.quorum` value, or undefined for Flux's default (all ranks). */
+  quorum: number | undefined;
+  hostlist: string;
+  interactive: boolean;
+  logging: { quiet: boolean; strict: boolean; debug: boolean; zeromq: boolean; timed: boolean };
+  archivePath: string;
+  view: { name: string; mountPath: string; disable: boolean; pythonPath: string };
+  flux: {
+    submitCommand: string;
+    wrap: string;
+    connectTimeout: string;
+    optionFlags: string;
+    disableSocket: boolean;
+    topology: string;
+    noWaitSocket: boolean;
+    completeWorkers: boolean;
+    logLevel: number;
+    schedulerSimple: boolean;
+    queuePolicy: string;
+    brokerConfig: string;
+    environment: [string, string][];
+    leadBroker: { address: string; name: string; size: number; port: number } | undefined;
+  };
+  containers: ContainerInput[];
+}
+
+/** A spec the CRD accepted but the entrypoint cannot be built from. */
+export class EntrypointSpecError extends Error {
+  override name = "EntrypointSpecError";
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function resolveSettings(mc: MiniClusterInput): Settings {
+  const name = mc.metadata?.name;
+  if (!name) throw new EntrypointSpecError("MiniCluster has no metadata.name");
+  const namespace = mc.metadata?.namespace;
+  if (!namespace) throw new EntrypointSpecError("MiniCluster has no metadata.namespace");
+  const spec = mc.spec ?? {};
+  const flux = spec.flux ?? {};
+  const size = spec.size || 1;
+  const maxSize = spec.maxSize || size;
+  const containers = (spec.containers ?? []).map((c) => ({ ...c }));
+  // A lone container runs Flux implicitly (Go operator parity).
+  if (containers.length === 1) containers[0].runFlux = true;
+
+  const environment = Object.entries(flux.environment ?? {});
+  for (const [key] of environment) {
+    if (!ENV_NAME.test(key)) {
+      throw new EntrypointSpecError(
+        `spec.flux.environment: ${JSON.stringify(key)} is not a valid environment variable name`,
+      );
+    }
+  }
+
+  const lead = flux.bursting?.leadBroker;
+  const leadBroker = lead?.address
+    ? {
+      address: lead.address,
+      name: lead.name ?? "",
+      size: lead.size ?? 0,
+      port: lead.port || BROKER_PORT,
+    }
+    : undefined;
+
+  return {
+    name,
+    namespace,
+    headlessName: headlessServiceName(mc),
+    mainHost: podHostname(mc, 0),
+    size,
+    maxSize,
+    tasks: spec.tasks ?? 1,
+    quorum: quorumOf(size, maxSize, spec.minSize),
+    hostlist: hostlistOf(mc, name, size, maxSize),
+    interactive: spec.interactive ?? false,
+    logging: {
+      quiet: spec.logging?.quiet ?? false,
+      strict: spec.logging?.strict ?? false,
+      debug: spec.logging?.debug ?? false,
+      zeromq: spec.logging?.zeromq ?? false,
+      timed: spec.logging?.timed ?? false,
+    },
+    archivePath: spec.archive?.path ?? "",
+    view: {
+      name: flux.container?.name || DEFAULT_FLUX_VIEW_NAME,
+      mountPath: flux.container?.mountPath || DEFAULT_MOUNT_PATH,
+      disable: flux.container?.disable ?? false,
+      pythonPath: flux.container?.pythonPath ?? "",
+    },
+    flux: {
+      submitCommand: flux.submitCommand ?? "",
+      wrap: flux.wrap ?? "",
+      connectTimeout: flux.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT,
+      optionFlags: flux.optionFlags ?? "",
+      disableSocket: flux.disableSocket ?? false,
+      topology: flux.topology ?? "",
+      noWaitSocket: flux.noWaitSocket ?? false,
+      completeWorkers: flux.completeWorkers ?? false,
+      logLevel: flux.logLevel ?? DEFAULT_LOG_LEVEL,
+      schedulerSimple: flux.scheduler?.simple ?? false,
+      queuePolicy: flux.scheduler?.queuePolicy || DEFAULT_QUEUE_POLICY,
+      brokerConfig: flux.brokerConfig ?? "",
+      environment,
+      leadBroker,
+    },
+    containers,
+  };
+}
+
+/**
+ * The number of brokers that must be online before the instance starts. Flux's default is all
+ * of them, which is right when the cluster is bootstrapped at its full size; when it may grow
+ * (maxSize > size) only the initial size can be waited for. minSize, when given, wins.
+ */
+export function quorumOf(size: number, maxSize: number, minSize?: number): number | undefined {
+  if (minSize) return minSize;
+  if (maxSize === size) return undefined;
+  return size;
+}
+
+/** `0` for one host, `start-end` otherwise (Flux hostlist range syntax). */
+export function rangeOf(count: number, start: number): string {
+  return count === 1 ? `${start}` : `${start}-${start + count - 1}`;
+}
+
+/**
+ * The broker hostlist in rank order. Brokers of this MiniCluster are `<name>-[0-(maxSize-1)]`;
+ * when joining a lead broker elsewhere, that broker is rank 0 followed by the rest of the lead
+ * cluster; bursted clusters follow in the order given. A custom hostlist replaces all of it.
+ */
+function hostlistOf(mc: MiniClusterInput, name: string, size: number, maxSize: number): string {
+  const bursting = mc.spec?.flux?.bursting;
+  if (bursting?.hostlist) return bursting.hostlist;
+  const parts: string[] = [];
+  const lead = bursting?.leadBroker;
+  if (lead?.address) {
+    parts.push(lead.address);
+    // The lead cluster's other brokers; none when it is a single broker (the Go operator would
+    // write an invalid range "1-0" here).
+    const others = (lead.size ?? 0) - 1;
+    if (others > 0) parts.push(`${lead.name ?? ""}-[${rangeOf(others, 1)}]`);
+  } else {
+    parts.push(`${name}-[${rangeOf(maxSize, 0)}]`);
+  }
+  (bursting?.clusters ?? []).forEach((cluster, index) => {
+    // Defaults applied here as well: the Go operator documents them but sets them on a copy.
+    const clusterName = cluster.name || `burst-${index}`;
+    const clusterSize = cluster.size || size;
+    parts.push(`${clusterName}-[${rangeOf(clusterSize, 0)}]`);
+  });
+  return parts.join(",");
+}
+
+/** Whether container i runs Flux (gets a wait script). */
+export function runsFlux(settings: Settings, index: number): boolean {
+  return settings.containers[index]?.runFlux === true;
+}

@@ -1,0 +1,97 @@
+/**
+ * Helpers for writing bash safely from TypeScript.
+ *
+ * Two kinds of text end up in the generated scripts:
+ * - values the operator derives from the spec (names, namespace, paths, hostlists, option values,
+ *   environment values): these are always passed through `shellQuote`, so no character in them can
+ *   end a word, start a command substitution or inject a statement;
+ * - commands the user wrote (`command`, `commands.*`, `submitCommand`, `optionFlags`, batch lines):
+ *   these are shell by design and are inserted as written (`userBlock`).
+ */
+
+/** Characters that never need quoting in a bash word. */
+const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+/**
+ * Quotes `value` as one bash word that expands to exactly `value`. Safe words stay bare (so the
+ * scripts stay readable); everything else is single-quoted, with `'` written as `'\''`.
+ * Newlines are kept literally inside the quotes. NUL cannot be represented in a bash string.
+ */
+export function shellQuote(value: string | number): string {
+  const text = String(value);
+  if (text.includes("\0")) throw new Error("a shell value cannot contain a NUL character");
+  if (SAFE_WORD.test(text)) return text;
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * A command that writes `content` (plus a final newline) to the file `target`, where `target` is
+ * already a shell word (quoted, or an expression like "${viewbase}/x"). printf with a quoted
+ * argument is used instead of a heredoc so that no content can terminate the document early.
+ */
+export function writeFileCommand(target: string, content: string, append = false): string {
+  const write = `printf '%s\\n' ${shellQuote(content)} ${append ? ">>" : ">"} ${target}`;
+  // Literal `$` in the written file is intended; shellcheck would flag it as a mistake.
+  return /[$`]/.test(content) ? `# shellcheck disable=SC2016 # written literally\n${write}` : write;
+}
+
+/**
+ * A heredoc delimiter that does not occur as a line of `content`, so that user text written
+ * through an unquoted heredoc cannot end it early.
+ */
+export function heredocDelimiter(base: string, content: string): string {
+  const lines = new Set(content.split("\n"));
+  let delimiter = base;
+  for (let n = 1; lines.has(delimiter); n++) delimiter = `${base}_${n}`;
+  return delimiter;
+}
+
+/** Output redirection of user blocks and chatty commands when `logging.quiet` is on. */
+export interface Quiet {
+  quiet: boolean;
+}
+
+/**
+ * A user-given block of shell (e.g. `commands.pre`) as written, or nothing when it is empty.
+ * When quiet, the whole block (not only its last line, as with the Go operator) is silenced by
+ * grouping it in braces.
+ */
+export function userBlock(text: string | undefined, quiet: boolean, stderrToo = true): string[] {
+  const body = (text ?? "").replace(/\s+$/, "");
+  if (body.trim() === "") return [];
+  if (!quiet) return [body];
+  return [["{", body, `} > /dev/null${stderrToo ? " 2>&1" : ""}`].join("\n")];
+}
+
+/**
+ * Indents the lines of a block by two spaces. Entries spanning several lines (user text, heredocs,
+ * multi-line quoted strings) are kept as written: indenting would change their content.
+ */
+export function indent(lines: string[]): string[] {
+  return lines.map((line) => line === "" || line.includes("\n") ? line : `  ${line}`);
+}
+
+/** `" > /dev/null 2>&1"` when quiet, so informational output can be silenced. */
+export function silencedWhen(quiet: boolean): string {
+  return quiet ? " > /dev/null 2>&1" : "";
+}
+
+/**
+ * A user command as one line of shell words. A command written over several lines in YAML is
+ * joined the way the Go operator's word splitting of `${command}` joins it (line continuations
+ * first, then newlines as spaces).
+ */
+export function commandLine(command: string | undefined): string {
+  return (command ?? "").replace(/\\\r?\n/g, " ").replace(/\s*\r?\n\s*/g, " ").trim();
+}
+
+/** Joins script lines into a script ending in one newline, without runs of blank lines. */
+export function joinScript(lines: string[]): string {
+  const out: string[] = [];
+  for (const line of lines) {
+    if (line === "" && (out.length === 0 || out[out.length - 1] === "")) continue;
+    out.push(line);
+  }
+  while (out.length > 0 && out[out.length - 1] === "") out.pop();
+  return out.join("\n") + "\n";
+}

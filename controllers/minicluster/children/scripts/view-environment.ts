@@ -1,0 +1,113 @@
+/**
+ * The part shared by the wait script (Flux containers) and the start script (other containers):
+ * wait for the flux-view init container's marker, put the view on the PATH and set up its Python,
+ * and write the helper files `flux-view.sh` (environment to source), `flux-connect.sh` (a shell
+ * connected to the local broker) and `load-fluxion.sh` into the shared volume.
+ */
+import { shellQuote, silencedWhen, writeFileCommand } from "./shell.ts";
+import type { Settings } from "./settings.ts";
+import { VIEW_READY_MARKER } from "./paths.ts";
+
+/** Variables for the view and config roots; wait until the init container has filled them. */
+export function waitForView(settings: Settings): string[] {
+  const { quiet } = settings.logging;
+  return [
+    "# The Flux view and its configuration live in the shared volume",
+    `viewbase=${shellQuote(settings.view.mountPath)}`,
+    `viewroot="\${viewbase}/view"`,
+    `configroot="\${viewbase}/config"`,
+    `viewbin="\${viewroot}/bin"`,
+    "",
+    "# The flux-view init container marks the volume when it is ready",
+    `until [ -e "\${viewbase}/${VIEW_READY_MARKER}" ]; do`,
+    `  echo "Waiting for the Flux view in \${viewbase}"${silencedWhen(quiet)}`,
+    "  sleep 2",
+    "done",
+    ...(settings.view.disable ? [] : [
+      ...(quiet ? [] : ["", `echo "Flux install root: \${viewroot}"`]),
+      "# Appended so that software in the application image comes first",
+      `export PATH="\${PATH}:\${viewbin}"`,
+    ]),
+    "",
+    "# Software of the view goes to /opt/software (merged into it when it exists)",
+    "if [ -e /opt/software ]; then",
+    `  cp -R "\${viewbase}/software"/* /opt/software/ || true`,
+    "else",
+    `  cp -R "\${viewbase}/software" /opt/software || true`,
+    "fi",
+  ];
+}
+
+/**
+ * Python and helper files of the view (skipped when the view is disabled: the image brings Flux).
+ * User environment values are written quoted into flux-view.sh.
+ */
+export function viewPaths(settings: Settings): string[] {
+  if (settings.view.disable) return [];
+  const q = silencedWhen(settings.logging.quiet);
+  const pythonPath = settings.view.pythonPath
+    ? `"\${PYTHONPATH:-}:"${shellQuote(settings.view.pythonPath)}`
+    : `"\${PYTHONPATH:-}:\${foundroot}/site-packages"`;
+  const environment = settings.flux.environment.map(([key, value]) =>
+    writeFileCommand(`"\${viewbase}/flux-view.sh"`, `export ${key}=${shellQuote(value)}`, true)
+  );
+  const connect = [
+    "#!/bin/bash",
+    `. ${shellQuote(`${settings.view.mountPath}/flux-view.sh`)}`,
+    `flux proxy "\${fluxsocket}" bash`,
+  ].join("\n");
+  const loadFluxion = [
+    "flux module remove sched-simple",
+    "flux module load sched-fluxion-resource",
+    "flux module load sched-fluxion-qmanager",
+  ].join("\n");
+
+  return [
+    "",
+    "# The view's Python",
+    `foundroot=$(find "\${viewroot}" -maxdepth 2 -type d -path "\${viewroot}/lib/python3*" | head -n 1)`,
+    `pythonversion="\${viewroot}/bin/$(basename "\${foundroot}")"`,
+    `echo "Python version: \${pythonversion}"${q}`,
+    `echo "Python root: \${foundroot}"${q}`,
+    "",
+    "# A home for users without one",
+    `if [ "\${HOME}" = "/" ]; then`,
+    "  export HOME=/home/flux-operator",
+    "  export USER=flux-operator",
+    "fi",
+    "",
+    "# The interpreter links of the view point to where it was built; drop them",
+    `if [ -f "\${pythonversion}" ]; then`,
+    `  rm -rf "\${viewroot}/bin/python3" "\${viewroot}/bin/python"`,
+    `  ln -s "\${pythonversion}" "\${viewroot}/lib/python" || true`,
+    `  ln -s "\${pythonversion}" "\${viewroot}/lib/python3" || true`,
+    "fi",
+    "",
+    `export PYTHONPATH=${pythonPath}`,
+    `echo "PYTHONPATH is \${PYTHONPATH}"${q}`,
+    `echo "PATH is \${PATH}"${q}`,
+    ...(settings.flux.schedulerSimple ? [] : [
+      "",
+      "# Fluxion is loaded by the view's rc1.d",
+      `export FLUX_RC_EXTRA="\${viewroot}/etc/flux/rc1.d"`,
+    ]),
+    "",
+    "# Helper to switch a running instance from sched-simple to Fluxion",
+    writeFileCommand(`"\${viewbase}/load-fluxion.sh"`, loadFluxion),
+    "",
+    "# Environment of the view, to source in interactive shells",
+    "{",
+    "  echo '#!/bin/bash'",
+    `  printf 'export PATH=%q\\n' "\${PATH}"`,
+    `  printf 'export PYTHONPATH=%q\\n' "\${PYTHONPATH}"`,
+    `  printf 'export LD_LIBRARY_PATH=%q\\n' "\${LD_LIBRARY_PATH:-}:\${viewroot}/lib"`,
+    `  printf 'export fluxsocket=%q\\n' "local://\${configroot}/run/flux/local"`,
+    `} > "\${viewbase}/flux-view.sh"`,
+    ...(environment.length > 0
+      ? ["# flux.environment (may override the above)", ...environment]
+      : []),
+    "",
+    "# The same environment, connected to the local broker",
+    writeFileCommand(`"\${viewbase}/flux-connect.sh"`, connect),
+  ];
+}

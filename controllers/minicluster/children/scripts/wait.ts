@@ -1,0 +1,279 @@
+/**
+ * The entrypoint of the Flux container (`wait-<i>`): wait for the view, install the CURVE
+ * certificate and the resource set, then start Flux. The lead broker (Job index 0) runs
+ * `flux start` with the user's work in the configured mode; every other pod runs a follower broker
+ * in a retry loop until the instance ends.
+ *
+ * Run modes of the lead broker, as in the Go operator:
+ * - no command (and no commands.script): `flux broker` alone, an interactive cluster;
+ * - batch: the command's lines are written to flux-job.batch (wrapped in `flux submit`, or as
+ *   written with batchRaw) and run with `flux batch`;
+ * - launcher: the command is handed to `flux start` directly (it launches its own jobs);
+ * - otherwise: `flux submit` (or flux.submitCommand) of the command with the node/task flags.
+ *
+ * Differences from the Go operator: broker options and flags are bash arrays (paths and values
+ * with spaces or quotes stay single words); the certificate is never printed; a failing follower
+ * does not end the loop under `logging.strict`; flux.wrap applies to followers too (the Go script
+ * says so in its log line but does not pass it).
+ */
+import {
+  commandLine,
+  heredocDelimiter,
+  indent,
+  joinScript,
+  shellQuote,
+  silencedWhen,
+  userBlock,
+} from "./shell.ts";
+import type { ContainerInput } from "./input.ts";
+import type { Settings } from "./settings.ts";
+import { viewPaths, waitForView } from "./view-environment.ts";
+import { CUSTOM_SCRIPT_PATH, customScript } from "./custom-script.ts";
+import { COMPLETE_MARKER, CURVE_CERT_SOURCE } from "./paths.ts";
+
+const DEFAULT_OUTPUT_DIR = "/tmp/fluxout";
+
+/** `-N <size> -n <tasks>` the way the Go operator derives it from size and tasks. */
+export function nodeSpec(size: number, tasks: number): string[] {
+  if (tasks === 0) return ["-N", `${size}`];
+  if (tasks >= size) return ["-N", `${size}`, `-n${tasks}`];
+  return [`-n${tasks}`];
+}
+
+/** Broker options as array elements; values from the spec are quoted. */
+function brokerOptions(settings: Settings): string[] {
+  const { flux, logging } = settings;
+  const options = [
+    `"-Scron.directory=\${configroot}/etc/flux/system/cron.d"`,
+    "-Stbon.fanout=256",
+    `"-Srundir=\${configroot}/run/flux"`,
+  ];
+  if (settings.interactive) options.push("-Sbroker.rc2_none");
+  options.push(`"-Sstatedir=\${STATE_DIR}"`);
+  if (!flux.disableSocket) options.push(`"-Slocal-uri=local://\${configroot}/run/flux/local"`);
+  if (flux.connectTimeout) {
+    options.push(shellQuote(`-Stbon.connect_timeout=${flux.connectTimeout}`));
+  }
+  if (flux.topology) options.push(shellQuote(`-Stbon.topo=${flux.topology}`));
+  if (settings.quorum !== undefined) options.push(`-Sbroker.quorum=${settings.quorum}`);
+  if (logging.zeromq) options.push("-Stbon.zmqdebug=1");
+  options.push(`-Slog-stderr-level=${logging.quiet ? 0 : flux.logLevel}`);
+  options.push("-Slog-stderr-mode=local");
+  return options;
+}
+
+/** The batch file: each non-empty line submitted (or as written with batchRaw), then wait. */
+function batchFile(container: ContainerInput): string[] {
+  const lines = (container.command ?? "").split("\n");
+  const body = container.batchRaw ? lines.filter((line) => line !== "") : [
+    ...lines.flatMap((line, index) =>
+      line === "" ? [] : [
+        // Escaped so the batch job reads FLUX_OUTPUT_DIR from its environment at run time.
+        `flux submit --flags waitable --error="\\\${FLUX_OUTPUT_DIR}/job-${index}.err" ` +
+        `--output="\\\${FLUX_OUTPUT_DIR}/job-${index}.out" ${line}`,
+      ]
+    ),
+    "flux queue idle",
+    "flux jobs -a",
+  ];
+  const content = ["#!/bin/bash", ...body].join("\n");
+  const eof = heredocDelimiter("MINICLUSTER_BATCH_EOF", content);
+  return [
+    "# The batch script; the lines are the user's shell (an unquoted heredoc, as in the Go operator)",
+    "rm -f flux-job.batch",
+    [`cat > flux-job.batch <<${eof}`, content, eof].join("\n"),
+    "chmod +x flux-job.batch",
+    `chown -R "\${fluxuid}" flux-job.batch`,
+  ];
+}
+
+/** What the lead broker runs. */
+function leadBroker(settings: Settings, container: ContainerInput, hasScript: boolean): string[] {
+  const { flux, logging } = settings;
+  const quiet = logging.quiet;
+  const prefix = container.commands?.prefix?.trim() ?? "";
+  const command = hasScript ? `/bin/bash ${CUSTOM_SCRIPT_PATH}` : commandLine(container.command);
+  const startTime = logging.timed ? `/usr/bin/time -f 'FLUXTIME fluxstart wall time %E' ` : "";
+  const submitTime = logging.timed ? `/usr/bin/time -f 'FLUXTIME fluxsubmit wall time %E' ` : "";
+  const wrap = flux.wrap ? `${shellQuote(`--wrap=${flux.wrap}`)} ` : "";
+  const fluxStart = `flux start ${wrap}-o --config "\${cfg}" "\${brokerOptions[@]}"`;
+  const withPrefix = (words: string) => [prefix, words].filter((w) => w !== "").join(" ");
+  const show = (line: string) => quiet ? [] : [`echo ${shellQuote(line)}`];
+
+  const lines: string[] = [];
+  lines.push(...userBlock(container.commands?.brokerPre, quiet));
+  lines.push(`echo ${shellQuote(`Command provided is: ${command}`)}${silencedWhen(quiet)}`);
+
+  if (command === "") {
+    lines.push(
+      `echo "🧠 Running in interactive mode"${silencedWhen(quiet)}`,
+      `echo "🌀 flux broker --config-path \${cfg} \${brokerOptions[*]}"`,
+      `flux broker --config-path "\${cfg}" "\${brokerOptions[@]}"`,
+      "exitcode=$?",
+    );
+    return lines;
+  }
+
+  if (container.batch) {
+    const batch =
+      `sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' flux-batch "\${flags[@]}"`;
+    if (!quiet) lines.push(`printf '✨️ Prepared batch job:\\n'`, "cat flux-job.batch");
+    lines.push(
+      ...show(`🌀 Batch mode: flux start ... ${withPrefix("flux batch ... ./flux-job.batch")}`),
+    );
+    lines.push(
+      "# shellcheck disable=SC2016 # $@ belongs to the inner sh",
+      `${startTime}${fluxStart} ${submitTime}${withPrefix(batch)}${silencedWhen(quiet)}`,
+    );
+  } else if (container.launcher) {
+    lines.push(...show(`🌀 Launcher mode: flux start ... ${withPrefix(command)}`));
+    lines.push(`${startTime}${fluxStart} ${submitTime}${withPrefix(command)}`);
+  } else {
+    const submit = flux.submitCommand.trim() || "flux submit";
+    lines.push(...show(`🌀 Submit mode: flux start ... ${withPrefix(`${submit} ... ${command}`)}`));
+    lines.push(
+      `${startTime}${fluxStart} ${submitTime}${
+        withPrefix(`${submit} "\${flags[@]}" --quiet --watch ${command}`)
+      }`,
+    );
+  }
+  lines.push("exitcode=$?");
+  return lines;
+}
+
+/** What every other pod runs: a follower broker, retried until it exits cleanly. */
+function followerBroker(settings: Settings, container: ContainerInput): string[] {
+  const wrap = settings.flux.wrap ? `${shellQuote(`--wrap=${settings.flux.wrap}`)} ` : "";
+  const start = `flux start ${wrap}-o --config "\${cfg}" "\${brokerOptions[@]}"`;
+  const retry = settings.flux.completeWorkers
+    ? [
+      `  echo "The follower broker exited with \${exitcode}; completeWorkers is set. Goodbye!"`,
+      "  break",
+    ]
+    : [
+      `  if [ "\${exitcode}" -eq 0 ]; then`,
+      `    echo "The follower broker exited cleanly. Goodbye!"`,
+      "    break",
+      "  fi",
+      `  echo "The follower broker exited with \${exitcode}"`,
+      `  echo "😪 Sleeping 15s to try again..."`,
+      "  sleep 15",
+    ];
+  return [
+    ...userBlock(container.commands?.workerPre, settings.logging.quiet),
+    "# Follower brokers wait for the lead broker; retried until one exits cleanly",
+    `echo "🌀" flux start ${wrap}-o --config "\${cfg}" "\${brokerOptions[*]}"`,
+    "while true; do",
+    "  exitcode=0",
+    `  ${start} || exitcode=$?`,
+    ...retry,
+    "done",
+  ];
+}
+
+export function waitScript(settings: Settings, index: number): string {
+  const container = settings.containers[index];
+  const { logging, flux } = settings;
+  const quiet = logging.quiet;
+  const script = container.commands?.script ?? "";
+  const hasScript = script.trim() !== "";
+  const outputDir = container.logs || DEFAULT_OUTPUT_DIR;
+  const optionFlags = flux.optionFlags.trim();
+  const flags = [...nodeSpec(settings.size, settings.tasks)];
+  if (optionFlags) flags.push(optionFlags);
+  if (logging.debug) flags.push("-vvv");
+
+  return joinScript([
+    "#!/bin/bash",
+    "# Entrypoint of the Flux container, generated by the MiniCluster operator.",
+    ...(logging.strict ? ["set -eEu -o pipefail"] : []),
+    ...(logging.timed
+      ? [
+        "# The time program, not the shell keyword: the keyword has no -f",
+        `if ! [ -x /usr/bin/time ]; then echo "/usr/bin/time is required to use logging.timed" >&2; exit 1; fi`,
+      ]
+      : []),
+    "",
+    `fluxuser=$(whoami)`,
+    `fluxuid=$(id -u "\${fluxuser}")`,
+    "",
+    ...userBlock(container.commands?.init, quiet, false),
+    "",
+    ...waitForView(settings),
+    ...viewPaths(settings),
+    "",
+    `cfg="\${configroot}/etc/flux/config"`,
+    ...(hasScript ? ["", ...customScript(script)] : []),
+    ...(quiet ? [] : ["", "echo", `echo "Hello user \${fluxuser}"`]),
+    "",
+    "# The CURVE certificate: mounted read-only from its Secret, copied so the broker may own it",
+    `curvepath="\${configroot}/curve/curve.cert"`,
+    `mkdir -p "\${configroot}/curve"`,
+    `cp ${CURVE_CERT_SOURCE} "\${curvepath}"`,
+    `chmod go-r "\${curvepath}"`,
+    `chown -R "\${fluxuid}" "\${curvepath}"`,
+    ...(quiet ? [] : [`echo "🌟️ Curve certificate installed at \${curvepath}"`]),
+    "",
+    "# The resource set of all brokers",
+    `hosts=$(cat "\${configroot}/etc/flux/system/hostlist")`,
+    ...(quiet
+      ? []
+      : ["echo", `echo "📦 Resources"`, `echo "flux R encode --hosts=\${hosts} --local"`]),
+    `flux R encode --hosts="\${hosts}" --local > /tmp/R`,
+    `mv /tmp/R "\${configroot}/etc/flux/system/R"`,
+    ...(quiet ? [] : [`cat "\${configroot}/etc/flux/system/R"`]),
+    "",
+    "# State in the shared volume; job output in the container's log directory",
+    `export STATE_DIR="\${configroot}/var/lib/flux"`,
+    `export FLUX_OUTPUT_DIR=${shellQuote(outputDir)}`,
+    `mkdir -p "\${STATE_DIR}" "\${FLUX_OUTPUT_DIR}"`,
+    "",
+    `mainHost=${shellQuote(settings.mainHost)}`,
+    ...(quiet ? [] : [
+      `workdir=$(pwd)`,
+      `echo "👋 Hello, I'm $(hostname)"`,
+      `echo "The main host is \${mainHost}"`,
+      `echo "The working directory is \${workdir}, contents include:"`,
+      "ls .",
+    ]),
+    "",
+    `mkdir -p "\${configroot}/etc/flux/system/cron.d"`,
+    "brokerOptions=(",
+    ...brokerOptions(settings).map((option) => `  ${option}`),
+    ")",
+    ...(settings.archivePath
+      ? [
+        "",
+        "# Restore the archive when one exists",
+        `if [ -e ${shellQuote(settings.archivePath)} ]; then`,
+        ...(quiet ? [] : [
+          `  echo ${shellQuote(`🧊️ Found an archive at ${settings.archivePath}, restoring it`)}`,
+        ]),
+        `  brokerOptions+=(${shellQuote(`-Scontent.restore=${settings.archivePath}`)})`,
+        "fi",
+      ]
+      : []),
+    "",
+    ...userBlock(container.commands?.pre, quiet),
+    "",
+    "# Node and task flags, then flux.optionFlags as written",
+    `flags=(${flags.join(" ")})`,
+    `echo "Flags for flux are \${flags[*]}"${silencedWhen(quiet)}`,
+    "",
+    "exitcode=0",
+    `if [ "$(hostname)" = "\${mainHost}" ]; then`,
+    ...indent([
+      ...(container.batch ? batchFile(container) : []),
+      ...leadBroker(settings, container, hasScript),
+    ]),
+    "else",
+    ...indent(followerBroker(settings, container)),
+    "fi",
+    "",
+    ...userBlock(container.commands?.post, false),
+    "",
+    "# Marker for the view provider to clean up",
+    `touch "\${viewbase}/${COMPLETE_MARKER}"`,
+    `echo "Flux finished with exit code \${exitcode}"${silencedWhen(quiet)}`,
+  ]);
+}
