@@ -1,0 +1,77 @@
+// deno task cluster up|down|status — a Docker-free local Kubernetes cluster: etcd,
+// kube-apiserver and (unless --control-plane-only) kube-controller-manager, kube-scheduler and
+// KWOK with fake Nodes, all as local processes with their state in .cluster/.
+//
+//   up [--control-plane-only] [--nodes N] [--dir D]   prints the kubeconfig path as last line
+//   down [--dir D]                                     stops every process, removes D
+//   status [--dir D] [--quiet]                         exit 0 when the cluster is healthy
+
+import { parseArgs } from "node:util";
+import { down, status, up } from "./cluster/lifecycle.ts";
+
+const USAGE = `usage: deno task cluster <up|down|status> [options]
+  up       start (or reuse) the cluster; prints the kubeconfig path last
+           --control-plane-only   only etcd + kube-apiserver
+           --nodes N              fake KWOK nodes (default 4)
+  down     stop every process of the cluster and remove its state
+  status   show what runs (exit 0 when healthy, 1 otherwise); --quiet prints nothing
+common:    --dir D                state directory (default .cluster)`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      "control-plane-only": { type: "boolean", default: false },
+      nodes: { type: "string", default: "4" },
+      dir: { type: "string", default: ".cluster" },
+      quiet: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  const [command] = positionals;
+  if (values.help || !command) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  switch (command) {
+    case "up": {
+      const nodes = Number(values.nodes);
+      if (!Number.isInteger(nodes) || nodes < 0) throw new Error(`--nodes: ${values.nodes}`);
+      const mode = values["control-plane-only"] ? "control-plane-only" : "full";
+      console.log(await up({ dir: values.dir, mode, nodes }));
+      return 0;
+    }
+    case "down":
+      await down(values.dir);
+      return 0;
+    case "status": {
+      const s = await status(values.dir);
+      if (!values.quiet) {
+        if (s.components.length === 0) console.log(`no cluster in ${s.dir}`);
+        else {
+          console.log(`cluster in ${s.dir} (${s.mode}): ${s.healthy ? "healthy" : "NOT healthy"}`);
+          for (const c of s.components) {
+            console.log(
+              `  ${c.name.padEnd(24)} ${c.running ? "running" : "stopped"} pid ${c.pid ?? "-"}`,
+            );
+          }
+          console.log(`kubeconfig: ${s.kubeconfig}`);
+        }
+      }
+      return s.healthy ? 0 : 1;
+    }
+    default:
+      console.error(USAGE);
+      return 2;
+  }
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exit(await main(Deno.args));
+  } catch (e) {
+    console.error(`[cluster] error: ${e instanceof Error ? e.message : e}`);
+    Deno.exit(1);
+  }
+}

@@ -1,0 +1,35 @@
+// Locates the Kubernetes binaries: $MINICLUSTER_BIN_DIR when set, else whatever
+// hack/build-binaries.sh reports (it builds into a versioned cache on first use and is cheap
+// afterwards). Its progress goes straight to our stderr.
+
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { COMPONENTS } from "./state.ts";
+
+const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "..", "build-binaries.sh");
+
+export async function ensureBinaries(): Promise<string> {
+  const fromEnv = Deno.env.get("MINICLUSTER_BIN_DIR");
+  if (fromEnv) {
+    await assertComplete(fromEnv);
+    return fromEnv;
+  }
+  const out = await new Deno.Command("bash", {
+    args: [BUILD_SCRIPT],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error(`${BUILD_SCRIPT} failed (exit ${out.code})`);
+  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+  const dir = lines[lines.length - 1];
+  await assertComplete(dir);
+  return dir;
+}
+
+async function assertComplete(dir: string): Promise<void> {
+  for (const name of COMPONENTS) {
+    const info = await Deno.stat(join(dir, name)).catch(() => undefined);
+    if (!info?.isFile) throw new Error(`missing binary ${join(dir, name)}`);
+  }
+}

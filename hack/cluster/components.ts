@@ -1,0 +1,146 @@
+// Command lines of the cluster's components. Pure: everything they need comes in through
+// `ComponentContext`, which keeps them easy to read side by side and to unit-test.
+
+import type { Pki } from "./pki.ts";
+import type { ComponentName, Ports } from "./state.ts";
+
+export const SERVICE_CIDR = "10.96.0.0/16";
+/** First address of SERVICE_CIDR: the `kubernetes` Service, also a SAN of the serving cert. */
+export const KUBERNETES_SERVICE_IP = "10.96.0.1";
+/** Pod IPs KWOK hands out; disjoint from the service range. */
+export const POD_CIDR = "10.244.0.1/16";
+export const SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local";
+/** KWOK manages exactly the Nodes carrying this annotation (see nodes.ts). */
+export const FAKE_NODE_ANNOTATION = "kwok.x-k8s.io/node";
+
+/**
+ * Controllers the operator and its tests depend on: Jobs and their pods, garbage collection
+ * through ownerReferences, namespace deletion, ServiceAccounts and their tokens, plus the usual
+ * workload controllers so plain `kubectl` experiments behave. Node lifecycle (taints/eviction)
+ * is left out: KWOK keeps fake Nodes Ready on its own.
+ */
+export const CONTROLLERS = [
+  "job-controller",
+  "garbage-collector-controller",
+  "namespace-controller",
+  "serviceaccount-controller",
+  "serviceaccount-token-controller",
+  "replicaset-controller",
+  "deployment-controller",
+  "statefulset-controller",
+  "daemonset-controller",
+  "endpoints-controller",
+  "endpointslice-controller",
+  "endpointslice-mirroring-controller",
+  "ttl-after-finished-controller",
+  "pod-garbage-collector-controller",
+  "cronjob-controller",
+  "disruption-controller",
+  "resourcequota-controller",
+  "root-ca-certificate-publisher-controller",
+  "clusterrole-aggregation-controller",
+];
+
+export interface ComponentContext {
+  bin: (name: ComponentName) => string;
+  ports: Ports;
+  pki: Pki;
+  kubeconfig: string;
+  etcdDataDir: string;
+  kwokConfig: string;
+}
+
+export function etcdArgs(c: ComponentContext): string[] {
+  const client = `http://127.0.0.1:${c.ports.etcdClient}`;
+  const peer = `http://127.0.0.1:${c.ports.etcdPeer}`;
+  return [
+    "--name=minicluster",
+    `--data-dir=${c.etcdDataDir}`,
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=minicluster=${peer}`,
+    // A throwaway cluster: durability is not worth the fsync latency.
+    "--unsafe-no-fsync=true",
+    "--log-level=warn",
+  ];
+}
+
+export function apiserverArgs(c: ComponentContext): string[] {
+  return [
+    `--etcd-servers=http://127.0.0.1:${c.ports.etcdClient}`,
+    "--bind-address=127.0.0.1",
+    "--advertise-address=127.0.0.1",
+    `--secure-port=${c.ports.apiserver}`,
+    `--tls-cert-file=${c.pki.servingCert}`,
+    `--tls-private-key-file=${c.pki.servingKey}`,
+    `--client-ca-file=${c.pki.caCert}`,
+    "--authorization-mode=RBAC,Node",
+    `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
+    `--service-account-key-file=${c.pki.serviceAccountPub}`,
+    `--service-account-signing-key-file=${c.pki.serviceAccountKey}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    "--allow-privileged=true",
+    "--profiling=false",
+  ];
+}
+
+/** Flags shared by the controller manager and the scheduler (both serve /healthz over TLS). */
+function servingClientArgs(c: ComponentContext, port: number): string[] {
+  return [
+    `--kubeconfig=${c.kubeconfig}`,
+    `--authentication-kubeconfig=${c.kubeconfig}`,
+    `--authorization-kubeconfig=${c.kubeconfig}`,
+    "--bind-address=127.0.0.1",
+    `--secure-port=${port}`,
+    `--tls-cert-file=${c.pki.servingCert}`,
+    `--tls-private-key-file=${c.pki.servingKey}`,
+    "--leader-elect=false",
+    "--profiling=false",
+  ];
+}
+
+export function controllerManagerArgs(c: ComponentContext): string[] {
+  return [
+    ...servingClientArgs(c, c.ports.controllerManager),
+    `--service-account-private-key-file=${c.pki.serviceAccountKey}`,
+    `--root-ca-file=${c.pki.caCert}`,
+    "--use-service-account-credentials=true",
+    `--controllers=${CONTROLLERS.join(",")}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    "--allocate-node-cidrs=false",
+    // Finished pods are collected quickly instead of piling up (default 12500).
+    "--terminated-pod-gc-threshold=500",
+  ];
+}
+
+export function schedulerArgs(c: ComponentContext): string[] {
+  return servingClientArgs(c, c.ports.scheduler);
+}
+
+export function kwokArgs(c: ComponentContext): string[] {
+  return [
+    `--kubeconfig=${c.kubeconfig}`,
+    `--config=${c.kwokConfig}`,
+    "--manage-all-nodes=false",
+    `--manage-nodes-with-annotation-selector=${FAKE_NODE_ANNOTATION}=fake`,
+    `--cidr=${POD_CIDR}`,
+    "--node-lease-duration-seconds=40",
+  ];
+}
+
+export function componentArgs(name: ComponentName, c: ComponentContext): string[] {
+  switch (name) {
+    case "etcd":
+      return etcdArgs(c);
+    case "kube-apiserver":
+      return apiserverArgs(c);
+    case "kube-controller-manager":
+      return controllerManagerArgs(c);
+    case "kube-scheduler":
+      return schedulerArgs(c);
+    case "kwok":
+      return kwokArgs(c);
+  }
+}

@@ -1,0 +1,363 @@
+// up / down / status of a local cluster kept in one state directory.
+
+import { join } from "node:path";
+import { ApiConnection, waitFor } from "./api.ts";
+import { ensureBinaries } from "./binaries.ts";
+import { componentArgs, type ComponentContext, KUBERNETES_SERVICE_IP } from "./components.ts";
+import { renderKubeconfig } from "./kubeconfig.ts";
+import { renderKwokConfig } from "./kwok_stages.ts";
+import { fakeNode, fakeNodeName } from "./nodes.ts";
+import { createPki, type Pki, pkiFiles } from "./pki.ts";
+import { freeLoopbackPorts } from "./ports.ts";
+import { groupMembers, isRunning, spawnDaemon, stopGroups } from "./processes.ts";
+import {
+  type ClusterMode,
+  ClusterPaths,
+  type ClusterState,
+  type ComponentName,
+  COMPONENTS,
+  CONTROL_PLANE,
+  readState,
+  writeState,
+} from "./state.ts";
+
+export interface UpOptions {
+  dir: string;
+  mode: ClusterMode;
+  nodes: number;
+}
+
+const log = (msg: string) => console.error(`[cluster] ${msg}`);
+const since = (t0: number) => `${((performance.now() - t0) / 1000).toFixed(1)} s`;
+
+function componentsOf(mode: ClusterMode): readonly ComponentName[] {
+  return mode === "full" ? COMPONENTS : CONTROL_PLANE;
+}
+
+function bin(state: ClusterState, name: ComponentName): string {
+  return join(state.binDir, name);
+}
+
+function running(state: ClusterState, name: ComponentName): boolean {
+  const pid = state.pids[name];
+  return pid !== undefined && isRunning(pid, bin(state, name));
+}
+
+async function connect(paths: ClusterPaths, state: ClusterState): Promise<ApiConnection> {
+  const pki = pkiFiles(paths.pki);
+  const read = (p: string) => Deno.readTextFile(p);
+  return new ApiConnection(`https://127.0.0.1:${state.ports.apiserver}`, {
+    caCert: await read(pki.caCert),
+    clientCert: await read(pki.adminCert),
+    clientKey: await read(pki.adminKey),
+  });
+}
+
+function context(paths: ClusterPaths, state: ClusterState, pki: Pki): ComponentContext {
+  return {
+    bin: (name) => bin(state, name),
+    ports: state.ports,
+    pki,
+    kubeconfig: paths.kubeconfig,
+    etcdDataDir: paths.etcdData,
+    kwokConfig: paths.kwokConfig,
+  };
+}
+
+async function tail(file: string, lines = 15): Promise<string> {
+  const text = await Deno.readTextFile(file).catch(() => "");
+  return text.trimEnd().split("\n").slice(-lines).join("\n");
+}
+
+/** Starts the components of `names` that do not run yet; records each pid before waiting. */
+async function startMissing(
+  paths: ClusterPaths,
+  state: ClusterState,
+  names: readonly ComponentName[],
+): Promise<ComponentName[]> {
+  const ctx = context(paths, state, pkiFiles(paths.pki));
+  const started: ComponentName[] = [];
+  for (const name of names) {
+    if (running(state, name)) continue;
+    state.pids[name] = spawnDaemon({
+      binary: bin(state, name),
+      args: componentArgs(name, ctx),
+      logFile: paths.log(name),
+      cwd: paths.dir,
+    });
+    await writeState(paths, state);
+    started.push(name);
+  }
+  return started;
+}
+
+/** Waits for `check`, failing early (with the log's tail) when a component exits. */
+function waitHealthy(
+  paths: ClusterPaths,
+  state: ClusterState,
+  watched: readonly ComponentName[],
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 90_000,
+): Promise<void> {
+  let dead: ComponentName | undefined;
+  return waitFor(async () => {
+    dead = watched.find((n) => !running(state, n));
+    if (dead) throw new Error(`${dead} exited:\n${await tail(paths.log(dead))}`);
+    return await check();
+  }, {
+    timeoutMs,
+    describe: async () =>
+      `timed out waiting for ${what}; last log lines:\n${
+        (await Promise.all(watched.map(async (n) => `--- ${n}\n${await tail(paths.log(n), 5)}`)))
+          .join("\n")
+      }`,
+  });
+}
+
+async function freshState(paths: ClusterPaths, opts: UpOptions): Promise<ClusterState> {
+  const binDir = await ensureBinaries();
+  await Deno.mkdir(paths.logs, { recursive: true });
+  await Deno.mkdir(paths.pki, { recursive: true });
+  const [etcdClient, etcdPeer, apiserver, controllerManager, scheduler] = freeLoopbackPorts(5);
+  const state: ClusterState = {
+    binDir,
+    ports: { etcdClient, etcdPeer, apiserver, controllerManager, scheduler },
+    mode: opts.mode,
+    nodes: opts.nodes,
+    pids: {},
+    startedAt: new Date().toISOString(),
+  };
+  await writeState(paths, state);
+  const pki = await createPki(paths.pki, KUBERNETES_SERVICE_IP);
+  const read = (p: string) => Deno.readTextFile(p);
+  await Deno.writeTextFile(
+    paths.kubeconfig,
+    renderKubeconfig({
+      server: `https://127.0.0.1:${apiserver}`,
+      caCertPem: await read(pki.caCert),
+      clientCertPem: await read(pki.adminCert),
+      clientKeyPem: await read(pki.adminKey),
+    }),
+    { mode: 0o600 },
+  );
+  await Deno.writeTextFile(paths.kwokConfig, renderKwokConfig());
+  return state;
+}
+
+async function startControlPlane(paths: ClusterPaths, state: ClusterState): Promise<void> {
+  const t0 = performance.now();
+  // etcd and the apiserver start together: the apiserver retries etcd until it answers.
+  await startMissing(paths, state, CONTROL_PLANE);
+  const api = await connect(paths, state);
+  try {
+    await waitHealthy(
+      paths,
+      state,
+      CONTROL_PLANE,
+      "kube-apiserver /readyz",
+      () => api.ok("/readyz"),
+    );
+  } finally {
+    api.close();
+  }
+  log(`control plane ready on https://127.0.0.1:${state.ports.apiserver} (${since(t0)})`);
+}
+
+interface NodeStatus {
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+async function startWorkers(paths: ClusterPaths, state: ClusterState, nodes: number) {
+  const t0 = performance.now();
+  const workers = COMPONENTS.filter((c) => !CONTROL_PLANE.includes(c));
+  await startMissing(paths, state, workers);
+  const api = await connect(paths, state);
+  try {
+    for (let i = 0; i < nodes; i++) await api.ensure("/api/v1/nodes", fakeNode(i));
+    state.nodes = Math.max(state.nodes, nodes);
+    await writeState(paths, state);
+    const serving = (port: number) => async () => {
+      // Their serving certificate is ours, so plain fetch with our CA can probe them.
+      const probe = new ApiConnection(`https://127.0.0.1:${port}`, await credentials(paths));
+      try {
+        return await probe.ok("/healthz");
+      } finally {
+        probe.close();
+      }
+    };
+    const nodeReady = async (i: number) => {
+      const node = await api.getJson<NodeStatus>(`/api/v1/nodes/${fakeNodeName(i)}`);
+      return node?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ??
+        false;
+    };
+    const all = [...CONTROL_PLANE, ...workers];
+    await Promise.all([
+      waitHealthy(
+        paths,
+        state,
+        all,
+        "kube-controller-manager",
+        serving(state.ports.controllerManager),
+      ),
+      waitHealthy(paths, state, all, "kube-scheduler", serving(state.ports.scheduler)),
+      waitHealthy(paths, state, all, "fake nodes Ready (KWOK)", async () => {
+        const ready = await Promise.all(Array.from({ length: nodes }, (_, i) => nodeReady(i)));
+        return ready.every(Boolean);
+      }),
+      // Pods cannot be admitted into a namespace before its default ServiceAccount exists.
+      waitHealthy(
+        paths,
+        state,
+        all,
+        "default ServiceAccount",
+        async () =>
+          (await api.getJson(`/api/v1/namespaces/default/serviceaccounts/default`)) !== undefined,
+      ),
+    ]);
+  } finally {
+    api.close();
+  }
+  log(`controller manager, scheduler, KWOK and ${nodes} fake nodes ready (${since(t0)})`);
+}
+
+async function credentials(paths: ClusterPaths) {
+  const pki = pkiFiles(paths.pki);
+  const read = (p: string) => Deno.readTextFile(p);
+  return {
+    caCert: await read(pki.caCert),
+    clientCert: await read(pki.adminCert),
+    clientKey: await read(pki.adminKey),
+  };
+}
+
+/** Brings the cluster up (or reuses/extends a running one); returns the kubeconfig path. */
+export async function up(opts: UpOptions): Promise<string> {
+  const t0 = performance.now();
+  const paths = new ClusterPaths(opts.dir);
+  let state = await readState(paths);
+  if (state && CONTROL_PLANE.every((n) => running(state!, n))) {
+    log(`reusing the cluster in ${paths.dir}`);
+  } else {
+    if (state || await exists(paths.dir)) {
+      log(`cleaning up a stale cluster in ${paths.dir}`);
+      await down(opts.dir, { quiet: true });
+    }
+    state = await freshState(paths, opts);
+    try {
+      await startControlPlane(paths, state);
+    } catch (e) {
+      await down(opts.dir, { quiet: true });
+      throw e;
+    }
+  }
+  if (opts.mode === "full") {
+    if (state.mode !== "full") {
+      state.mode = "full";
+      await writeState(paths, state);
+    }
+    await startWorkers(paths, state, opts.nodes);
+  }
+  log(`up in ${since(t0)}; logs in ${paths.logs}`);
+  return paths.kubeconfig;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
+
+/** Process groups of processes whose command line mentions `dir` (all components do). */
+function groupsReferencing(dir: string): number[] {
+  const groups = new Set<number>();
+  for (const entry of Deno.readDirSync("/proc")) {
+    const pid = Number(entry.name);
+    if (!Number.isInteger(pid) || pid === Deno.pid) continue;
+    try {
+      const args = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
+      if (args.some((a) => a.includes(`${dir}/`))) {
+        const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+        const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+        // Only groups that lead their own session: our daemons, never the caller's shell.
+        if (pgrp === pid) groups.add(pgrp);
+      }
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return [...groups];
+}
+
+/** The process groups `down` stops: the recorded ones plus any stray daemon of this dir. */
+export function clusterGroups(dir: string, state: ClusterState | undefined): number[] {
+  const recorded = Object.values(state?.pids ?? {}).filter((p) => groupMembers(p).length > 0);
+  return [...new Set([...recorded, ...groupsReferencing(new ClusterPaths(dir).dir)])];
+}
+
+export async function down(dir: string, opts: { quiet?: boolean } = {}): Promise<void> {
+  const paths = new ClusterPaths(dir);
+  const state = await readState(paths).catch(() => undefined);
+  const groups = clusterGroups(dir, state);
+  await stopGroups(groups);
+  await Deno.remove(paths.dir, { recursive: true }).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+  if (!opts.quiet) log(`stopped ${groups.length} processes; removed ${paths.dir}`);
+}
+
+/** Synchronous `down` for `unload` handlers: SIGKILL, then remove the directory. */
+export function downSync(dir: string): void {
+  const paths = new ClusterPaths(dir);
+  let state: ClusterState | undefined;
+  try {
+    state = JSON.parse(Deno.readTextFileSync(paths.state));
+  } catch {
+    state = undefined;
+  }
+  const groups = clusterGroups(dir, state);
+  for (const g of groups) {
+    try {
+      Deno.kill(-g, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+  const deadline = Date.now() + 5000;
+  while (groups.some((g) => groupMembers(g).length > 0) && Date.now() < deadline) {
+    // Busy-wait: unload handlers cannot await, and SIGKILL takes milliseconds.
+  }
+  try {
+    Deno.removeSync(paths.dir, { recursive: true });
+  } catch {
+    // Already gone.
+  }
+}
+
+export interface ClusterStatus {
+  dir: string;
+  mode?: ClusterMode;
+  kubeconfig?: string;
+  components: { name: ComponentName; pid?: number; running: boolean }[];
+  /** Every component the recorded mode needs runs and the apiserver is ready. */
+  healthy: boolean;
+}
+
+export async function status(dir: string): Promise<ClusterStatus> {
+  const paths = new ClusterPaths(dir);
+  const state = await readState(paths);
+  if (!state) return { dir: paths.dir, components: [], healthy: false };
+  const components = componentsOf(state.mode).map((name) => ({
+    name,
+    pid: state.pids[name],
+    running: running(state, name),
+  }));
+  let healthy = components.every((c) => c.running);
+  if (healthy) {
+    const api = await connect(paths, state);
+    try {
+      healthy = await api.ok("/readyz");
+    } finally {
+      api.close();
+    }
+  }
+  return { dir: paths.dir, mode: state.mode, kubeconfig: paths.kubeconfig, components, healthy };
+}

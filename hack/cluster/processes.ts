@@ -1,0 +1,103 @@
+// Daemons of the local cluster. Each component runs in its own session (so its own process
+// group, pgid == pid): `down` signals the whole group and so leaves no orphans, and the
+// processes outlive the `deno task cluster up` that started them. Output goes to a log file
+// through a `sh -c 'exec ...'` shim, so the recorded pid is the component's own.
+
+export interface DaemonSpec {
+  binary: string;
+  args: string[];
+  logFile: string;
+  cwd?: string;
+}
+
+export function spawnDaemon(spec: DaemonSpec): number {
+  const child = new Deno.Command("/bin/sh", {
+    args: ["-c", 'exec "$@" >>"$0" 2>&1 </dev/null', spec.logFile, spec.binary, ...spec.args],
+    cwd: spec.cwd,
+    detached: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  child.unref();
+  return child.pid;
+}
+
+interface ProcStat {
+  state: string;
+  pgrp: number;
+}
+
+function readStat(pid: number): ProcStat | undefined {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    // The command name (field 2) may contain spaces and parentheses: split after the last ")".
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { state: rest[0], pgrp: Number(rest[2]) };
+  } catch {
+    return undefined;
+  }
+}
+
+function cmdline(pid: number): string[] {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0").filter((s) => s !== "");
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Whether `pid` is still the live process we started: it exists, is not a zombie, and runs
+ * `binary` (guards against pid reuse after a reboot or a long pause).
+ */
+export function isRunning(pid: number, binary: string): boolean {
+  const stat = readStat(pid);
+  if (!stat || stat.state === "Z" || stat.state === "X") return false;
+  const argv0 = cmdline(pid)[0] ?? "";
+  return argv0 === binary || argv0.endsWith(`/${binary.split("/").pop()}`);
+}
+
+/** Live (non-zombie) processes whose process group is `pgid`. */
+export function groupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    const pid = Number(entry.name);
+    if (!Number.isInteger(pid)) continue;
+    const stat = readStat(pid);
+    if (stat && stat.pgrp === pgid && stat.state !== "Z" && stat.state !== "X") members.push(pid);
+  }
+  return members;
+}
+
+function signalGroup(pgid: number, signal: Deno.Signal): void {
+  try {
+    Deno.kill(-pgid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * SIGTERM to every group, then SIGKILL to whatever is left after `graceMs`. Resolves once no
+ * member of any group is alive.
+ */
+export async function stopGroups(pgids: number[], graceMs = 5000): Promise<void> {
+  for (const g of pgids) signalGroup(g, "SIGTERM");
+  const deadline = Date.now() + graceMs;
+  let alive = pgids.filter((g) => groupMembers(g).length > 0);
+  while (alive.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    alive = alive.filter((g) => groupMembers(g).length > 0);
+  }
+  for (const g of alive) signalGroup(g, "SIGKILL");
+  while (alive.length > 0) {
+    await new Promise((r) => setTimeout(r, 20));
+    alive = alive.filter((g) => groupMembers(g).length > 0);
+  }
+}
+
+/** Immediate SIGKILL, for `unload` handlers that cannot await. */
+export function killGroupsSync(pgids: number[]): void {
+  for (const g of pgids) signalGroup(g, "SIGKILL");
+}

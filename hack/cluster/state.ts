@@ -1,0 +1,82 @@
+// The on-disk record of a local cluster: which processes run, on which ports, with which
+// binaries. Everything `down` must undo is written here before it happens, so an interrupted
+// `up` can always be cleaned up.
+
+import { join, resolve } from "node:path";
+
+export const COMPONENTS = [
+  "etcd",
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "kwok",
+] as const;
+export type ComponentName = typeof COMPONENTS[number];
+
+/** Components that make a control plane; the rest only run in a full cluster. */
+export const CONTROL_PLANE: readonly ComponentName[] = ["etcd", "kube-apiserver"];
+
+export type ClusterMode = "full" | "control-plane-only";
+
+export interface Ports {
+  etcdClient: number;
+  etcdPeer: number;
+  apiserver: number;
+  controllerManager: number;
+  scheduler: number;
+}
+
+export interface ClusterState {
+  binDir: string;
+  ports: Ports;
+  mode: ClusterMode;
+  nodes: number;
+  /** Process (and process group) ids of the components started so far. */
+  pids: Partial<Record<ComponentName, number>>;
+  startedAt: string;
+}
+
+/** Where each artefact of a cluster lives inside its state directory. */
+export class ClusterPaths {
+  readonly dir: string;
+  constructor(dir: string) {
+    this.dir = resolve(dir);
+  }
+  get state() {
+    return join(this.dir, "state.json");
+  }
+  get kubeconfig() {
+    return join(this.dir, "kubeconfig");
+  }
+  get pki() {
+    return join(this.dir, "pki");
+  }
+  get etcdData() {
+    return join(this.dir, "etcd-data");
+  }
+  get kwokConfig() {
+    return join(this.dir, "kwok-stages.yaml");
+  }
+  log(component: ComponentName) {
+    return join(this.dir, "logs", `${component}.log`);
+  }
+  get logs() {
+    return join(this.dir, "logs");
+  }
+}
+
+export async function readState(paths: ClusterPaths): Promise<ClusterState | undefined> {
+  try {
+    return JSON.parse(await Deno.readTextFile(paths.state)) as ClusterState;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    throw e;
+  }
+}
+
+/** Written through a rename so a reader never sees half a file. */
+export async function writeState(paths: ClusterPaths, state: ClusterState): Promise<void> {
+  const tmp = `${paths.state}.tmp`;
+  await Deno.writeTextFile(tmp, JSON.stringify(state, null, 2) + "\n");
+  await Deno.rename(tmp, paths.state);
+}

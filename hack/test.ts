@@ -1,0 +1,178 @@
+// deno task test — the whole suite, as CI runs it (.ci/run):
+//   shellcheck → Kubernetes binaries → deno task check → generated code up to date →
+//   full local cluster (KWOK) → deno test -A tests/ (unit, integration, e2e) with MC_KUBECONFIG.
+// A cluster this script starts is torn down at the end, also on failure or SIGINT/SIGTERM.
+// Ends with the plain line "N passed, N failed": deno test's counts plus one per static step.
+
+import { join } from "node:path";
+import { ensureBinaries } from "./cluster/binaries.ts";
+import { down, status, up } from "./cluster/lifecycle.ts";
+
+const DENO = Deno.execPath();
+const SHELL_SCRIPTS = ["task", ".ci/run", "hack/build-binaries.sh"];
+
+interface StepResult {
+  name: string;
+  ok: boolean;
+  seconds: number;
+  note?: string;
+}
+
+const results: StepResult[] = [];
+const say = (msg: string) => console.error(`\n[test] ${msg}`);
+
+async function step(name: string, fn: () => Promise<string | void>): Promise<boolean> {
+  say(`${name} ...`);
+  const t0 = performance.now();
+  try {
+    const note = await fn();
+    results.push({ name, ok: true, seconds: (performance.now() - t0) / 1000, note: note ?? "" });
+    return true;
+  } catch (e) {
+    const note = e instanceof Error ? e.message : String(e);
+    results.push({ name, ok: false, seconds: (performance.now() - t0) / 1000, note });
+    say(`${name} FAILED: ${note}`);
+    return false;
+  }
+}
+
+async function run(cmd: string, args: string[], env?: Record<string, string>): Promise<void> {
+  const out = await new Deno.Command(cmd, { args, env, stdin: "null" }).output();
+  if (!out.success) throw new Error(`${cmd} ${args.join(" ")} exited with ${out.code}`);
+}
+
+async function commandExists(cmd: string): Promise<boolean> {
+  const out = await new Deno.Command("sh", { args: ["-c", `command -v ${cmd}`], stdout: "null" })
+    .output();
+  return out.success;
+}
+
+async function ensureShellcheck(): Promise<void> {
+  if (await commandExists("shellcheck")) return;
+  const apt = (args: string[]) => run("apt-get", args, { DEBIAN_FRONTEND: "noninteractive" });
+  await apt(["install", "-y", "-qq", "shellcheck"]).catch(async () => {
+    await apt(["update", "-qq"]);
+    await apt(["install", "-y", "-qq", "shellcheck"]);
+  });
+}
+
+// Colour codes around the counts; intentional control character.
+// deno-lint-ignore no-control-regex
+const ANSI = /\x1b\[[0-9;]*m/g;
+
+/** Counts from deno test's last summary line ("ok | 12 passed (3 steps) | 1 failed (2s)"). */
+export function parseDenoTestSummary(
+  output: string,
+): { passed: number; failed: number } | undefined {
+  const lines = output.replace(ANSI, "").split("\n").reverse();
+  for (const line of lines) {
+    const m = line.match(/^(?:ok|FAILED) \| (\d+) passed.*?\| (\d+) failed/);
+    if (m) return { passed: Number(m[1]), failed: Number(m[2]) };
+  }
+  return undefined;
+}
+
+let testChild: Deno.ChildProcess | undefined;
+
+/** Runs deno test, echoing its output while keeping it to read the summary. */
+async function denoTest(env: Record<string, string>): Promise<{ passed: number; failed: number }> {
+  testChild = new Deno.Command(DENO, {
+    args: ["test", "-A", "tests/"],
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  let output = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of testChild.stdout) {
+    await Deno.stdout.write(chunk);
+    output += decoder.decode(chunk, { stream: true });
+  }
+  const st = await testChild.status;
+  testChild = undefined;
+  const summary = parseDenoTestSummary(output);
+  if (!summary) return { passed: 0, failed: 1 }; // e.g. a type error before any test ran
+  if (!st.success && summary.failed === 0) summary.failed = 1;
+  return summary;
+}
+
+async function main(): Promise<number> {
+  const t0 = performance.now();
+  let clusterDir: string | undefined; // set when this script started the cluster
+  const teardown = async () => {
+    if (!clusterDir) return;
+    const dir = clusterDir;
+    clusterDir = undefined;
+    say(`stopping the test cluster in ${dir}`);
+    await down(dir);
+  };
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    Deno.addSignalListener(sig, async () => {
+      try {
+        testChild?.kill(sig);
+      } catch {
+        // already exited
+      }
+      await teardown();
+      Deno.exit(sig === "SIGINT" ? 130 : 143);
+    });
+  }
+
+  try {
+    await step("shellcheck", async () => {
+      await ensureShellcheck();
+      await run("shellcheck", SHELL_SCRIPTS);
+    });
+    await step("kubernetes binaries", async () => await ensureBinaries());
+    await step("deno task check (fmt, lint, types)", () => run(DENO, ["task", "check"]));
+    if (await Deno.stat("hack/generate.ts").then(() => true, () => false)) {
+      await step(
+        "generated code is up to date",
+        () => run(DENO, ["run", "-A", "hack/generate.ts", "--check"]),
+      );
+    }
+
+    let kubeconfig = Deno.env.get("MC_KUBECONFIG");
+    if (!kubeconfig) {
+      await step(
+        "full cluster (etcd, apiserver, controller manager, scheduler, KWOK)",
+        async () => {
+          const dev = await status(".cluster");
+          if (dev.healthy && dev.mode === "full") {
+            kubeconfig = dev.kubeconfig;
+            return "reusing .cluster/";
+          }
+          const dir = join(Deno.env.get("TMPDIR") || "/tmp", `minicluster-test-${Deno.pid}`);
+          clusterDir = dir;
+          kubeconfig = await up({ dir, mode: "full", nodes: 4 });
+          return `started in ${dir}`;
+        },
+      );
+    }
+
+    say("deno test -A tests/");
+    const env: Record<string, string> = kubeconfig ? { MC_KUBECONFIG: kubeconfig } : {};
+    const tests = await denoTest(env);
+    await teardown();
+
+    const stepsPassed = results.filter((r) => r.ok).length;
+    const stepsFailed = results.length - stepsPassed;
+    console.log("");
+    for (const r of results) {
+      console.log(
+        `${r.ok ? "ok    " : "FAILED"} ${r.name} (${r.seconds.toFixed(1)} s)${
+          r.note ? ` — ${r.note.split("\n")[0]}` : ""
+        }`,
+      );
+    }
+    console.log(`deno test: ${tests.passed} passed, ${tests.failed} failed`);
+    console.log(`total ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    console.log(`${tests.passed + stepsPassed} passed, ${tests.failed + stepsFailed} failed`);
+    return tests.failed + stepsFailed === 0 ? 0 : 1;
+  } finally {
+    await teardown();
+  }
+}
+
+if (import.meta.main) Deno.exit(await main());

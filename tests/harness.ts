@@ -1,0 +1,253 @@
+// envtest-like harness for integration and e2e tests: one control plane per `deno test` run,
+// the CRDs of crds/ installed, a fresh namespace per test, torn down even when the test fails.
+//
+// Which control plane, first match wins:
+//   1. $MC_KUBECONFIG (set by `deno task test`, which brings up the full KWOK cluster);
+//   2. a healthy cluster in .cluster/ (`deno task cluster up`);
+//   3. a private control plane (etcd + kube-apiserver only) started for this process in a
+//      temporary directory and stopped when the process unloads.
+
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
+import { KubeClient } from "../runtime/client.ts";
+import { isAlreadyExists, isNotFound } from "../runtime/errors.ts";
+import { CustomResourceDefinitions, Namespaces, ServiceAccounts } from "../runtime/resources.ts";
+import { downSync, status } from "../hack/cluster/lifecycle.ts";
+
+export interface TestEnv {
+  client: KubeClient;
+  namespace: string;
+  kubeconfig: string;
+}
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const DEV_CLUSTER_DIR = join(ROOT, ".cluster");
+const FIELD_MANAGER = "minicluster-test-harness";
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+let setup: Promise<string> | undefined;
+
+/**
+ * Ensures a control plane (reuse MC_KUBECONFIG or a running .cluster/, else start one with
+ * --control-plane-only for this process and stop it at unload) and installs crds/*.yaml
+ * (waits for Established). Memoized: every test of the run shares it.
+ */
+export function kubeconfigPath(): Promise<string> {
+  return setup ??= (async () => {
+    const kubeconfig = await controlPlane();
+    await installCrds(kubeconfig);
+    return kubeconfig;
+  })();
+}
+
+/**
+ * Whether pods can run: the cluster has a controller manager, a scheduler and KWOK nodes.
+ * Decided without IO at registration time, so use it as `ignore: !fullCluster()`.
+ * MC_FULL_CLUSTER=1/0 overrides; MC_KUBECONFIG alone means the full cluster of `deno task test`.
+ */
+export function fullCluster(): boolean {
+  const forced = Deno.env.get("MC_FULL_CLUSTER");
+  if (forced !== undefined) return forced === "1" || forced === "true";
+  if (Deno.env.get("MC_KUBECONFIG")) return true;
+  try {
+    const state = JSON.parse(Deno.readTextFileSync(join(DEV_CLUSTER_DIR, "state.json")));
+    return state.mode === "full";
+  } catch {
+    return false;
+  }
+}
+
+async function controlPlane(): Promise<string> {
+  const fromEnv = Deno.env.get("MC_KUBECONFIG");
+  if (fromEnv) return fromEnv;
+  const dev = await status(DEV_CLUSTER_DIR).catch(() => undefined);
+  if (dev?.healthy && dev.kubeconfig) return dev.kubeconfig;
+
+  sweepAbandonedControlPlanes();
+  const dir = await Deno.makeTempDir({ prefix: ENVTEST_PREFIX });
+  await Deno.writeTextFile(join(dir, OWNER_FILE), String(Deno.pid));
+  // Registered before starting, so even a half-started control plane is stopped.
+  globalThis.addEventListener("unload", () => downSync(dir));
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      join(ROOT, "hack", "cluster.ts"),
+      "up",
+      "--control-plane-only",
+      "--dir",
+      dir,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error(`starting a control plane in ${dir} failed (see above)`);
+  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+  return lines[lines.length - 1];
+}
+
+const ENVTEST_PREFIX = "minicluster-envtest-";
+const OWNER_FILE = "owner.pid";
+
+/**
+ * `unload` does not run when a test process is killed (Ctrl-C): stop the private control
+ * planes whose owning process is gone, so they do not pile up.
+ */
+function sweepAbandonedControlPlanes(): void {
+  const tmp = Deno.env.get("TMPDIR") || "/tmp";
+  for (const entry of Deno.readDirSync(tmp)) {
+    if (!entry.isDirectory || !entry.name.startsWith(ENVTEST_PREFIX)) continue;
+    const dir = join(tmp, entry.name);
+    let owner: number;
+    try {
+      owner = Number(Deno.readTextFileSync(join(dir, OWNER_FILE)));
+    } catch {
+      continue; // Being set up right now, or not ours to judge.
+    }
+    if (Number.isInteger(owner) && !processExists(owner)) downSync(dir);
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    Deno.statSync(`/proc/${pid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface Crd {
+  metadata: { name: string };
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+async function installCrds(kubeconfig: string): Promise<void> {
+  const dir = join(ROOT, "crds");
+  const crds: Crd[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (!entry.isFile || !/\.ya?ml$/.test(entry.name)) continue;
+    const text = await Deno.readTextFile(join(dir, entry.name));
+    for (const doc of parseAllDocuments(text)) {
+      const obj = doc.toJS();
+      if (obj?.kind === "CustomResourceDefinition") crds.push(obj);
+    }
+  }
+  if (crds.length === 0) return;
+  const client = await KubeClient.fromKubeconfig(kubeconfig);
+  try {
+    for (const crd of crds) {
+      await client.apply(CustomResourceDefinitions, crd, {
+        fieldManager: FIELD_MANAGER,
+        force: true,
+      });
+    }
+    for (const crd of crds) {
+      await eventually(async () => {
+        const got = await client.get<Crd>(CustomResourceDefinitions, undefined, crd.metadata.name);
+        const established = got.status?.conditions?.some((c) =>
+          c.type === "Established" && c.status === "True"
+        );
+        if (!established) throw new Error(`CRD ${crd.metadata.name} is not Established`);
+      }, { timeoutMs: 30_000 });
+    }
+  } finally {
+    client.close();
+  }
+}
+
+/** "Reconcile creates the Job!" → "reconcile-creates-the-job", short enough for a name. */
+export function namespaceSlug(testName: string): string {
+  const slug = testName.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+  return slug.slice(0, 40).replace(/-+$/, "") || "test";
+}
+
+export function testNamespaceName(testName: string): string {
+  const random = Math.random().toString(36).slice(2, 8).padEnd(6, "0");
+  return `t-${namespaceSlug(testName)}-${random}`;
+}
+
+/** Registers a Deno.test that gets a fresh namespace on the shared control plane; teardown even on failure. */
+export function integrationTest(
+  name: string,
+  fn: (env: TestEnv) => Promise<void>,
+  opts: { timeoutMs?: number; ignore?: boolean } = {},
+): void {
+  Deno.test({
+    name,
+    ignore: opts.ignore,
+    async fn() {
+      const kubeconfig = await kubeconfigPath();
+      const client = await KubeClient.fromKubeconfig(kubeconfig);
+      const namespace = testNamespaceName(name);
+      try {
+        await client.create(Namespaces, {
+          metadata: { name: namespace, labels: { "minicluster.flux-framework.org/test": "true" } },
+        });
+        // The controller manager creates it too, but pods are rejected until it exists, and a
+        // control-plane-only cluster has no controller manager.
+        await client.create(ServiceAccounts, { metadata: { name: "default", namespace } })
+          .catch((e) => {
+            if (!isAlreadyExists(e)) throw e;
+          });
+        await withTimeout(
+          fn({ client, namespace, kubeconfig }),
+          opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+          name,
+        );
+      } finally {
+        await client.delete(Namespaces, undefined, namespace).catch((e) => {
+          if (!isNotFound(e)) throw e;
+        });
+        client.close();
+      }
+    },
+  });
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Retries `fn` until it stops throwing; rethrows its last error after `timeoutMs`. */
+export async function eventually<T>(
+  fn: () => T | Promise<T>,
+  opts: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const intervalMs = opts.intervalMs ?? 100;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (Date.now() + intervalMs > deadline) throw e;
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  }
+}
+
+/** Runs kubectl against the test's cluster and namespace; resolves to stdout, throws with stderr. */
+export async function kubectl(env: TestEnv, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("kubectl", {
+    args: ["--kubeconfig", env.kubeconfig, "--namespace", env.namespace, ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  if (!out.success) {
+    throw new Error(`kubectl ${args.join(" ")} failed (${out.code}): ${text(out.stderr)}`);
+  }
+  return text(out.stdout);
+}
