@@ -1,0 +1,408 @@
+/**
+ * The manager wires an operator process together: the API client (its requests counted), one
+ * watcher+store per watched kind, the controllers, leader election, the health/metrics server and
+ * signal handling.
+ *
+ * Lifecycle of `run()`:
+ *   serve /healthz → start watchers → wait for every cache (bounded by --cache-sync-timeout; /readyz
+ *   turns ready) → [leader election: wait for the Lease] → start controllers → run until SIGTERM /
+ *   SIGINT (exit 0 after draining in-flight reconciles and releasing the Lease) or until the Lease is
+ *   lost (exit 1: a fresh process is the simplest way to never act on a stale view as a standby).
+ *
+ * Caches run on standbys too, so a standby that takes over starts reconciling at once.
+ */
+import { KubeClient } from "./client.ts";
+import {
+  Controller,
+  type ControllerMetrics,
+  type ControllerOptions,
+  type ReconcileResult,
+} from "./controller.ts";
+import { startHealthServer } from "./http.ts";
+import { LeaderElector } from "./leader.ts";
+import { Logger } from "./log.ts";
+import {
+  DEFAULT_BUCKETS,
+  exponentialBuckets,
+  registerProcessMetrics,
+  Registry,
+} from "./metrics.ts";
+import type { OperatorOptions } from "./options.ts";
+import { resourceName, type ResourceType } from "./resources.ts";
+import type { KubeObject, Store } from "./store.ts";
+import { Watcher, WatcherError, type WatcherMetrics } from "./watcher.ts";
+
+export interface WatchSpec {
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export type ControllerSpec<T extends KubeObject> =
+  & Omit<
+    ControllerOptions<T>,
+    "clock" | "log" | "metrics" | "concurrency" | "resyncPeriodMs"
+  >
+  & { concurrency?: number; resyncPeriodMs?: number };
+
+/** How long a SIGTERM waits for in-flight reconciles before exiting anyway. */
+const DRAIN_TIMEOUT_MS = 25_000;
+
+export class Manager {
+  readonly log: Logger;
+  readonly registry: Registry;
+  readonly #opts: OperatorOptions;
+  readonly #metrics: RuntimeMetrics;
+  #client?: KubeClient;
+  #watchers = new Map<string, Watcher<KubeObject>>();
+  #controllers: Controller<KubeObject>[] = [];
+  #synced = false;
+
+  constructor(opts: OperatorOptions, log?: Logger, registry?: Registry) {
+    this.#opts = opts;
+    this.log = log ?? new Logger({ level: opts.logLevel, format: opts.logFormat });
+    this.registry = registry ?? new Registry();
+    this.#metrics = new RuntimeMetrics(this.registry);
+  }
+
+  /** Loads the client (flags → $KUBECONFIG → in-cluster → ~/.kube/config) with metrics wired. */
+  async connect(): Promise<KubeClient> {
+    this.#client ??= await KubeClient.load({
+      kubeconfig: this.#opts.kubeconfig,
+      context: this.#opts.context,
+      onRequest: (e) => this.#metrics.request(e.verb, e.resource, e.code, e.seconds),
+    });
+    return this.#client;
+  }
+
+  get client(): KubeClient {
+    if (!this.#client) throw new Error("Manager.connect() first");
+    return this.#client;
+  }
+
+  /** True once every cache has completed its first list. */
+  get synced(): boolean {
+    return this.#synced;
+  }
+
+  /**
+   * The shared store of `rt` (narrowed by selectors, in the configured namespaces). Asking twice
+   * for the same kind and selectors returns the same store.
+   */
+  watch<T extends KubeObject>(rt: ResourceType, spec: WatchSpec = {}): Store<T> {
+    const id = `${resourceName(rt)}?${spec.labelSelector ?? ""}&${spec.fieldSelector ?? ""}`;
+    let watcher = this.#watchers.get(id);
+    if (!watcher) {
+      watcher = new Watcher<KubeObject>(this.client, rt, {
+        namespaces: this.#opts.namespaces,
+        labelSelector: spec.labelSelector,
+        fieldSelector: spec.fieldSelector,
+        stopOnForbidden: this.#opts.failOnForbidden,
+        log: this.log.child({ component: "watcher" }),
+        metrics: this.#metrics.watcher,
+      });
+      this.#watchers.set(id, watcher);
+      this.#metrics.cacheSize(watcher.store);
+    }
+    return watcher.store as unknown as Store<T>;
+  }
+
+  addController<T extends KubeObject>(spec: ControllerSpec<T>): Controller<T> {
+    const controller = new Controller<T>({
+      concurrency: this.#opts.concurrency,
+      resyncPeriodMs: this.#opts.resyncPeriodMs,
+      ...spec,
+      log: this.log.child({ controller: spec.name }),
+      metrics: this.#metrics.controller(spec.name),
+    });
+    this.#controllers.push(controller as unknown as Controller<KubeObject>);
+    return controller;
+  }
+
+  /**
+   * Runs until a signal or a lost Lease; resolves the process exit code. `signal` stops it like
+   * SIGTERM (for embedding in tests).
+   */
+  async run(signal?: AbortSignal): Promise<number> {
+    const log = this.log;
+    const client = await this.connect();
+    const stop = new AbortController();
+    const onSignal = (name: string) => () => {
+      log.info("signal received; shutting down", { signal: name });
+      stop.abort();
+    };
+    const handlers: [Deno.Signal, () => void][] = [
+      ["SIGTERM", onSignal("SIGTERM")],
+      ["SIGINT", onSignal("SIGINT")],
+    ];
+    for (const [sig, fn] of handlers) Deno.addSignalListener(sig, fn);
+    signal?.addEventListener("abort", () => stop.abort(), { once: true });
+    // A stray rejection in some callback must not end the process (Deno's default is to exit).
+    const onRejection = (e: PromiseRejectionEvent) => {
+      e.preventDefault();
+      log.error("unhandled rejection", { error: String(e.reason?.stack ?? e.reason) });
+    };
+    globalThis.addEventListener("unhandledrejection", onRejection);
+
+    registerProcessMetrics(this.registry);
+    const server = startHealthServer({
+      port: this.#opts.healthPort,
+      hostname: this.#opts.bindAddress,
+      isReady: () => this.#synced,
+      metrics: this.registry,
+      onError: (e) => log.error("health server failed", { error: String(e) }),
+    });
+    log.info("serving /healthz, /readyz and /metrics", {
+      address: `${server.hostname}:${server.port}`,
+    });
+
+    const elector = this.#opts.leaderElect ? this.#elector(client) : undefined;
+    let code = 0;
+    try {
+      for (const w of this.#watchers.values()) w.start();
+      code = await this.#waitForCaches(stop.signal);
+      if (code !== 0 || stop.signal.aborted) return code;
+      this.#synced = true;
+      log.info("caches synced", { kinds: [...this.#watchers.values()].map((w) => w.resource) });
+
+      if (elector && !(await elector.acquire(stop.signal))) return 0;
+      await Promise.all(this.#controllers.map((c) => c.start()));
+      if (elector) {
+        const result = await elector.hold(stop.signal);
+        if (result === "lost") code = 1;
+      } else {
+        await new Promise<void>((resolve) => {
+          if (stop.signal.aborted) resolve();
+          stop.signal.addEventListener("abort", () => resolve(), { once: true });
+        });
+      }
+      return code;
+    } finally {
+      await this.#shutdown(elector);
+      await server.shutdown();
+      for (const [sig, fn] of handlers) Deno.removeSignalListener(sig, fn);
+      globalThis.removeEventListener("unhandledrejection", onRejection);
+      client.close();
+      log.info("stopped", { exitCode: code });
+    }
+  }
+
+  /** 0 when every cache synced; 1 on a fatal watcher error or the sync timeout. */
+  async #waitForCaches(signal: AbortSignal): Promise<number> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    const all = Promise.all([...this.#watchers.values()].map((w) => w.synced)).then(() => "ok");
+    const timeout = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), this.#opts.cacheSyncTimeoutMs);
+    });
+    const stopped = new Promise<string>((resolve) => {
+      onAbort = () => resolve("stopped");
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      const outcome = await Promise.race([all, timeout, stopped]);
+      if (outcome === "timeout") {
+        const pending = [...this.#watchers.values()].filter((w) => !w.store.hasSynced);
+        this.log.error("caches did not sync in time", {
+          timeoutMs: this.#opts.cacheSyncTimeoutMs,
+          pending: pending.map((w) => w.resource),
+        });
+        return 1;
+      }
+      return 0;
+    } catch (e) {
+      this.log.error("cannot start", { error: e instanceof WatcherError ? e.message : String(e) });
+      return 1;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort!);
+    }
+  }
+
+  #elector(client: KubeClient): LeaderElector {
+    const o = this.#opts;
+    const identity = o.leaderElectionIdentity ?? defaultIdentity();
+    const namespace = o.leaderElectionNamespace ?? client.namespace ?? "default";
+    return new LeaderElector(client, {
+      namespace,
+      name: o.leaderElectionId,
+      identity,
+      leaseDurationMs: o.leaseDurationMs,
+      renewDeadlineMs: o.renewDeadlineMs,
+      retryPeriodMs: o.retryPeriodMs,
+      log: this.log.child({ component: "leader-election" }),
+      onChange: (leading) => this.#metrics.leader(o.leaderElectionId, leading),
+    });
+  }
+
+  /** Controllers drain first, then the Lease goes (so no two leaders overlap), then the caches. */
+  async #shutdown(elector?: LeaderElector): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const drained = Promise.all(this.#controllers.map((c) => c.stop()));
+    const timedOut = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.log.warn("reconciles still running at the drain deadline; exiting anyway", {
+          timeoutMs: DRAIN_TIMEOUT_MS,
+        });
+        resolve();
+      }, DRAIN_TIMEOUT_MS);
+    });
+    await Promise.race([drained, timedOut]);
+    clearTimeout(timer);
+    await elector?.release();
+    await Promise.all([...this.#watchers.values()].map((w) => w.stop()));
+  }
+}
+
+/** hostname plus a random suffix: two processes on one host must not share an identity. */
+function defaultIdentity(): string {
+  let host = "operator";
+  try {
+    host = Deno.hostname();
+  } catch {
+    // no --allow-sys=hostname: the suffix still makes it unique
+  }
+  return `${host}_${crypto.randomUUID().slice(0, 8)}`;
+}
+
+/** The runtime's Prometheus metrics, registered once per registry and shared by components. */
+export class RuntimeMetrics {
+  readonly #reconciles;
+  readonly #reconcileErrors;
+  readonly #reconcileSeconds;
+  readonly #depth;
+  readonly #adds;
+  readonly #retries;
+  readonly #queueSeconds;
+  readonly #workSeconds;
+  readonly #restarts;
+  readonly #relists;
+  readonly #events;
+  readonly #requests;
+  readonly #requestSeconds;
+  readonly #leader;
+  readonly #cacheObjects;
+  readonly #registry: Registry;
+
+  constructor(registry: Registry) {
+    this.#registry = registry;
+    const r = registry;
+    const latency = exponentialBuckets(0.001, 4, 10); // 1 ms .. ~4 min
+    this.#reconciles = r.counter({
+      name: "reconcile_total",
+      help: "Reconciles by controller and result (success, requeue, error, terminal).",
+      labelNames: ["controller", "result"],
+    });
+    this.#reconcileErrors = r.counter({
+      name: "reconcile_errors_total",
+      help: "Reconciles that failed (retried or terminal).",
+      labelNames: ["controller"],
+    });
+    this.#reconcileSeconds = r.histogram({
+      name: "reconcile_duration_seconds",
+      help: "Time spent in reconcile, by controller.",
+      labelNames: ["controller"],
+      buckets: DEFAULT_BUCKETS,
+    });
+    this.#depth = r.gauge({
+      name: "workqueue_depth",
+      help: "Keys waiting in the workqueue.",
+      labelNames: ["name"],
+    });
+    this.#adds = r.counter({
+      name: "workqueue_adds_total",
+      help: "Keys added to the workqueue.",
+      labelNames: ["name"],
+    });
+    this.#retries = r.counter({
+      name: "workqueue_retries_total",
+      help: "Keys re-added with backoff after a failure.",
+      labelNames: ["name"],
+    });
+    this.#queueSeconds = r.histogram({
+      name: "workqueue_queue_duration_seconds",
+      help: "Time a key waits in the workqueue before a worker takes it.",
+      labelNames: ["name"],
+      buckets: latency,
+    });
+    this.#workSeconds = r.histogram({
+      name: "workqueue_work_duration_seconds",
+      help: "Time a worker holds a key.",
+      labelNames: ["name"],
+      buckets: latency,
+    });
+    this.#restarts = r.counter({
+      name: "watch_restarts_total",
+      help: "Watch streams restarted, by reason (closed, gone, error).",
+      labelNames: ["resource", "reason"],
+    });
+    this.#relists = r.counter({
+      name: "watch_relists_total",
+      help: "Complete lists (at start-up and after 410 Gone).",
+      labelNames: ["resource"],
+    });
+    this.#events = r.counter({
+      name: "watch_events_total",
+      help: "Watch events received, by type.",
+      labelNames: ["resource", "type"],
+    });
+    this.#requests = r.counter({
+      name: "api_requests_total",
+      help: "Requests to the Kubernetes API by verb, resource and HTTP code (0: no response).",
+      labelNames: ["verb", "resource", "code"],
+    });
+    this.#requestSeconds = r.histogram({
+      name: "api_request_duration_seconds",
+      help: "Time to the response headers of Kubernetes API requests.",
+      labelNames: ["verb", "resource"],
+      buckets: DEFAULT_BUCKETS,
+    });
+    this.#leader = r.gauge({
+      name: "leader_election_is_leader",
+      help: "1 while this replica holds the Lease.",
+      labelNames: ["lease"],
+    });
+    this.#cacheObjects = r.gauge({
+      name: "cache_objects",
+      help: "Objects in the cache, by resource.",
+      labelNames: ["resource"],
+    });
+  }
+
+  request(verb: string, resource: string, code: number, seconds: number): void {
+    this.#requests.inc({ verb, resource, code });
+    if (verb !== "watch") this.#requestSeconds.observe({ verb, resource }, seconds);
+  }
+
+  readonly watcher: WatcherMetrics = {
+    restarted: (resource, reason) => this.#restarts.inc({ resource, reason }),
+    relisted: (resource) => this.#relists.inc({ resource }),
+    event: (resource, type) => this.#events.inc({ resource, type }),
+  };
+
+  controller(name: string): ControllerMetrics {
+    return {
+      reconciled: (controller: string, result: ReconcileResult, seconds: number) => {
+        this.#reconciles.inc({ controller, result });
+        if (result === "error" || result === "terminal") this.#reconcileErrors.inc({ controller });
+        this.#reconcileSeconds.observe({ controller }, seconds);
+      },
+      queue: {
+        added: () => this.#adds.inc({ name }),
+        depth: (n) => this.#depth.set({ name }, n),
+        retried: () => this.#retries.inc({ name }),
+        queued: (s) => this.#queueSeconds.observe({ name }, s),
+        worked: (s) => this.#workSeconds.observe({ name }, s),
+      },
+    };
+  }
+
+  leader(lease: string, leading: boolean): void {
+    this.#leader.set({ lease }, leading ? 1 : 0);
+  }
+
+  cacheSize(store: Store<KubeObject>): void {
+    this.#registry.onCollect(() =>
+      this.#cacheObjects.set({ resource: store.resource }, store.size)
+    );
+  }
+}
