@@ -152,9 +152,9 @@ export function jobOnlyPodOptions(mc: DefaultedMiniCluster): Partial<PodSpec> {
 
 /** Pod spec fields in one fixed order, so that the manifests read the same every time. */
 const POD_SPEC_ORDER: (keyof PodSpec)[] = [
+  "hostname",
   "subdomain",
   "setHostnameAsFQDN",
-  "hostname",
   "restartPolicy",
   "serviceAccountName",
   "automountServiceAccountToken",

@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { type MiniClusterSpec, withDefaults } from "../../api/mod.ts";
+import {
+  brokerSelector,
+  buildHeadlessService,
+  headlessSelector,
+} from "../../controllers/minicluster/children/service.ts";
+import { buildJob } from "../../controllers/minicluster/children/job.ts";
+import { buildServicesPod } from "../../controllers/minicluster/children/services_pod.ts";
+import { assertGolden } from "../golden.ts";
+
+function miniCluster(spec: MiniClusterSpec, name = "flux-sample") {
+  return withDefaults({
+    apiVersion: "flux-framework.org/v1alpha2",
+    kind: "MiniCluster",
+    metadata: { name, namespace: "flux-operator", uid: "5b0c7a0e-8f3e-4a53-9a1f-0c2d1e4f6a7b" },
+    spec,
+  });
+}
+
+const containers = [{ image: "rockylinux:9", command: "hostname" }];
+
+Deno.test("headless Service golden: default name", async () => {
+  await assertGolden("service/headless.yaml", buildHeadlessService(miniCluster({ containers })));
+});
+
+Deno.test("headless Service golden: custom headless name", async () => {
+  const mc = miniCluster({ containers, network: { headlessName: "flux-net" } });
+  await assertGolden("service/headless-custom-name.yaml", buildHeadlessService(mc));
+});
+
+Deno.test("minimal Service golden: port 8050 on the lead broker only", async () => {
+  const mc = miniCluster({ containers, flux: { minimalService: true } });
+  await assertGolden("service/minimal.yaml", buildHeadlessService(mc));
+});
+
+/** Does a label selector match these labels (equality selectors only, as Services use)? */
+function selects(selector: Record<string, string>, labels: Record<string, string>): boolean {
+  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+Deno.test("headless Service selects the Job's pods and the services pod", () => {
+  const mc = miniCluster({ containers, services: [{ name: "db", image: "mongo" }] });
+  const selector = buildHeadlessService(mc).spec!.selector!;
+  assert.deepEqual(selector, headlessSelector(mc));
+  assert.ok(selects(selector, buildJob(mc).spec!.template.metadata!.labels!));
+  assert.ok(selects(selector, buildServicesPod(mc)!.metadata!.labels!));
+  assert.equal(buildHeadlessService(mc).spec!.clusterIP, "None");
+});
+
+Deno.test("minimal Service selects index 0 of this Job only, with the Job controller's labels", () => {
+  const mc = miniCluster({ containers, flux: { minimalService: true } });
+  const svc = buildHeadlessService(mc);
+  assert.deepEqual(svc.spec!.selector, brokerSelector(mc));
+  const broker = { "job-name": "flux-sample", "batch.kubernetes.io/job-completion-index": "0" };
+  const worker = { "job-name": "flux-sample", "batch.kubernetes.io/job-completion-index": "1" };
+  const other = { "job-name": "other", "batch.kubernetes.io/job-completion-index": "0" };
+  assert.ok(selects(svc.spec!.selector!, broker));
+  assert.ok(!selects(svc.spec!.selector!, worker));
+  assert.ok(!selects(svc.spec!.selector!, other));
+  assert.equal(svc.spec!.clusterIP, undefined);
+  assert.deepEqual(svc.spec!.ports!.map((p) => p.port), [8050]);
+});
+
+Deno.test("headless Service: name and subdomain of the Job agree", () => {
+  const mc = miniCluster({ containers, network: { headlessName: "flux-net" } });
+  assert.equal(buildHeadlessService(mc).metadata!.name, "flux-net");
+  assert.equal(buildJob(mc).spec!.template.spec!.subdomain, "flux-net");
+});
