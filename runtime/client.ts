@@ -162,7 +162,8 @@ export class KubeClient {
   readonly namespace: string;
   readonly #httpClient: Deno.HttpClient;
   readonly #auth: () => Promise<string | undefined>;
-  readonly #invalidateToken: () => void;
+  /** Forgets a cached file token; false when there is nothing that could be re-read. */
+  readonly #invalidateToken: () => boolean;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
   readonly #onRequest?: (event: RequestEvent) => void;
@@ -185,21 +186,24 @@ export class KubeClient {
     if (conn.token) {
       const header = `Bearer ${conn.token}`;
       this.#auth = () => Promise.resolve(header);
-      this.#invalidateToken = () => {};
+      this.#invalidateToken = () => false;
     } else if (conn.tokenFile) {
       const source = new FileTokenSource(
         conn.tokenFile,
         options.tokenRefreshMs ?? DEFAULT_TOKEN_REFRESH_MS,
       );
       this.#auth = async () => `Bearer ${await source.token()}`;
-      this.#invalidateToken = () => source.invalidate();
+      this.#invalidateToken = () => {
+        source.invalidate();
+        return true;
+      };
     } else if (conn.basicAuth) {
       const header = `Basic ${btoa(`${conn.basicAuth.username}:${conn.basicAuth.password}`)}`;
       this.#auth = () => Promise.resolve(header);
-      this.#invalidateToken = () => {};
+      this.#invalidateToken = () => false;
     } else {
       this.#auth = () => Promise.resolve(undefined);
-      this.#invalidateToken = () => {};
+      this.#invalidateToken = () => false;
     }
   }
 
@@ -464,9 +468,8 @@ export class KubeClient {
       const response = await this.#send(method, path, { ...opts, signal }, body);
       const text = await response.text();
       if (response.ok) return text;
-      if (response.status === 401 && !retried) {
+      if (response.status === 401 && !retried && this.#invalidateToken()) {
         // A rotated ServiceAccount token: read it again now rather than at the next refresh.
-        this.#invalidateToken();
         return await this.#exchange(method, path, body, opts, true);
       }
       throw ApiError.fromResponse(response.status, text, `${method} ${path}`);
@@ -510,7 +513,11 @@ export class KubeClient {
       code = response.status;
       return response;
     } finally {
-      this.#onRequest?.({ ...label, code, seconds: (performance.now() - start) / 1000 });
+      try {
+        this.#onRequest?.({ ...label, code, seconds: (performance.now() - start) / 1000 });
+      } catch {
+        // An observer must never fail the request it observes.
+      }
     }
   }
 }
