@@ -264,6 +264,17 @@ Deno.test("buildJob: a user volume named like an operator volume is refused", ()
   assert.throws(() => buildJob(mc), /flux-view/);
 });
 
+Deno.test("buildJob: a container named like the Flux container or the view is refused", () => {
+  const clash = miniCluster({
+    containers: [{ image: "a", runFlux: true }, { name: "flux-sample", image: "b" }],
+  });
+  assert.throws(() => buildJob(clash), /container name flux-sample is used twice/);
+  const view = miniCluster({
+    containers: [{ image: "a", runFlux: true }, { name: "flux-view", image: "b" }],
+  });
+  assert.throws(() => buildJob(view), /container name flux-view is used twice/);
+});
+
 Deno.test("buildJob: a non-Flux container without a name is refused", () => {
   const mc = miniCluster({
     containers: [{ image: "a", runFlux: true }, { image: "b" }],

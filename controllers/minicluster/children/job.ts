@@ -27,15 +27,18 @@ export interface JobOptions {
 export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
   const size = opts.size ?? mc.spec.size;
   const volumes = [...operatorVolumes(mc), ...userVolumes(mc.spec.containers)];
-  assertUniqueVolumeNames(volumes.map((v) => v.name));
+  assertUnique("volume", volumes.map((v) => v.name));
+  const initContainers = [fluxViewContainer(mc)];
+  const containers = jobContainers(mc);
+  assertUnique("container", [...initContainers, ...containers].map((c) => c.name));
   const annotations = podAnnotations(mc);
   const spec: PodSpec = {
     subdomain: headlessServiceName(mc),
     setHostnameAsFQDN: false,
     ...commonPodOptions(mc),
     ...jobOnlyPodOptions(mc),
-    containers: jobContainers(mc),
-    initContainers: [fluxViewContainer(mc)],
+    containers,
+    initContainers,
     volumes,
   };
   const affinity = jobAffinity(mc);
@@ -62,11 +65,14 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
   };
 }
 
-/** A user volume named like one of the operator's would make the pod invalid: say which. */
-function assertUniqueVolumeNames(names: string[]): void {
+/**
+ * A user volume or container named like one of the operator's (or like the Flux container,
+ * which takes the MiniCluster's name) would make every pod invalid: say which name, up front.
+ */
+function assertUnique(what: string, names: string[]): void {
   const seen = new Set<string>();
   for (const name of names) {
-    if (seen.has(name)) throw new Error(`volume name ${name} is used twice (the operator uses it)`);
+    if (seen.has(name)) throw new Error(`${what} name ${name} is used twice in the pod`);
     seen.add(name);
   }
 }
