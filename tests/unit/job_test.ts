@@ -40,6 +40,7 @@ const cases: Record<string, MiniClusterSpec> = {
     ],
   },
   "container-options": {
+    shareProcessNamespace: true,
     containers: [{
       image: "rockylinux:9",
       name: "ignored-for-the-flux-container",
@@ -79,7 +80,6 @@ const cases: Record<string, MiniClusterSpec> = {
   },
   "pod-options": {
     size: 3,
-    shareProcessNamespace: true,
     containers: [{ image: "rockylinux:9", command: "hostname" }],
     pod: {
       annotations: { "example.com/b": "two", "example.com/a": "one" },
