@@ -275,6 +275,17 @@ Deno.test("buildJob: a container named like the Flux container or the view is re
   assert.throws(() => buildJob(view), /container name flux-view is used twice/);
 });
 
+Deno.test("buildJob: a user volume on an operator path (or two on one path) is refused", () => {
+  const mc = miniCluster({
+    containers: [{ image: "a", volumes: { sw: { hostPath: "/sw", path: "/opt/software" } } }],
+  });
+  assert.throws(() => buildJob(mc), /mount path of container flux-sample: \/opt\/software/);
+  const shm = miniCluster({
+    containers: [{ image: "a", volumes: { a: { emptyDir: true }, b: { emptyDir: true } } }],
+  });
+  assert.throws(() => buildJob(shm), /\/dev\/shm is used twice/);
+});
+
 Deno.test("buildJob: a non-Flux container without a name is refused", () => {
   const mc = miniCluster({
     containers: [{ image: "a", runFlux: true }, { image: "b" }],

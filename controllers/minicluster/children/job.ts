@@ -27,10 +27,16 @@ export interface JobOptions {
 export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
   const size = opts.size ?? mc.spec.size;
   const volumes = [...operatorVolumes(mc), ...userVolumes(mc.spec.containers)];
-  assertUnique("volume", volumes.map((v) => v.name));
+  assertUnique("volume name", volumes.map((v) => v.name));
   const initContainers = [fluxViewContainer(mc)];
   const containers = jobContainers(mc);
-  assertUnique("container", [...initContainers, ...containers].map((c) => c.name));
+  assertUnique("container name", [...initContainers, ...containers].map((c) => c.name));
+  for (const c of containers) {
+    assertUnique(
+      `mount path of container ${c.name}:`,
+      (c.volumeMounts ?? []).map((m) => m.mountPath),
+    );
+  }
   const annotations = podAnnotations(mc);
   const spec: PodSpec = {
     subdomain: headlessServiceName(mc),
@@ -72,7 +78,7 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
 function assertUnique(what: string, names: string[]): void {
   const seen = new Set<string>();
   for (const name of names) {
-    if (seen.has(name)) throw new Error(`${what} name ${name} is used twice in the pod`);
+    if (seen.has(name)) throw new Error(`${what} ${name} is used twice in the pod`);
     seen.add(name);
   }
 }
