@@ -28,7 +28,7 @@ export function z85Encode(bytes: Uint8Array): string {
   return out;
 }
 
-export function z85Decode(text: string): Uint8Array {
+export function z85Decode(text: string): Uint8Array<ArrayBuffer> {
   if (text.length % 5 !== 0) throw new Error("Z85 text length must be a multiple of 5");
   const out = new Uint8Array((text.length / 5) * 4);
   for (let i = 0, o = 0; i < text.length; i += 5, o += 4) {

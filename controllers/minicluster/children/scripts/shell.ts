@@ -46,6 +46,22 @@ export function heredocDelimiter(base: string, content: string): string {
   return delimiter;
 }
 
+/**
+ * `echo` of a literal text (e.g. a user command shown in the log): quoted, so nothing in it runs;
+ * shellcheck is told that a `$` in it is meant literally.
+ */
+export function echoLiteral(text: string, suffix = ""): string[] {
+  return withLiteralNote(text, `echo ${shellQuote(text)}${suffix}`);
+}
+
+/**
+ * `line`, which contains `text` single-quoted, preceded by a note telling shellcheck that a `$`
+ * or backtick in the quotes is meant literally (SC2016) when there is one.
+ */
+export function withLiteralNote(text: string, line: string): string[] {
+  return /[$`]/.test(text) ? ["# shellcheck disable=SC2016 # literal text", line] : [line];
+}
+
 /** Output redirection of user blocks and chatty commands when `logging.quiet` is on. */
 export interface Quiet {
   quiet: boolean;

@@ -4,7 +4,7 @@
  * and write the helper files `flux-view.sh` (environment to source), `flux-connect.sh` (a shell
  * connected to the local broker) and `load-fluxion.sh` into the shared volume.
  */
-import { shellQuote, silencedWhen, writeFileCommand } from "./shell.ts";
+import { shellQuote, silencedWhen, withLiteralNote, writeFileCommand } from "./shell.ts";
 import type { Settings } from "./settings.ts";
 import { VIEW_READY_MARKER } from "./paths.ts";
 
@@ -14,9 +14,9 @@ export function waitForView(settings: Settings): string[] {
   return [
     "# The Flux view and its configuration live in the shared volume",
     `viewbase=${shellQuote(settings.view.mountPath)}`,
+    ...(settings.view.disable ? ["# shellcheck disable=SC2034 # for user commands"] : []),
     `viewroot="\${viewbase}/view"`,
     `configroot="\${viewbase}/config"`,
-    `viewbin="\${viewroot}/bin"`,
     "",
     "# The flux-view init container marks the volume when it is ready",
     `until [ -e "\${viewbase}/${VIEW_READY_MARKER}" ]; do`,
@@ -26,6 +26,7 @@ export function waitForView(settings: Settings): string[] {
     ...(settings.view.disable ? [] : [
       ...(quiet ? [] : ["", `echo "Flux install root: \${viewroot}"`]),
       "# Appended so that software in the application image comes first",
+      `viewbin="\${viewroot}/bin"`,
       `export PATH="\${PATH}:\${viewbin}"`,
     ]),
     "",
@@ -48,8 +49,12 @@ export function viewPaths(settings: Settings): string[] {
   const pythonPath = settings.view.pythonPath
     ? `"\${PYTHONPATH:-}:"${shellQuote(settings.view.pythonPath)}`
     : `"\${PYTHONPATH:-}:\${foundroot}/site-packages"`;
-  const environment = settings.flux.environment.map(([key, value]) =>
-    writeFileCommand(`"\${viewbase}/flux-view.sh"`, `export ${key}=${shellQuote(value)}`, true)
+  // %q quotes the value again inside the file, so sourcing it restores the exact value.
+  const environment = settings.flux.environment.flatMap(([key, value]) =>
+    withLiteralNote(
+      value,
+      `printf 'export ${key}=%q\\n' ${shellQuote(value)} >> "\${viewbase}/flux-view.sh"`,
+    )
   );
   const connect = [
     "#!/bin/bash",

@@ -18,6 +18,7 @@
  */
 import {
   commandLine,
+  echoLiteral,
   heredocDelimiter,
   indent,
   joinScript,
@@ -98,11 +99,11 @@ function leadBroker(settings: Settings, container: ContainerInput, hasScript: bo
   const wrap = flux.wrap ? `${shellQuote(`--wrap=${flux.wrap}`)} ` : "";
   const fluxStart = `flux start ${wrap}-o --config "\${cfg}" "\${brokerOptions[@]}"`;
   const withPrefix = (words: string) => [prefix, words].filter((w) => w !== "").join(" ");
-  const show = (line: string) => quiet ? [] : [`echo ${shellQuote(line)}`];
+  const show = (line: string) => quiet ? [] : echoLiteral(line);
 
   const lines: string[] = [];
   lines.push(...userBlock(container.commands?.brokerPre, quiet));
-  lines.push(`echo ${shellQuote(`Command provided is: ${command}`)}${silencedWhen(quiet)}`);
+  lines.push(...echoLiteral(`Command provided is: ${command}`, silencedWhen(quiet)));
 
   if (command === "") {
     lines.push(
