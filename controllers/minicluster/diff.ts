@@ -58,25 +58,27 @@ export function differingPaths(observed: Json, desired: Json, path = ""): string
 }
 
 /**
- * Lists whose items all have a `name` are matched by name (the server may append items of its own,
- * such as a Pod's service-account volume); other lists by position, where the observed list may be
- * longer (admission appends default tolerations) but must hold every desired item in order.
+ * Lists whose items all have a key (`mountPath` for volume mounts, where one volume may be mounted
+ * twice, else `name`) are matched by that key: the server may append items of its own, such as a
+ * Pod's service-account volume. Other lists go by position; the observed list may be longer
+ * (admission appends default tolerations) but must hold every desired item in order.
  */
 function differingLists(observed: Json[], desired: Json[], path: string): string[] {
-  const named = desired.every((d) => isObject(d) && typeof d.name === "string");
-  if (named) {
-    const byName = new Map<string, Json>();
-    for (const o of observed) if (isObject(o) && typeof o.name === "string") byName.set(o.name, o);
+  const key = listKey(desired);
+  if (key) {
+    const byKey = new Map<string, Json>();
+    for (const o of observed) if (isObject(o) && typeof o[key] === "string") byKey.set(o[key], o);
     const out: string[] = [];
-    desired.forEach((d) => {
-      const name = (d as Record<string, unknown>).name as string;
-      const item = `${path}[name=${name}]`;
-      const o = byName.get(name);
+    for (const d of desired) {
+      const k = (d as Record<string, string>)[key];
+      const item = `${path}[${key}=${k}]`;
+      const o = byKey.get(k);
       out.push(...(o === undefined ? [item] : differingPaths(o, d, item)));
-    });
+    }
     // Order matters for containers (the first is the default for `kubectl exec`), so check it too.
-    const order = observed.filter((o) => isObject(o) && desired.some((d) => sameName(o, d)));
-    if (out.length === 0 && order.some((o, i) => !sameName(o, desired[i]))) out.push(path);
+    const wanted = new Set(desired.map((d) => (d as Record<string, string>)[key]));
+    const order = observed.filter((o) => isObject(o) && wanted.has(o[key] as string));
+    if (out.length === 0 && order.some((o, i) => !sameKey(o, desired[i], key))) out.push(path);
     return out;
   }
   if (observed.length < desired.length) return [path];
@@ -85,8 +87,18 @@ function differingLists(observed: Json[], desired: Json[], path: string): string
   return out;
 }
 
-function sameName(a: Json, b: Json): boolean {
-  return isObject(a) && isObject(b) && a.name === b.name;
+function listKey(desired: Json[]): string | undefined {
+  for (const key of ["mountPath", "name"]) {
+    if (desired.every((d) => isObject(d) && typeof d[key] === "string")) {
+      const keys = desired.map((d) => (d as Record<string, string>)[key]);
+      if (new Set(keys).size === keys.length) return key;
+    }
+  }
+  return undefined;
+}
+
+function sameKey(a: Json, b: Json, key: string): boolean {
+  return isObject(a) && isObject(b) && a[key] === b[key];
 }
 
 /** True when `observed` already matches `desired` field by field (check 1 above). */

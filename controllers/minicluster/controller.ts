@@ -1,0 +1,124 @@
+/**
+ * Wiring of the MiniCluster controller: which kinds it watches, how their events find the owning
+ * MiniCluster, and the reconciler it drives.
+ *
+ * The operator caches MiniClusters and only the objects it labelled itself
+ * (app.kubernetes.io/managed-by=minicluster-operator): ConfigMaps, Secrets, Services, Jobs and the
+ * pods (the Job's pods carry the label through the pod template). Children map to their MiniCluster
+ * through the controller ownerReference; the Job's pods are owned by the Job, not by the
+ * MiniCluster, so they map through the MiniCluster label instead.
+ */
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { ConfigMap, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
+import type { MiniCluster } from "../../api/mod.ts";
+import type { KubeClient } from "../../runtime/client.ts";
+import {
+  type ControllerOptions,
+  mapByControllerOwner,
+  mapByLabel,
+} from "../../runtime/controller.ts";
+import {
+  ConfigMaps,
+  Jobs,
+  MiniClusters,
+  Pods,
+  type ResourceType,
+  Secrets,
+  Services,
+} from "../../runtime/resources.ts";
+import type { KubeObject, Store, StoreEvent } from "../../runtime/store.ts";
+import type { RuntimeLog } from "../../runtime/watcher.ts";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, MINICLUSTER_LABEL } from "./children/names.ts";
+import { MINICLUSTER_KIND } from "./children/owner.ts";
+import { EventRecorder } from "./events.ts";
+import {
+  MiniClusterReconciler,
+  type MiniClusterReconcilerOptions,
+  type MiniClusterStores,
+} from "./reconciler.ts";
+
+export const CONTROLLER_NAME = "minicluster";
+
+/** The label selector of every child watch: only what this operator created. */
+export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+
+/** Gives the shared store of a kind (the manager's `watch`, or a test's own watchers). */
+export type WatchFn = <T extends KubeObject>(
+  rt: ResourceType,
+  spec?: { labelSelector?: string },
+) => Store<T>;
+
+/** The kinds the controller reads and the selectors it reads them with. */
+export const WATCHED: ReadonlyArray<
+  { key: keyof MiniClusterStores; rt: ResourceType; labelSelector?: string }
+> = [
+  { key: "miniClusters", rt: MiniClusters },
+  { key: "configMaps", rt: ConfigMaps, labelSelector: MANAGED_SELECTOR },
+  { key: "secrets", rt: Secrets, labelSelector: MANAGED_SELECTOR },
+  { key: "services", rt: Services, labelSelector: MANAGED_SELECTOR },
+  { key: "jobs", rt: Jobs, labelSelector: MANAGED_SELECTOR },
+  { key: "pods", rt: Pods, labelSelector: MANAGED_SELECTOR },
+];
+
+export function miniClusterStores(watch: WatchFn): MiniClusterStores {
+  const stores: Partial<Record<keyof MiniClusterStores, Store<KubeObject>>> = {};
+  for (const { key, rt, labelSelector } of WATCHED) {
+    stores[key] = watch(rt, labelSelector ? { labelSelector } : {});
+  }
+  return stores as unknown as MiniClusterStores;
+}
+
+/**
+ * Reconcile on spec and metadata changes, not on our own status writes: a status-only update
+ * (same generation, same labels/annotations/finalizers/deletion) carries nothing to act on.
+ */
+export function interestingMiniClusterEvent(event: StoreEvent<MiniCluster>): boolean {
+  if (event.type !== "updated" || !event.old) return true;
+  const a = event.old.metadata ?? {};
+  const b = event.object.metadata ?? {};
+  return a.generation !== b.generation ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    JSON.stringify(a.finalizers) !== JSON.stringify(b.finalizers) ||
+    JSON.stringify(a.labels) !== JSON.stringify(b.labels) ||
+    JSON.stringify(a.annotations) !== JSON.stringify(b.annotations);
+}
+
+export interface MiniClusterControllerOptions
+  extends Omit<MiniClusterReconcilerOptions, "client" | "stores" | "recorder"> {
+  recorder?: EventRecorder;
+  /** Reported as the Events' reportingInstance. */
+  instance?: string;
+}
+
+/** The controller definition (for Manager.addController or a bare runtime Controller). */
+export function miniClusterController(
+  client: KubeClient,
+  stores: MiniClusterStores,
+  opts: MiniClusterControllerOptions & { log?: RuntimeLog } = {},
+):
+  & Pick<
+    ControllerOptions<MiniCluster>,
+    "name" | "primary" | "secondaries" | "reconciler" | "filter"
+  >
+  & { reconciler: MiniClusterReconciler } {
+  const log = opts.log;
+  const recorder = opts.recorder ?? new EventRecorder(client, {
+    instance: opts.instance,
+    onError: (e) => log?.warn("could not write an Event", { error: String(e) }),
+  });
+  const reconciler = new MiniClusterReconciler({ ...opts, client, stores, recorder });
+  const byOwner = mapByControllerOwner(MINICLUSTER_KIND, "flux-framework.org");
+  return {
+    name: CONTROLLER_NAME,
+    primary: stores.miniClusters,
+    filter: interestingMiniClusterEvent,
+    secondaries: [
+      { store: stores.configMaps as Store<ConfigMap>, mapper: byOwner },
+      { store: stores.secrets as Store<Secret>, mapper: byOwner },
+      { store: stores.services as Store<Service>, mapper: byOwner },
+      { store: stores.jobs as Store<Job>, mapper: byOwner },
+      { store: stores.pods as Store<Pod>, mapper: mapByLabel(MINICLUSTER_LABEL) },
+    ],
+    reconciler,
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * Every child a MiniCluster should have, computed from its (defaulted) spec by the pure builders of
+ * children/. No IO: the reconciler compares the result with the cache and writes what differs.
+ *
+ * On top of the builders this adds what every child needs the same way: the controller
+ * ownerReference (garbage collection, event mapping), the operator's labels (the watch selectors),
+ * and the hash annotation of diff.ts. The Job also gets a hash of its pod template alone, because the
+ * template of a Job is immutable: a template change is reported, never applied (see reconciler.ts).
+ */
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { ConfigMap, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
+import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
+import type { DefaultedMiniCluster } from "../../api/mod.ts";
+import { buildEntrypointConfigMap } from "./children/entrypoint.ts";
+import { buildCurveSecret, parseCurveCertificate, userCurveCert } from "./children/curve.ts";
+import { buildJob } from "./children/job.ts";
+import { childLabels } from "./children/names.ts";
+import { ownerReference } from "./children/owner.ts";
+import { buildPortServices } from "./children/port_services.ts";
+import { buildHeadlessService } from "./children/service.ts";
+import { buildServicesPod } from "./children/services_pod.ts";
+import { hashOf, withDesiredHash } from "./diff.ts";
+
+/** Annotation on the Job: hash of the parts a Job cannot change once created. */
+export const TEMPLATE_HASH_ANNOTATION = "flux-framework.org/template-hash";
+
+export interface DesiredChildren {
+  configMap: ConfigMap;
+  /** The headless (or minimal) Service first, then one per non-Flux container with ports. */
+  services: Service[];
+  job: Job;
+  servicesPod?: Pod;
+  /** Only when the user gave `flux.curveCert`; a generated certificate is created once elsewhere. */
+  curveSecret?: Secret;
+}
+
+/** The sizes decided by the reconciler (clamped scaling, the bootstrapped maximum). */
+export interface Sizing {
+  size: number;
+  maxSize: number;
+}
+
+/** A builder cannot make a valid child from this spec: a spec problem, not an operator failure. */
+export class BuildError extends Error {
+  override name = "BuildError";
+}
+
+/**
+ * The desired children of `mc` at `sizing`. Throws BuildError when the spec cannot be built (the
+ * builders' own errors are wrapped, so any builder exception becomes a spec condition).
+ */
+export async function desiredChildren(
+  mc: DefaultedMiniCluster,
+  sizing: Sizing,
+): Promise<DesiredChildren> {
+  const sized: DefaultedMiniCluster = {
+    ...mc,
+    spec: { ...mc.spec, size: sizing.size, maxSize: sizing.maxSize },
+  };
+  let built: DesiredChildren;
+  try {
+    const given = userCurveCert(sized);
+    if (given) {
+      const parsed = parseCurveCertificate(given);
+      if (parsed instanceof Error) throw new BuildError(`spec.flux.curveCert: ${parsed.message}`);
+    }
+    const servicesPod = buildServicesPod(sized);
+    built = {
+      configMap: buildEntrypointConfigMap(sized),
+      services: [buildHeadlessService(sized), ...buildPortServices(sized)],
+      job: buildJob(sized, { size: sizing.size }),
+      ...(servicesPod ? { servicesPod } : {}),
+      ...(given ? { curveSecret: buildCurveSecret(sized, given) } : {}),
+    };
+  } catch (e) {
+    if (e instanceof BuildError) throw e;
+    throw new BuildError(e instanceof Error ? e.message : String(e));
+  }
+  const own = <T extends { metadata?: ObjectMeta }>(obj: T) => owned(mc, obj);
+  const job = await own(built.job);
+  const templateHash = await hashOf({
+    completionMode: job.spec?.completionMode,
+    template: job.spec?.template,
+  });
+  job.metadata = {
+    ...job.metadata,
+    annotations: { ...job.metadata?.annotations, [TEMPLATE_HASH_ANNOTATION]: templateHash },
+  };
+  return {
+    configMap: await own(built.configMap),
+    services: await Promise.all(built.services.map(own)),
+    job: await withDesiredHash(job),
+    ...(built.servicesPod ? { servicesPod: await own(built.servicesPod) } : {}),
+    ...(built.curveSecret ? { curveSecret: await own(built.curveSecret) } : {}),
+  };
+}
+
+/** The kinds of children other than the Job (which has its own update rules). */
+export type ChildKind = "ConfigMap" | "Secret" | "Service" | "Pod";
+
+export interface Child {
+  kind: ChildKind;
+  object: ConfigMap | Secret | Service | Pod;
+}
+
+/** Every desired child but the Job, in the order they should be written (what pods mount first). */
+export function childrenInOrder(d: DesiredChildren): Child[] {
+  const out: Child[] = [{ kind: "ConfigMap", object: d.configMap }];
+  if (d.curveSecret) out.push({ kind: "Secret", object: d.curveSecret });
+  for (const s of d.services) out.push({ kind: "Service", object: s });
+  if (d.servicesPod) out.push({ kind: "Pod", object: d.servicesPod });
+  return out;
+}
+
+/** Owner reference and operator labels on a child (the Job's hash is added after its template's). */
+async function owned<T extends { metadata?: ObjectMeta }>(
+  mc: DefaultedMiniCluster,
+  obj: T,
+): Promise<T> {
+  const withOwner: T = {
+    ...obj,
+    metadata: {
+      ...obj.metadata,
+      namespace: obj.metadata?.namespace ?? mc.metadata?.namespace,
+      labels: { ...obj.metadata?.labels, ...childLabels(mc) },
+      ownerReferences: [ownerReference(mc)],
+    },
+  };
+  return (obj as { kind?: string }).kind === "Job" ? withOwner : await withDesiredHash(withOwner);
+}

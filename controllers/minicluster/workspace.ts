@@ -1,0 +1,156 @@
+/**
+ * What a MiniCluster must remember between reconciles, kept in the API rather than in status.
+ *
+ * Status is an observation and may be lost or stale; the values here decide what gets built, so they
+ * live in objects the operator creates exactly once and reads straight from the API server (not the
+ * cache, which may not have seen an object created a moment ago by a previous operator process):
+ *
+ * - the workspace ConfigMap, named like the MiniCluster and owned by it, holds the size the brokers
+ *   were bootstrapped with. The broker hostlist is written for maxSize when the cluster starts, so the
+ *   cluster can never scale beyond that maxSize, whatever the spec says later;
+ * - the CURVE certificate lives in its Secret, generated once. It is never regenerated while the
+ *   Secret exists: brokers that already started with a certificate cannot talk to brokers with a new
+ *   one.
+ *
+ * Both are written with `create`, never `apply`: if two operator processes race (a restart, a
+ * failover), the second gets AlreadyExists and adopts what the first wrote instead of overwriting it.
+ */
+import type { ConfigMap, Secret } from "kubernetes-types/core/v1.d.ts";
+import type { KubeClient } from "../../runtime/client.ts";
+import { isAlreadyExists, isNotFound } from "../../runtime/errors.ts";
+import { ConfigMaps, Secrets } from "../../runtime/resources.ts";
+import type { Store } from "../../runtime/store.ts";
+import { childMetadata } from "./children/owner.ts";
+import { curveSecretName, workspaceName } from "./children/names.ts";
+import type { MiniClusterInput } from "./children/scripts/input.ts";
+
+/** Label telling a workspace ConfigMap from the MiniCluster's other ConfigMaps. */
+export const WORKSPACE_ROLE_LABEL = "flux-framework.org/role";
+export const WORKSPACE_ROLE = "workspace";
+
+const KEY_MAX_SIZE = "bootstrap-max-size";
+const KEY_SIZE = "bootstrap-size";
+
+/** The remembered values. */
+export interface Workspace {
+  /** The maxSize the broker hostlist was written for: the scaling limit for the cluster's life. */
+  maxSize: number;
+  /** The size the cluster first started with. */
+  size: number;
+}
+
+interface Owner {
+  metadata?: { name?: string; namespace?: string; uid?: string };
+}
+
+/** The workspace ConfigMap holding `ws` for `mc`. */
+export function buildWorkspace(mc: Owner, ws: Workspace): ConfigMap {
+  const metadata = childMetadata(mc, workspaceName(mc), { [WORKSPACE_ROLE_LABEL]: WORKSPACE_ROLE });
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata,
+    data: { [KEY_MAX_SIZE]: String(ws.maxSize), [KEY_SIZE]: String(ws.size) },
+  };
+}
+
+/** Reads the values back; undefined when the ConfigMap does not hold a usable workspace. */
+export function parseWorkspace(cm: ConfigMap): Workspace | undefined {
+  const maxSize = Number(cm.data?.[KEY_MAX_SIZE]);
+  const size = Number(cm.data?.[KEY_SIZE]);
+  if (!Number.isInteger(maxSize) || maxSize < 1) return undefined;
+  return { maxSize, size: Number.isInteger(size) && size >= 1 ? size : maxSize };
+}
+
+/** True when a ConfigMap is a workspace (the reconciler never prunes it as a stale child). */
+export function isWorkspace(cm: { metadata?: { labels?: Record<string, string> } }): boolean {
+  return cm.metadata?.labels?.[WORKSPACE_ROLE_LABEL] === WORKSPACE_ROLE;
+}
+
+/**
+ * The MiniCluster's workspace, created from `initial` when it does not exist yet. Read from the
+ * API server on every call: the workspace decides what gets built, so a stale view is not allowed.
+ * A workspace that exists but is not usable (edited by hand) is an error for the caller to report.
+ */
+export async function ensureWorkspace(
+  client: KubeClient,
+  mc: Owner,
+  initial: Workspace,
+): Promise<{ workspace: Workspace; created: boolean }> {
+  const namespace = mc.metadata?.namespace;
+  const name = workspaceName(mc);
+  let existing: ConfigMap | undefined;
+  try {
+    existing = await client.get<ConfigMap>(ConfigMaps, namespace, name);
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+  if (!existing) {
+    try {
+      await client.create(ConfigMaps, buildWorkspace(mc, initial));
+      return { workspace: initial, created: true };
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+      // Another operator process won the race: adopt what it wrote.
+      existing = await client.get<ConfigMap>(ConfigMaps, namespace, name);
+    }
+  }
+  const owner = existing.metadata?.ownerReferences?.find((o) => o.controller);
+  if (owner && owner.uid !== mc.metadata?.uid) {
+    throw new WorkspaceError(
+      `ConfigMap ${name} belongs to another object (${owner.kind} ${owner.name}, uid ${owner.uid})`,
+    );
+  }
+  const workspace = parseWorkspace(existing);
+  if (!workspace) {
+    throw new WorkspaceError(`ConfigMap ${name} does not hold a valid ${KEY_MAX_SIZE}`);
+  }
+  return { workspace, created: false };
+}
+
+/** The workspace exists but cannot be used: retrying will not help, a person must look. */
+export class WorkspaceError extends Error {
+  override name = "WorkspaceError";
+}
+
+/** How the curve certificate is made and wrapped into its Secret (the builders in children/). */
+export interface CurveBuilders {
+  generate(mc: MiniClusterInput): string | Promise<string>;
+  build(mc: MiniClusterInput, certificate: string): Secret;
+}
+
+/**
+ * Makes sure the generated CURVE certificate Secret exists, creating it once. Order of trust: the
+ * cache (no request), then the API server (the cache may lag behind a Secret created by a previous
+ * operator process a moment ago), and only when neither has it, a new certificate. Returns the
+ * Secret when this call created it.
+ */
+export async function ensureCurveSecret(
+  client: KubeClient,
+  secrets: Store<Secret>,
+  mc: MiniClusterInput,
+  curve: CurveBuilders,
+): Promise<Secret | undefined> {
+  const namespace = mc.metadata?.namespace;
+  const name = curveSecretName(mc);
+  if (secrets.get(namespace, name)) return undefined;
+  try {
+    await client.get<Secret>(Secrets, namespace, name);
+    return undefined;
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+  const built = curve.build(mc, await curve.generate(mc));
+  // Owned by the MiniCluster and labelled like every child, whatever the builder set.
+  const { ownerReferences: _, ...meta } = built.metadata ?? {};
+  const secret: Secret = {
+    ...built,
+    metadata: { ...meta, ...childMetadata(mc, name, built.metadata?.labels) },
+  };
+  try {
+    return await client.create(Secrets, secret);
+  } catch (e) {
+    if (isAlreadyExists(e)) return undefined;
+    throw e;
+  }
+}
