@@ -1,0 +1,128 @@
+import assert from "node:assert/strict";
+import { type MiniCluster, withDefaults } from "../../api/mod.ts";
+import {
+  BuildError,
+  childrenInOrder,
+  desiredChildren,
+  TEMPLATE_HASH_ANNOTATION,
+} from "../../controllers/minicluster/desired.ts";
+import { generateCurveCertificate } from "../../controllers/minicluster/children/curve.ts";
+import { DESIRED_HASH_ANNOTATION } from "../../controllers/minicluster/diff.ts";
+import {
+  MANAGED_BY_LABEL,
+  MINICLUSTER_LABEL,
+} from "../../controllers/minicluster/children/names.ts";
+
+function mc(spec: Partial<MiniCluster["spec"]> = {}): MiniCluster {
+  return {
+    apiVersion: "flux-framework.org/v1alpha2",
+    kind: "MiniCluster",
+    metadata: { name: "flux", namespace: "ns", uid: "mc-uid", generation: 1 },
+    spec: { containers: [{ image: "app", command: "hostname" }], size: 2, maxSize: 4, ...spec },
+  };
+}
+
+Deno.test("desired: every child is owned, labelled and hashed", async () => {
+  const d = await desiredChildren(withDefaults(mc()), { size: 2, maxSize: 4 });
+  const all = [...childrenInOrder(d).map((c) => c.object), d.job];
+  assert.deepEqual(childrenInOrder(d).map((c) => `${c.kind}/${c.object.metadata?.name}`), [
+    "ConfigMap/flux-entrypoint",
+    "Service/flux",
+  ]);
+  for (const obj of all) {
+    assert.equal(obj.metadata?.namespace, "ns");
+    assert.equal(obj.metadata?.ownerReferences?.[0].uid, "mc-uid");
+    assert.equal(obj.metadata?.ownerReferences?.[0].controller, true);
+    assert.equal(obj.metadata?.labels?.[MANAGED_BY_LABEL], "minicluster-operator");
+    assert.equal(obj.metadata?.labels?.[MINICLUSTER_LABEL], "flux");
+    assert.match(obj.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] ?? "", /^[0-9a-f]{24}$/);
+  }
+  assert.equal(d.job.spec?.parallelism, 2);
+  assert.equal(d.job.spec?.completions, 2);
+  assert.ok(d.job.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION]);
+  assert.equal(d.servicesPod, undefined);
+  assert.equal(d.curveSecret, undefined);
+});
+
+Deno.test("desired: the hostlist is written for the bootstrapped maximum, not the spec's", async () => {
+  const d = await desiredChildren(withDefaults(mc({ maxSize: 10 })), { size: 2, maxSize: 4 });
+  const scripts = Object.values(d.configMap.data ?? {}).join("\n");
+  assert.match(scripts, /flux-\[0-3\]/);
+  assert.doesNotMatch(scripts, /flux-\[0-9\]/);
+});
+
+Deno.test("desired: equal specs give equal hashes; scaling keeps the template hash", async () => {
+  const a = await desiredChildren(withDefaults(mc()), { size: 2, maxSize: 4 });
+  const b = await desiredChildren(withDefaults(mc()), { size: 2, maxSize: 4 });
+  assert.deepEqual(a, b);
+  const scaled = await desiredChildren(withDefaults(mc()), { size: 3, maxSize: 4 });
+  assert.equal(scaled.job.spec?.parallelism, 3);
+  assert.equal(
+    scaled.job.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION],
+    a.job.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION],
+  );
+  assert.notEqual(
+    scaled.job.metadata?.annotations?.[DESIRED_HASH_ANNOTATION],
+    a.job.metadata?.annotations?.[DESIRED_HASH_ANNOTATION],
+  );
+  const image = await desiredChildren(
+    withDefaults(mc({ containers: [{ image: "other", command: "hostname" }] })),
+    { size: 2, maxSize: 4 },
+  );
+  assert.notEqual(
+    image.job.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION],
+    a.job.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION],
+  );
+});
+
+Deno.test("desired: services pod and per-container Services", async () => {
+  const d = await desiredChildren(
+    withDefaults(mc({
+      containers: [
+        { image: "app", command: "hostname", runFlux: true },
+        { name: "db", image: "postgres", ports: [5432] },
+      ],
+      services: [{ name: "api", image: "nginx", ports: [80] }],
+    })),
+    { size: 2, maxSize: 4 },
+  );
+  assert.deepEqual(childrenInOrder(d).map((c) => `${c.kind}/${c.object.metadata?.name}`), [
+    "ConfigMap/flux-entrypoint",
+    "Service/flux",
+    "Service/flux-db",
+    "Pod/flux-services",
+  ]);
+});
+
+Deno.test("desired: a broken curveCert is a build error, a given one becomes the Secret", async () => {
+  await assert.rejects(
+    desiredChildren(withDefaults(mc({ flux: { curveCert: "not a certificate" } })), {
+      size: 2,
+      maxSize: 4,
+    }),
+    BuildError,
+  );
+  const cert = (await generateCurveCertificate()).text;
+  const d = await desiredChildren(withDefaults(mc({ flux: { curveCert: cert } })), {
+    size: 2,
+    maxSize: 4,
+  });
+  assert.equal(d.curveSecret?.metadata?.name, "flux-curve-cert");
+  assert.equal(d.curveSecret?.metadata?.ownerReferences?.[0].uid, "mc-uid");
+  assert.ok(childrenInOrder(d).some((c) => c.kind === "Secret"));
+});
+
+Deno.test("desired: builder failures surface as BuildError", async () => {
+  // Two containers mounting different things at one path: the Job builder refuses it.
+  const bad = mc({
+    containers: [{
+      image: "app",
+      command: "hostname",
+      volumes: {
+        a: { path: "/data", emptyDir: true },
+        b: { path: "/data", emptyDir: true },
+      },
+    }],
+  });
+  await assert.rejects(desiredChildren(withDefaults(bad), { size: 2, maxSize: 4 }), BuildError);
+});
