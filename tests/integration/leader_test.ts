@@ -106,6 +106,19 @@ class OperatorProcess {
     return out;
   }
 
+  /** The health server's address, from its start-up log record. */
+  address(): string | undefined {
+    for (const line of this.lines) {
+      try {
+        const rec = JSON.parse(line);
+        if (typeof rec.address === "string" && /metrics/.test(rec.msg)) return rec.address;
+      } catch {
+        // not JSON
+      }
+    }
+    return undefined;
+  }
+
   dump(): string {
     return `--- ${this.identity}\n${this.lines.slice(-40).join("\n")}`;
   }
@@ -223,6 +236,25 @@ integrationTest(
       const [leader, standby] = first === a.identity ? [a, b] : [b, a];
       await createParent(client, namespace, "p", "1");
       await childReconciledBy(client, namespace, "p", "1", leader.identity);
+
+      // The runtime's behaviour is visible on /metrics, and /readyz says the caches synced.
+      for (const replica of [leader, standby]) {
+        const ready = await fetch(`http://${replica.address()}/readyz`);
+        assert.equal(ready.status, 200, await ready.text());
+      }
+      const metrics = await (await fetch(`http://${leader.address()}/metrics`)).text();
+      for (
+        const series of [
+          'reconcile_total{controller="test-parent",result="success"}',
+          'reconcile_duration_seconds_count{controller="test-parent"}',
+          'workqueue_adds_total{name="test-parent"}',
+          'watch_relists_total{resource="configmaps"}',
+          'api_requests_total{verb="apply",resource="configmaps",code="20',
+          'leader_election_is_leader{lease="runtime-test"} 1',
+        ]
+      ) {
+        assert.ok(metrics.includes(series), `/metrics lacks ${series}:\n${metrics}`);
+      }
 
       leader.kill("SIGTERM");
       const stoppedAt = Date.now();
