@@ -98,7 +98,7 @@ export function silencedWhen(quiet: boolean): string {
  * first, then newlines as spaces).
  */
 export function commandLine(command: string | undefined): string {
-  return (command ?? "").replace(/\\\r?\n/g, " ").replace(/\s*\r?\n\s*/g, " ").trim();
+  return (command ?? "").replace(/[ \t]*\\\r?\n\s*/g, " ").replace(/\s*\r?\n\s*/g, " ").trim();
 }
 
 /** Joins script lines into a script ending in one newline, without runs of blank lines. */

@@ -78,8 +78,7 @@ until [ -e "${fluxsocket}" ]; do
   echo "Waiting for the Flux socket ${fluxsocket}"
   sleep 2
 done
-fluxsocket="local://${fluxsocket}"
-export fluxsocket
+export fluxsocket="local://${fluxsocket}"
 
 python3 app.py --port 5000
 

@@ -76,8 +76,7 @@ until [ -e "${fluxsocket}" ]; do
   echo "Waiting for the Flux socket ${fluxsocket}"
   sleep 2
 done
-fluxsocket="local://${fluxsocket}"
-export fluxsocket
+export fluxsocket="local://${fluxsocket}"
 
 # commands.script replaces the command
 cat > /tmp/custom-entrypoint.sh <<MINICLUSTER_SCRIPT_EOF
