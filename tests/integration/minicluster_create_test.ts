@@ -1,0 +1,114 @@
+// Creating a MiniCluster: every child exists with the right content and ownership, the status
+// reports observations, and (on the full cluster) Ready turns True once the pods run.
+import assert from "node:assert/strict";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
+import { ConfigMaps, Jobs, MiniClusters, Secrets, Services } from "../../runtime/resources.ts";
+import { FINALIZER } from "../../controllers/minicluster/children/names.ts";
+import { eventually, fullCluster, integrationTest } from "../harness.ts";
+import {
+  eventsFor,
+  getMiniCluster,
+  miniCluster,
+  waitForCondition,
+  withOperator,
+} from "./minicluster_operator.ts";
+
+const KEEP_RUNNING = { "kwok.x-k8s.io/keep-running": "true" };
+
+integrationTest("minicluster create: every child, owned, with the spec's content", async (env) => {
+  const { client, namespace } = env;
+  await withOperator(env, async () => {
+    const created = await client.create(
+      MiniClusters,
+      miniCluster("flux", namespace, { size: 2, maxSize: 3, pod: { annotations: KEEP_RUNNING } }),
+    );
+    const uid = created.metadata!.uid!;
+    const owned = (
+      o: { metadata?: { ownerReferences?: { uid: string; controller?: boolean }[] } },
+    ) => assert.ok(o.metadata?.ownerReferences?.some((r) => r.uid === uid && r.controller));
+
+    const job = await eventually(() => client.get<Job>(Jobs, namespace, "flux"), {
+      timeoutMs: 20_000,
+    });
+    owned(job);
+    assert.equal(job.spec?.completionMode, "Indexed");
+    assert.equal(job.spec?.parallelism, 2);
+    assert.equal(job.spec?.completions, 2);
+    assert.equal(job.spec?.template.spec?.subdomain, "flux");
+    assert.equal(job.spec?.template.metadata?.labels?.["hpa-selector"], "flux");
+
+    const cm = await client.get<ConfigMap>(ConfigMaps, namespace, "flux-entrypoint");
+    owned(cm);
+    assert.ok(cm.data?.["wait-0"], "a wait script for the Flux container");
+    assert.ok(cm.data?.["flux-view"], "the flux-view init script");
+    assert.match(cm.data!["flux-view"], /flux-\[0-2\]/, "the hostlist is written for maxSize");
+    assert.equal(cm.data?.["curve.cert"], undefined, "the certificate is not in a ConfigMap");
+
+    const secret = await client.get<Secret>(Secrets, namespace, "flux-curve-cert");
+    owned(secret);
+    const cert = atob(secret.data!["curve.cert"]);
+    assert.match(cert, /public-key = "[^"]{40}"/);
+    assert.match(cert, /secret-key = "[^"]{40}"/);
+
+    const svc = await client.get<Service>(Services, namespace, "flux");
+    owned(svc);
+    assert.equal(svc.spec?.clusterIP, "None");
+
+    const ws = await client.get<ConfigMap>(ConfigMaps, namespace, "flux");
+    owned(ws);
+    assert.equal(ws.data?.["bootstrap-max-size"], "3");
+
+    const mc = await eventually(async () => {
+      const mc = await getMiniCluster(env, "flux");
+      if (!mc.status?.selector) throw new Error("no status yet");
+      return mc;
+    });
+    assert.ok(mc.metadata?.finalizers?.includes(FINALIZER));
+    assert.equal(mc.status?.selector, "hpa-selector=flux");
+    assert.equal(mc.status?.maximumSize, 3);
+    assert.equal(mc.status?.observedGeneration, mc.metadata?.generation);
+    assert.equal(mc.spec.size, 2);
+
+    if (fullCluster()) {
+      await waitForCondition(env, "flux", "Ready", "True", "PodsReady", 60_000);
+      const ready = await getMiniCluster(env, "flux");
+      assert.equal(ready.status?.readyPods, 2);
+      assert.equal(ready.status?.size, 2);
+      assert.equal(ready.status?.jobid, job.metadata?.uid);
+      await eventually(async () => {
+        const events = await eventsFor(env, "flux");
+        assert.ok(events.some((e) => e.reason === "PodsReady" && e.type === "Normal"));
+      });
+    } else {
+      await waitForCondition(env, "flux", "Ready", "False", "PodsNotReady");
+    }
+  });
+}, { timeoutMs: 120_000 });
+
+integrationTest("minicluster create: services pod and per-container Services", async (env) => {
+  const { client, namespace } = env;
+  await withOperator(env, async () => {
+    await client.create(
+      MiniClusters,
+      miniCluster("svc", namespace, {
+        containers: [
+          { image: "app", command: "hostname", runFlux: true },
+          { name: "db", image: "postgres", ports: [5432] },
+        ],
+        services: [{ name: "api", image: "nginx", ports: [80] }],
+      }),
+    );
+    const db = await eventually(() => client.get<Service>(Services, namespace, "svc-db"), {
+      timeoutMs: 20_000,
+    });
+    assert.deepEqual(db.spec?.ports?.map((p) => p.port), [5432]);
+    await eventually(() =>
+      client.get(
+        { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true },
+        namespace,
+        "svc-services",
+      )
+    );
+  });
+}, { timeoutMs: 90_000 });

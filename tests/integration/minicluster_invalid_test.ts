@@ -1,0 +1,74 @@
+// A spec that passes the CRD's validation but cannot be built: condition and event, no children,
+// and another MiniCluster in the same namespace is reconciled as usual. Fixing the spec recovers.
+import assert from "node:assert/strict";
+import type { ConfigMap, Service } from "kubernetes-types/core/v1.d.ts";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import { isNotFound } from "../../runtime/errors.ts";
+import { ConfigMaps, Jobs, MiniClusters, Services } from "../../runtime/resources.ts";
+import { eventually, integrationTest } from "../harness.ts";
+import { eventsFor, miniCluster, waitForCondition, withOperator } from "./minicluster_operator.ts";
+
+/** Two containers define volume "data" differently: valid for the CRD, impossible in one pod. */
+function conflictingVolumes(name: string, namespace: string) {
+  return miniCluster(name, namespace, {
+    containers: [
+      {
+        image: "app",
+        command: "hostname",
+        runFlux: true,
+        volumes: { data: { path: "/data", emptyDir: true } },
+      },
+      { name: "side", image: "app", volumes: { data: { path: "/data", claimName: "pvc" } } },
+    ],
+  });
+}
+
+async function absent(fn: () => Promise<unknown>) {
+  try {
+    await fn();
+  } catch (e) {
+    if (isNotFound(e)) return;
+    throw e;
+  }
+  throw new Error("exists");
+}
+
+integrationTest(
+  "minicluster invalid: condition and event, no children, others unaffected",
+  async (env) => {
+    const { client, namespace } = env;
+    await withOperator(env, async () => {
+      await client.create(MiniClusters, conflictingVolumes("bad", namespace));
+      await client.create(MiniClusters, miniCluster("good", namespace));
+
+      const c = await waitForCondition(env, "bad", "SpecInvalid", "True", "ValidationFailed");
+      assert.match(c.message, /volume "data" is defined differently/);
+      await waitForCondition(env, "bad", "Ready", "False", "SpecInvalid");
+      await eventually(async () => {
+        const events = await eventsFor(env, "bad");
+        assert.ok(events.some((e) => e.reason === "ValidationFailed" && e.type === "Warning"));
+      });
+
+      await eventually(() => client.get<Job>(Jobs, namespace, "good"), { timeoutMs: 20_000 });
+      await waitForCondition(env, "good", "SpecInvalid", "False");
+
+      await absent(() => client.get<Job>(Jobs, namespace, "bad"));
+      await absent(() => client.get<ConfigMap>(ConfigMaps, namespace, "bad-entrypoint"));
+      await absent(() => client.get<Service>(Services, namespace, "bad"));
+
+      // Fixing the spec recovers.
+      await client.patch(MiniClusters, namespace, "bad", {
+        spec: {
+          containers: [{
+            image: "app",
+            command: "hostname",
+            volumes: { data: { path: "/data", emptyDir: true } },
+          }],
+        },
+      }, "merge");
+      await waitForCondition(env, "bad", "SpecInvalid", "False", "SpecValid");
+      await eventually(() => client.get<Job>(Jobs, namespace, "bad"), { timeoutMs: 20_000 });
+    });
+  },
+  { timeoutMs: 90_000 },
+);

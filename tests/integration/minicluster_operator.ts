@@ -1,0 +1,201 @@
+/**
+ * The MiniCluster operator run in-process for integration tests: the same wiring as mod.ts
+ * (controllers/minicluster/controller.ts) on the runtime's watchers and controller, scoped to the
+ * test's namespace, with a fresh client per operator whose requests are recorded, and a "kill
+ * switch" that makes every further API request fail — the closest thing to SIGKILL between two
+ * writes that a test can do in-process.
+ */
+import type { ConfigMap, Event, Secret } from "kubernetes-types/core/v1.d.ts";
+import type { MiniCluster } from "../../api/mod.ts";
+import { KubeClient, type RequestEvent, type RequestOptions } from "../../runtime/client.ts";
+import { Controller } from "../../runtime/controller.ts";
+import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
+import {
+  ConfigMaps,
+  Events,
+  MiniClusters,
+  type ResourceType,
+  Secrets,
+} from "../../runtime/resources.ts";
+import type { KubeObject, Store } from "../../runtime/store.ts";
+import { Watcher } from "../../runtime/watcher.ts";
+import {
+  miniClusterController,
+  miniClusterStores,
+  type WatchFn,
+} from "../../controllers/minicluster/controller.ts";
+import type { MiniClusterReconciler } from "../../controllers/minicluster/reconciler.ts";
+import { curveSecretName, workspaceName } from "../../controllers/minicluster/children/names.ts";
+import { eventually, type TestEnv } from "../harness.ts";
+
+const WRITE_VERBS = new Set(["create", "update", "patch", "apply", "delete", "deletecollection"]);
+
+/** A client whose requests fail once `killed` is set (watches, already open, are left alone). */
+class KillableClient extends KubeClient {
+  killed = false;
+  override request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: RequestOptions,
+  ): Promise<T> {
+    if (this.killed) return Promise.reject(new Error("operator killed (test)"));
+    return super.request<T>(method, path, body, opts);
+  }
+}
+
+export interface InProcessOperator {
+  client: KubeClient;
+  reconciler: MiniClusterReconciler;
+  /** Every finished request of this operator's client, in order. */
+  readonly requests: RequestEvent[];
+  /** The write requests (create, update, patch, apply, delete). */
+  writes(): RequestEvent[];
+  /** Resolves once the controller's workers run (caches synced). */
+  started: Promise<void>;
+  /** Stops the controller (draining the reconcile in flight), the watches and the client. */
+  stop(): Promise<void>;
+}
+
+export interface OperatorOptions {
+  /** Make every request after the n-th write fail, as if the process died right after it. */
+  killAfterWrites?: number;
+  cleanupTimeoutMs?: number;
+  cleanupPollMs?: number;
+}
+
+export async function startOperator(
+  env: TestEnv,
+  opts: OperatorOptions = {},
+): Promise<InProcessOperator> {
+  const requests: RequestEvent[] = [];
+  let writes = 0;
+  const kill = { client: undefined as KillableClient | undefined };
+  const onRequest = (e: RequestEvent) => {
+    requests.push(e);
+    if (WRITE_VERBS.has(e.verb) && e.code >= 200 && e.code < 300) {
+      writes++;
+      if (opts.killAfterWrites !== undefined && writes >= opts.killAfterWrites) {
+        client.killed = true;
+      }
+    }
+  };
+  const client = new KillableClient(await loadKubeconfig(env.kubeconfig), { onRequest });
+  kill.client = client;
+
+  const watchers: Watcher<KubeObject>[] = [];
+  const watch: WatchFn = <T extends KubeObject>(
+    rt: ResourceType,
+    spec?: { labelSelector?: string },
+  ) => {
+    const w = new Watcher<KubeObject>(client, rt, {
+      namespaces: [env.namespace],
+      labelSelector: spec?.labelSelector,
+    });
+    watchers.push(w);
+    w.start();
+    return w.store as unknown as Store<T>;
+  };
+  const stores = miniClusterStores(watch);
+  const definition = miniClusterController(client, stores, {
+    cleanupTimeoutMs: opts.cleanupTimeoutMs,
+    cleanupPollMs: opts.cleanupPollMs ?? 300,
+    instance: "integration-test",
+  });
+  const controller = new Controller<MiniCluster>({ ...definition, concurrency: 2 });
+  const started = controller.start();
+  return {
+    client,
+    reconciler: definition.reconciler,
+    requests,
+    writes: () => requests.filter((r) => WRITE_VERBS.has(r.verb)),
+    started,
+    async stop() {
+      await controller.stop();
+      await Promise.all(watchers.map((w) => w.stop()));
+      client.close();
+    },
+  };
+}
+
+/** Runs `fn` with an operator and always stops it. */
+export async function withOperator<T>(
+  env: TestEnv,
+  fn: (op: InProcessOperator) => Promise<T>,
+  opts: OperatorOptions = {},
+): Promise<T> {
+  const op = await startOperator(env, opts);
+  try {
+    await op.started;
+    return await fn(op);
+  } finally {
+    await op.stop();
+  }
+}
+
+/** A minimal valid MiniCluster (one Flux container), with `spec` merged in. */
+export function miniCluster(
+  name: string,
+  namespace: string,
+  spec: Partial<MiniCluster["spec"]> = {},
+): MiniCluster {
+  return {
+    apiVersion: "flux-framework.org/v1alpha2",
+    kind: "MiniCluster",
+    metadata: { name, namespace },
+    spec: {
+      containers: [{ image: "ghcr.io/rse-ops/accounting:app-latest", command: "hostname" }],
+      size: 2,
+      ...spec,
+    },
+  };
+}
+
+export async function getMiniCluster(env: TestEnv, name: string): Promise<MiniCluster> {
+  return await env.client.get<MiniCluster>(MiniClusters, env.namespace, name);
+}
+
+/** The named condition of the MiniCluster as stored now (throws when it is absent). */
+export async function condition(env: TestEnv, name: string, type: string) {
+  const mc = await getMiniCluster(env, name);
+  const c = mc.status?.conditions?.find((c) => c.type === type);
+  if (!c) throw new Error(`MiniCluster ${name} has no ${type} condition yet`);
+  return c;
+}
+
+/** Waits until condition `type` has `status` (and `reason` when given). */
+export async function waitForCondition(
+  env: TestEnv,
+  name: string,
+  type: string,
+  status: string,
+  reason?: string,
+  timeoutMs = 30_000,
+) {
+  return await eventually(async () => {
+    const c = await condition(env, name, type);
+    if (c.status !== status || (reason && c.reason !== reason)) {
+      throw new Error(
+        `${type} is ${c.status}/${c.reason} (${c.message}), want ${status}/${reason ?? "*"}`,
+      );
+    }
+    return c;
+  }, { timeoutMs, intervalMs: 200 });
+}
+
+/** Events about the MiniCluster `name`. */
+export async function eventsFor(env: TestEnv, name: string): Promise<Event[]> {
+  const list = await env.client.list<Event>(Events, {
+    namespace: env.namespace,
+    fieldSelector: `involvedObject.name=${name},involvedObject.kind=MiniCluster`,
+  });
+  return list.items;
+}
+
+export async function curveSecret(env: TestEnv, mc: MiniCluster): Promise<Secret> {
+  return await env.client.get<Secret>(Secrets, env.namespace, curveSecretName(mc));
+}
+
+export async function workspace(env: TestEnv, mc: MiniCluster): Promise<ConfigMap> {
+  return await env.client.get<ConfigMap>(ConfigMaps, env.namespace, workspaceName(mc));
+}
