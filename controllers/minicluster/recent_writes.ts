@@ -22,7 +22,7 @@ interface Entry {
 }
 
 /** Entries older than this are dropped whatever the cache says (a lost watch event). */
-const TTL_MS = 30_000;
+const TTL_MS = 10_000;
 
 export class RecentWrites {
   readonly #entries = new Map<string, Entry & { at: number }>();
@@ -32,11 +32,14 @@ export class RecentWrites {
     const key = keyOf(kind, after);
     if (!key) return;
     if (this.#entries.size > 1024) this.#purge();
-    this.#entries.set(key, {
-      before: before?.metadata?.resourceVersion ?? "",
-      after,
-      at: Date.now(),
-    });
+    let beforeRv = before?.metadata?.resourceVersion ?? "";
+    // A write on top of our own previous write (which the cache has not seen either): the cache
+    // still shows what it showed before the first one.
+    const previous = this.#entries.get(key);
+    if (previous && previous.after.metadata?.resourceVersion === beforeRv) {
+      beforeRv = previous.before;
+    }
+    this.#entries.set(key, { before: beforeRv, after, at: Date.now() });
   }
 
   /** Forgets an object (after deleting it). */
