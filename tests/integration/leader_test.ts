@@ -85,8 +85,11 @@ class OperatorProcess {
     return status;
   }
 
-  /** [start, end] times of every reconcile (end = Infinity if it never ended). */
-  reconcileIntervals(): [number, number][] {
+  /**
+   * [start, end] times of every reconcile; one that never ended (the process was killed in it)
+   * ends at `diedAt`.
+   */
+  reconcileIntervals(diedAt = Infinity): [number, number][] {
     const out: [number, number][] = [];
     const open = new Map<string, number>();
     for (const line of this.lines) {
@@ -102,7 +105,7 @@ class OperatorProcess {
         open.delete(rec.key!);
       }
     }
-    for (const start of open.values()) out.push([start, Infinity]);
+    for (const start of open.values()) out.push([start, diedAt]);
     return out;
   }
 
@@ -158,8 +161,8 @@ async function childReconciledBy(
   }, { timeoutMs, intervalMs: 100 });
 }
 
-function assertNoOverlap(a: OperatorProcess, b: OperatorProcess): void {
-  for (const [s1, e1] of a.reconcileIntervals()) {
+function assertNoOverlap(a: OperatorProcess, b: OperatorProcess, aDiedAt?: number): void {
+  for (const [s1, e1] of a.reconcileIntervals(aDiedAt)) {
     for (const [s2, e2] of b.reconcileIntervals()) {
       assert.ok(
         e1 < s2 || e2 < s1,
@@ -205,7 +208,7 @@ integrationTest(
       await childReconciledBy(client, namespace, "p0", "v0", standby.identity);
       await createParent(client, namespace, "after", "x");
       await childReconciledBy(client, namespace, "after", "x", standby.identity);
-      assertNoOverlap(leader, standby);
+      assertNoOverlap(leader, standby, killedAt);
     } catch (e) {
       console.error(a.dump());
       console.error(b.dump());
@@ -239,8 +242,10 @@ integrationTest(
 
       // The runtime's behaviour is visible on /metrics, and /readyz says the caches synced.
       for (const replica of [leader, standby]) {
-        const ready = await fetch(`http://${replica.address()}/readyz`);
-        assert.equal(ready.status, 200, await ready.text());
+        await eventually(async () => {
+          const ready = await fetch(`http://${replica.address()}/readyz`);
+          assert.equal(ready.status, 200, await ready.text());
+        });
       }
       const metrics = await (await fetch(`http://${leader.address()}/metrics`)).text();
       for (
