@@ -4,14 +4,16 @@
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { COMPONENTS } from "./state.ts";
+import { type ComponentName, COMPONENTS } from "./state.ts";
 
 const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "..", "build-binaries.sh");
 
-export async function ensureBinaries(): Promise<string> {
+export async function ensureBinaries(
+  needed: readonly ComponentName[] = COMPONENTS,
+): Promise<string> {
   const fromEnv = Deno.env.get("MINICLUSTER_BIN_DIR");
   if (fromEnv) {
-    await assertComplete(fromEnv);
+    await assertComplete(fromEnv, needed);
     return fromEnv;
   }
   const out = await new Deno.Command("bash", {
@@ -23,12 +25,12 @@ export async function ensureBinaries(): Promise<string> {
   if (!out.success) throw new Error(`${BUILD_SCRIPT} failed (exit ${out.code})`);
   const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
   const dir = lines[lines.length - 1];
-  await assertComplete(dir);
+  await assertComplete(dir, needed);
   return dir;
 }
 
-async function assertComplete(dir: string): Promise<void> {
-  for (const name of COMPONENTS) {
+async function assertComplete(dir: string, needed: readonly ComponentName[]): Promise<void> {
+  for (const name of needed) {
     const info = await Deno.stat(join(dir, name)).catch(() => undefined);
     if (!info?.isFile) throw new Error(`missing binary ${join(dir, name)}`);
   }

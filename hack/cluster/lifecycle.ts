@@ -116,7 +116,7 @@ function waitHealthy(
 }
 
 async function freshState(paths: ClusterPaths, opts: UpOptions): Promise<ClusterState> {
-  const binDir = await ensureBinaries();
+  const binDir = await ensureBinaries(componentsOf(opts.mode));
   await Deno.mkdir(paths.logs, { recursive: true });
   await Deno.mkdir(paths.pki, { recursive: true });
   const [etcdClient, etcdPeer, apiserver, controllerManager, scheduler] = freeLoopbackPorts(5);

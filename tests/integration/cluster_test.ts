@@ -39,7 +39,7 @@ async function crdNames(): Promise<string[]> {
 }
 
 integrationTest("harness gives each test a fresh namespace", async ({ client, namespace }) => {
-  assert.match(namespace, /^t-harness-gives-each-test-a-fresh-namespa-[a-z0-9]{6}$/);
+  assert.match(namespace, /^t-harness-gives-each-test-a-fresh-namespac-[a-z0-9]{6}$/);
   const ns = await client.get<{ status?: { phase?: string } }>(Namespaces, undefined, namespace);
   assert.equal(ns.status?.phase, "Active");
 });
