@@ -22,7 +22,12 @@ import {
   withDefaults,
 } from "../../api/mod.ts";
 import type { KubeClient } from "../../runtime/client.ts";
-import { Action, type ReconcileContext, type Reconciler } from "../../runtime/controller.ts";
+import {
+  Action,
+  type ReconcileContext,
+  type Reconciler,
+  TerminalError,
+} from "../../runtime/controller.ts";
 import { ApiError, isConflict, isInvalid, isNotFound, isRetryable } from "../../runtime/errors.ts";
 import {
   ConfigMaps,
@@ -437,6 +442,11 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       this.#recent.record("MiniCluster", mc, written);
     } catch (e) {
       if (isNotFound(e)) return; // deleted meanwhile
+      // A status the API refuses (or may not be written by us) will be refused again: record it
+      // once instead of retrying in a loop; the next change of the MiniCluster tries again.
+      if (e instanceof ApiError && !isRetryable(e) && !isConflict(e)) {
+        throw new TerminalError(`writing the status of MiniCluster ${name}: ${errorMessage(e)}`);
+      }
       throw e;
     }
   }
