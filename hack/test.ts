@@ -134,6 +134,12 @@ async function main(): Promise<number> {
         () => run(DENO, ["run", "-A", "hack/generate.ts", "--check"]),
       );
     }
+    for (const generator of ["hack/install-manifest.ts", "hack/api-docs.ts"]) {
+      await step(
+        `${generator} output is up to date`,
+        () => run(DENO, ["run", "-A", generator, "--check"]),
+      );
+    }
 
     let kubeconfig = Deno.env.get("MC_KUBECONFIG");
     if (!kubeconfig) {
