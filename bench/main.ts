@@ -1,0 +1,564 @@
+// deno task bench — how fast and how cheaply the operator works, on the local KWOK cluster.
+//
+//   deno task bench [--n=100,1000] [--size=4] [--concurrency=4] [--idle-seconds=60] [--rss-10k]
+//                   [--kubeconfig=PATH] [--out=bench/results] [--echo]
+//
+// Without --kubeconfig it starts a private full cluster (etcd, apiserver, controller manager,
+// scheduler, KWOK) in a temporary directory and removes it at the end. For every N: a fresh
+// namespace, a fresh operator process scoped to it, N MiniClusters created at once and followed to
+// "all children exist" and to Ready; the operator's own /metrics for requests by verb; then the same
+// child creates by a raw client. At the largest N: an idle window (writes and reconciles per minute,
+// CPU) and a restart (start-up to caches synced, writes after restart). Prints a table, writes
+// bench/results/<date>.json and two SVG plots.
+
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import type { MiniCluster } from "../api/mod.ts";
+import { KubeClient } from "../runtime/client.ts";
+import { isAlreadyExists } from "../runtime/errors.ts";
+import { MiniClusters, Namespaces, Nodes, Pods, ServiceAccounts } from "../runtime/resources.ts";
+import { MANAGED_SELECTOR } from "../controllers/minicluster/controller.ts";
+import { fakeNode, fakeNodeName } from "../hack/cluster/nodes.ts";
+import { installCrds, startPrivateCluster } from "../tests/e2e/env.ts";
+import {
+  diffCounts,
+  groupBy,
+  READ_VERBS,
+  type Sample,
+  sumOf,
+  WRITE_VERBS,
+  writeCount,
+} from "../tests/e2e/metrics_text.ts";
+import { OperatorProcess } from "../tests/e2e/operator_process.ts";
+import { CreationObserver } from "./observer.ts";
+import { childObjects, rawCreates } from "./raw_client.ts";
+import {
+  type BenchResults,
+  checkTargets,
+  formatReport,
+  type IdleRun,
+  latencyPlot,
+  memoryPlot,
+  type ResourcePoint,
+  type ScaleRun,
+  toJson,
+} from "./report.ts";
+import { perMinute, ratio, summarize } from "./stats.ts";
+
+const say = (msg: string) => console.error(`[bench] ${msg}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const KEEP_RUNNING = { "kwok.x-k8s.io/keep-running": "true" };
+/** Pods per fake node we plan for (they allow 110). */
+const PODS_PER_NODE = 100;
+
+interface Flags {
+  ns: number[];
+  size: number;
+  concurrency: number;
+  createConcurrency: number;
+  idleMs: number;
+  rss10k: boolean;
+  kubeconfig?: string;
+  out: string;
+  echo: boolean;
+}
+
+function flags(argv: string[]): Flags {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      n: { type: "string", default: "100,1000" },
+      size: { type: "string", default: "4" },
+      concurrency: { type: "string", default: "4" },
+      "create-concurrency": { type: "string", default: "16" },
+      "idle-seconds": { type: "string", default: "60" },
+      "rss-10k": { type: "boolean", default: false },
+      kubeconfig: { type: "string" },
+      out: { type: "string", default: "bench/results" },
+      echo: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) {
+    console.log(
+      "usage: deno task bench [--n=100,1000] [--size=4] [--concurrency=4] [--create-concurrency=16]\n" +
+        "         [--idle-seconds=60] [--rss-10k] [--kubeconfig=PATH] [--out=bench/results] [--echo]",
+    );
+    Deno.exit(0);
+  }
+  const int = (s: string, name: string) => {
+    const v = Number(s);
+    if (!Number.isInteger(v) || v < 0) throw new Error(`--${name}: ${s}`);
+    return v;
+  };
+  return {
+    ns: values.n.split(",").map((s) => int(s.trim(), "n")).filter((n) => n > 0).sort((a, b) =>
+      a - b
+    ),
+    size: int(values.size, "size"),
+    concurrency: int(values.concurrency, "concurrency"),
+    createConcurrency: int(values["create-concurrency"], "create-concurrency"),
+    idleMs: int(values["idle-seconds"], "idle-seconds") * 1000,
+    rss10k: values["rss-10k"],
+    kubeconfig: values.kubeconfig,
+    out: values.out,
+    echo: values.echo,
+  };
+}
+
+function miniClusterOf(name: string, namespace: string, size: number): MiniCluster {
+  return {
+    apiVersion: "flux-framework.org/v1alpha2",
+    kind: "MiniCluster",
+    metadata: { name, namespace },
+    spec: {
+      containers: [{ image: "ghcr.io/rse-ops/accounting:app-latest", command: "hostname" }],
+      size,
+      pod: { annotations: KEEP_RUNNING },
+    },
+  };
+}
+
+function names(n: number): string[] {
+  const width = String(n).length;
+  return Array.from({ length: n }, (_, i) => `mc-${String(i).padStart(width, "0")}`);
+}
+
+async function createNamespace(client: KubeClient, name: string): Promise<void> {
+  await client.create(Namespaces, {
+    metadata: { name, labels: { "minicluster.flux-framework.org/bench": "true" } },
+  });
+  await client.create(ServiceAccounts, { metadata: { name: "default", namespace: name } })
+    .catch((e) => {
+      if (!isAlreadyExists(e)) throw e;
+    });
+}
+
+/** Makes sure `count` fake KWOK nodes exist and are Ready (pods need room: 110 per node). */
+async function ensureNodes(client: KubeClient, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await client.create(Nodes, fakeNode(i)).catch((e) => {
+      if (!isAlreadyExists(e)) throw e;
+    });
+  }
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const list = await client.list<
+      { metadata?: { name?: string }; status?: { conditions?: { type: string; status: string }[] } }
+    >(Nodes);
+    const ready = new Set(
+      list.items.filter((n) =>
+        n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+      ).map((n) => n.metadata?.name),
+    );
+    const missing = Array.from({ length: count }, (_, i) => fakeNodeName(i)).filter((n) =>
+      !ready.has(n)
+    );
+    if (missing.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`nodes not Ready: ${missing.join(", ")}`);
+    await sleep(500);
+  }
+}
+
+/** Runs `fn` over `items` with `concurrency` workers. */
+async function pool<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+}
+
+async function countPods(client: KubeClient, namespace: string): Promise<number> {
+  let total = 0;
+  let cont: string | undefined;
+  do {
+    const page = await client.list(Pods, {
+      namespace,
+      labelSelector: MANAGED_SELECTOR,
+      limit: 2000,
+      continue: cont,
+    });
+    total += page.items.length;
+    cont = page.metadata.continue || undefined;
+  } while (cont);
+  return total;
+}
+
+/** CPU use of the operator over `ms` (percent of one core). */
+async function cpuOver(op: OperatorProcess, ms: number): Promise<number> {
+  const c0 = op.cpuSeconds();
+  const t0 = performance.now();
+  await sleep(ms);
+  return (100 * (op.cpuSeconds() - c0)) / ((performance.now() - t0) / 1000);
+}
+
+function progress(observer: CreationObserver, n: number): () => void {
+  const timer = setInterval(() => {
+    say(
+      `  children complete ${observer.childrenAt.size}/${n}, Ready ${observer.readyAt.size}/${n}`,
+    );
+  }, 10_000);
+  return () => clearInterval(timer);
+}
+
+/** Reconciles so far, and whether the workqueue is empty. */
+function reconcileState(samples: Sample[]): { reconciles: number; depth: number } {
+  return {
+    reconciles: sumOf(samples, "reconcile_total", { controller: "minicluster" }),
+    depth: sumOf(samples, "workqueue_depth", { name: "minicluster" }),
+  };
+}
+
+/** Waits until a freshly started operator has reconciled `n` MiniClusters and its queue is empty. */
+async function waitInitialReconciles(op: OperatorProcess, n: number, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = reconcileState(await op.metrics());
+    if (s.reconciles >= n && s.depth === 0) return;
+    if (Date.now() > deadline) {
+      throw new Error(`restarted operator: ${s.reconciles}/${n} reconciles`);
+    }
+    await sleep(250);
+  }
+}
+
+interface Context {
+  client: KubeClient;
+  kubeconfig: string;
+  f: Flags;
+  childrenPerMiniCluster: number;
+}
+
+async function scaleRun(ctx: Context, n: number, first: boolean) {
+  const { client, kubeconfig, f } = ctx;
+  const ns = `bench-n${n}-${crypto.randomUUID().slice(0, 6)}`;
+  await createNamespace(client, ns);
+  say(`N=${n}: namespace ${ns}; starting the operator (--concurrency=${f.concurrency})`);
+  const op = await OperatorProcess.start({
+    kubeconfig,
+    namespaces: [ns],
+    concurrency: f.concurrency,
+    echo: f.echo,
+  });
+  const startupMs = await op.ready();
+  const resources: ResourcePoint[] = [];
+  if (first) {
+    await sleep(2000);
+    const idleCpuPercent = await cpuOver(op, 5000);
+    resources.push({
+      miniClusters: 0,
+      pods: 0,
+      rssBytes: op.rssBytes(),
+      idleCpuPercent,
+      startupToSyncedMs: startupMs,
+    });
+    say(
+      `N=0: RSS ${(op.rssBytes() / 2 ** 20).toFixed(1)} MiB, start-up ${startupMs.toFixed(0)} ms`,
+    );
+  }
+
+  const observer = new CreationObserver(client, ns, ctx.childrenPerMiniCluster);
+  await observer.start();
+  const m0 = await op.metrics();
+  const cpu0 = op.cpuSeconds();
+  const createdAt = new Map<string, number>();
+  const all = names(n);
+  const stopProgress = progress(observer, n);
+  const t0 = performance.now();
+  try {
+    await pool(all, f.createConcurrency, async (name) => {
+      await client.create(MiniClusters, miniClusterOf(name, ns, f.size));
+      createdAt.set(name, performance.now());
+    });
+    say(`N=${n}: ${n} MiniClusters created in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    await observer.until(
+      () => observer.childrenAt.size >= n,
+      60_000 + n * 300,
+      () => `${observer.childrenAt.size}/${n} MiniClusters have every child`,
+    );
+    const allChildrenMs = Math.max(...observer.childrenAt.values()) - t0;
+    say(`N=${n}: all children in ${(allChildrenMs / 1000).toFixed(1)} s; waiting for Ready`);
+    await observer.until(
+      () => observer.readyAt.size >= n,
+      120_000 + n * 1000,
+      () => `${observer.readyAt.size}/${n} MiniClusters Ready`,
+    );
+    stopProgress();
+    const allReadyMs = Math.max(...observer.readyAt.values()) - t0;
+    await sleep(1000); // the last status writes and their Events
+    const m1 = await op.metrics();
+    const cpu1 = op.cpuSeconds();
+
+    const childrenMs = all.map((x) => observer.childrenAt.get(x)! - createdAt.get(x)!);
+    const readyMs = all.map((x) => observer.readyAt.get(x)! - createdAt.get(x)!);
+    const byVerb = diffCounts(
+      groupBy(m0, "api_requests_total", "verb"),
+      groupBy(m1, "api_requests_total", "verb"),
+    );
+    const perMc = Object.fromEntries(
+      Object.entries(byVerb).filter(([, v]) => v !== 0).map(([k, v]) => [k, v / n]),
+    );
+    const writesByResource = diffCounts(writesKeyed(m0), writesKeyed(m1));
+    const run: Omit<ScaleRun, "rawClientMs" | "operatorToRawRatio"> = {
+      miniClusters: n,
+      size: f.size,
+      concurrency: f.concurrency,
+      childrenMs: summarize(childrenMs),
+      readyMs: summarize(readyMs),
+      allChildrenMs,
+      allReadyMs,
+      requestsPerMiniCluster: perMc,
+      writesPerMiniClusterByResource: Object.fromEntries(
+        Object.entries(writesByResource).filter(([, v]) => v !== 0).map(([k, v]) => [k, v / n]),
+      ),
+      readsPerMiniCluster: READ_VERBS.reduce((a, v) => a + (byVerb[v] ?? 0), 0) / n,
+      writesPerMiniCluster: (writeCount(m1) - writeCount(m0)) / n,
+      minimumWritesPerMiniCluster: ctx.childrenPerMiniCluster + 3,
+      reconcilesPerMiniCluster: (reconcileState(m1).reconciles - reconcileState(m0).reconciles) / n,
+      operatorCpuSeconds: cpu1 - cpu0,
+      samples: { childrenMs, readyMs },
+    };
+    return { op, ns, run, startupMs, resources };
+  } catch (e) {
+    stopProgress();
+    say(`operator log tail:\n${op.logTail(30)}`);
+    await op.kill();
+    throw e;
+  } finally {
+    await observer.stop();
+  }
+}
+
+function writesKeyed(samples: Sample[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const s of samples) {
+    if (s.name !== "api_requests_total" || !WRITE_VERBS.includes(s.labels.verb)) continue;
+    const key = `${s.labels.verb} ${s.labels.resource}`;
+    out[key] = (out[key] ?? 0) + s.value;
+  }
+  return out;
+}
+
+async function rawRun(ctx: Context, n: number): Promise<number> {
+  const ns = `bench-raw-n${n}-${crypto.randomUUID().slice(0, 6)}`;
+  await createNamespace(ctx.client, ns);
+  const mcs = names(n).map((name) => {
+    const mc = miniClusterOf(name, ns, ctx.f.size);
+    // What the builders' ownerReferences would name (they are stripped before the create).
+    return { ...mc, metadata: { ...mc.metadata, uid: crypto.randomUUID() } } as MiniCluster;
+  });
+  const { ms, objects } = await rawCreates(ctx.client, mcs, ctx.f.concurrency);
+  say(`N=${n}: raw client created ${objects} objects in ${(ms / 1000).toFixed(1)} s`);
+  return ms;
+}
+
+/** The idle window and a restart, with `n` MiniClusters present. */
+async function idleAndRestart(
+  ctx: Context,
+  op: OperatorProcess,
+  ns: string,
+  n: number,
+): Promise<{ idle: IdleRun; point: ResourcePoint; notes: string[] }> {
+  const { f } = ctx;
+  await sleep(3000);
+  say(`N=${n}: idle window of ${f.idleMs / 1000} s`);
+  const m0 = await op.metrics();
+  const c0 = op.cpuSeconds();
+  const t0 = performance.now();
+  await sleep(f.idleMs);
+  const m1 = await op.metrics();
+  const windowMs = performance.now() - t0;
+  const cpuPercent = (100 * (op.cpuSeconds() - c0)) / (windowMs / 1000);
+  const rssBytes = op.rssBytes();
+  const byVerb = diffCounts(
+    groupBy(m0, "api_requests_total", "verb"),
+    groupBy(m1, "api_requests_total", "verb"),
+  );
+  const idle: IdleRun = {
+    miniClusters: n,
+    windowMs,
+    writesPerMinute: perMinute(writeCount(m1) - writeCount(m0), windowMs),
+    reconcilesPerMinute: perMinute(
+      reconcileState(m1).reconciles - reconcileState(m0).reconciles,
+      windowMs,
+    ),
+    requestsPerMinuteByVerb: Object.fromEntries(
+      Object.entries(byVerb).map(([k, v]) => [k, perMinute(v, windowMs)]),
+    ),
+    cpuPercent,
+  };
+  const pods = await countPods(ctx.client, ns);
+
+  say(`N=${n}: restarting the operator over ${n} MiniClusters`);
+  await op.stop();
+  const next = await OperatorProcess.start(op.opts);
+  try {
+    const startupToSyncedMs = await next.ready(300_000);
+    await waitInitialReconciles(next, n, 120_000 + n * 200);
+    await sleep(2000);
+    const writesAfterRestart = writeCount(await next.metrics());
+    const restartedRss = next.rssBytes();
+    await next.stop();
+    return {
+      idle,
+      point: {
+        miniClusters: n,
+        pods,
+        rssBytes,
+        idleCpuPercent: cpuPercent,
+        startupToSyncedMs,
+        writesAfterRestart,
+      },
+      notes: [
+        `N=${n}: RSS of the operator that created everything ${mib(rssBytes)} MiB; of a fresh ` +
+        `process after its start-up reconciles ${mib(restartedRss)} MiB.`,
+      ],
+    };
+  } catch (e) {
+    say(`restarted operator log tail:\n${next.logTail(30)}`);
+    await next.kill();
+    throw e;
+  }
+}
+
+const mib = (b: number) => (b / 2 ** 20).toFixed(1);
+
+/** --rss-10k: memory and start-up with 10,000 MiniClusters (children complete, pods as far as made). */
+async function tenThousand(ctx: Context, present: number): Promise<ResourcePoint> {
+  const { client, kubeconfig, f } = ctx;
+  const n = 10_000 - present;
+  const ns = `bench-n10000-${crypto.randomUUID().slice(0, 6)}`;
+  await createNamespace(client, ns);
+  const op = await OperatorProcess.start({
+    kubeconfig,
+    namespaces: [ns],
+    concurrency: f.concurrency,
+    echo: f.echo,
+  });
+  await op.ready();
+  const observer = new CreationObserver(client, ns, ctx.childrenPerMiniCluster);
+  await observer.start();
+  const stop = progress(observer, n);
+  try {
+    await pool(names(n), f.createConcurrency, async (name) => {
+      await client.create(MiniClusters, miniClusterOf(name, ns, 1));
+    });
+    await observer.until(
+      () => observer.childrenAt.size >= n,
+      120_000 + n * 300,
+      () => `${observer.childrenAt.size}/${n} MiniClusters have every child`,
+    );
+  } finally {
+    stop();
+    await observer.stop();
+  }
+  const idleCpuPercent = await cpuOver(op, 20_000);
+  const rssBytes = op.rssBytes();
+  const pods = await countPods(client, ns);
+  await op.stop();
+  const next = await OperatorProcess.start(op.opts);
+  const startupToSyncedMs = await next.ready(600_000);
+  await next.stop();
+  return { miniClusters: n, pods, rssBytes, idleCpuPercent, startupToSyncedMs };
+}
+
+async function main(): Promise<number> {
+  const f = flags(Deno.args);
+  Deno.addSignalListener("SIGINT", () => Deno.exit(130)); // runs the unload teardown
+  let kubeconfig = f.kubeconfig;
+  const totalPods = f.ns.reduce((a, n) => a + n * f.size, 0) + (f.rss10k ? 10_000 : 0);
+  const nodes = Math.ceil(totalPods / PODS_PER_NODE) + 1;
+  if (!kubeconfig) {
+    say(`starting a private full cluster (${nodes} KWOK nodes)`);
+    kubeconfig = await startPrivateCluster("minicluster-bench-", 4);
+  }
+  await installCrds(kubeconfig);
+  const client = await KubeClient.fromKubeconfig(kubeconfig);
+  try {
+    await ensureNodes(client, nodes);
+    const version = await client.request<{ gitVersion: string }>("GET", "/version");
+    const childrenPerMiniCluster = (await childObjects(miniClusterOf("x", "x", f.size))).length;
+    const ctx: Context = { client, kubeconfig, f, childrenPerMiniCluster };
+    const notes: string[] = [
+      `MiniClusters of size ${f.size} (pods kept Running by KWOK); ${childrenPerMiniCluster} ` +
+      `children each (workspace and entrypoint ConfigMaps, CURVE Secret, headless Service, Job).`,
+      `Minimum writes per MiniCluster = ${childrenPerMiniCluster} child creates + finalizer + ` +
+      `one status write + one Event (Ready) = ${childrenPerMiniCluster + 3}.`,
+      `Latencies run from each MiniCluster's create returning to the watch event that completes ` +
+      `it, as seen by a separate client; the MiniClusters are created by ${f.createConcurrency} ` +
+      `concurrent requests.`,
+      `Raw client: the same objects (built by the operator's pure builders, CURVE keys generated) ` +
+      `created with ${f.concurrency} workers, one MiniCluster per worker at a time; its Jobs are ` +
+      `suspended and own nothing, so no pods are added.`,
+      `Ready needs the Job controller (kube-controller-manager, default client QPS 20) to create ` +
+      `every pod, KWOK to run it and the scheduler to bind it: at large N the Ready time is ` +
+      `theirs, not the operator's.`,
+    ];
+    const runs: ScaleRun[] = [];
+    const resources: ResourcePoint[] = [];
+    let idle: IdleRun | undefined;
+    for (const [i, n] of f.ns.entries()) {
+      const r = await scaleRun(ctx, n, i === 0);
+      resources.push(...r.resources);
+      const rawMs = await rawRun(ctx, n);
+      runs.push({
+        ...r.run,
+        rawClientMs: rawMs,
+        operatorToRawRatio: ratio(r.run.allChildrenMs, rawMs),
+      });
+      if (i === f.ns.length - 1) {
+        const x = await idleAndRestart(ctx, r.op, r.ns, n);
+        idle = x.idle;
+        resources.push(x.point);
+        notes.push(...x.notes);
+      } else await r.op.stop();
+    }
+    if (f.rss10k) {
+      say("10,000 MiniClusters for the memory point");
+      const p = await tenThousand(ctx, 0);
+      resources.push(p);
+      notes.push(
+        `10,000 point: size-1 MiniClusters, measured once every child existed; ${p.pods} pods ` +
+          `had been created by then.`,
+      );
+    }
+    const base = {
+      date: new Date().toISOString(),
+      machine: {
+        cpus: navigator.hardwareConcurrency,
+        memoryBytes: Deno.systemMemoryInfo().total,
+        deno: Deno.version.deno,
+        kubernetes: version.gitVersion,
+      },
+      notes,
+      runs,
+      idle,
+      resources,
+    };
+    const results: BenchResults = { ...base, targets: checkTargets(base) };
+    console.log(formatReport(results));
+    await Deno.mkdir(f.out, { recursive: true });
+    const day = results.date.slice(0, 10);
+    await Deno.writeTextFile(join(f.out, `${day}.json`), toJson(results));
+    await Deno.writeTextFile(join(f.out, `${day}-latency.svg`), latencyPlot(results));
+    await Deno.writeTextFile(join(f.out, `${day}-memory.svg`), memoryPlot(results));
+    say(`wrote ${join(f.out, day)}.json, -latency.svg, -memory.svg`);
+    return 0;
+  } finally {
+    client.close();
+  }
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exit(await main());
+  } catch (e) {
+    say(`error: ${e instanceof Error ? e.stack ?? e.message : e}`);
+    Deno.exit(1);
+  }
+}

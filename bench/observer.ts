@@ -1,0 +1,102 @@
+// Watches a benchmark namespace from outside the operator and timestamps, per MiniCluster, the moment
+// its last child appeared and the moment it turned Ready — what a user would see.
+
+import type { MiniCluster } from "../api/mod.ts";
+import type { KubeClient } from "../runtime/client.ts";
+import {
+  ConfigMaps,
+  Jobs,
+  MiniClusters,
+  type ResourceType,
+  Secrets,
+  Services,
+} from "../runtime/resources.ts";
+import type { KubeObject } from "../runtime/store.ts";
+import { Watcher } from "../runtime/watcher.ts";
+import { MANAGED_SELECTOR } from "../controllers/minicluster/controller.ts";
+
+const CHILD_KINDS: ResourceType[] = [ConfigMaps, Secrets, Services, Jobs];
+
+export class CreationObserver {
+  readonly #watchers: Watcher<KubeObject>[] = [];
+  readonly #children = new Map<string, Set<string>>();
+  readonly childrenAt = new Map<string, number>();
+  readonly readyAt = new Map<string, number>();
+  #changed: () => void = () => {};
+
+  /** `childrenPerMiniCluster`: how many children make a MiniCluster complete. */
+  constructor(
+    client: KubeClient,
+    namespace: string,
+    readonly childrenPerMiniCluster: number,
+  ) {
+    for (const rt of CHILD_KINDS) {
+      const w = new Watcher<KubeObject>(client, rt, {
+        namespaces: [namespace],
+        labelSelector: MANAGED_SELECTOR,
+        watchTimeoutSeconds: 3600,
+      });
+      w.store.subscribe((e) => {
+        if (e.type !== "deleted") this.#child(rt.kind, e.object);
+      });
+      this.#watchers.push(w);
+    }
+    const mcs = new Watcher<KubeObject>(client, MiniClusters, {
+      namespaces: [namespace],
+      watchTimeoutSeconds: 3600,
+    });
+    mcs.store.subscribe((e) => {
+      if (e.type !== "deleted") this.#miniCluster(e.object as unknown as MiniCluster);
+    });
+    this.#watchers.push(mcs);
+  }
+
+  async start(): Promise<void> {
+    for (const w of this.#watchers) w.start();
+    await Promise.all(this.#watchers.map((w) => w.synced));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.#watchers.map((w) => w.stop()));
+  }
+
+  #child(kind: string, obj: KubeObject): void {
+    const owner = obj.metadata?.ownerReferences?.find((o) => o.controller);
+    if (owner?.kind !== "MiniCluster") return;
+    let seen = this.#children.get(owner.name);
+    if (!seen) this.#children.set(owner.name, seen = new Set());
+    seen.add(`${kind}/${obj.metadata?.name}`);
+    if (seen.size >= this.childrenPerMiniCluster && !this.childrenAt.has(owner.name)) {
+      this.childrenAt.set(owner.name, performance.now());
+      this.#changed();
+    }
+  }
+
+  #miniCluster(mc: MiniCluster): void {
+    const name = mc.metadata?.name;
+    if (!name || this.readyAt.has(name)) return;
+    const conditions = (mc.status as { conditions?: { type: string; status: string }[] })
+      ?.conditions;
+    if (conditions?.some((c) => c.type === "Ready" && c.status === "True")) {
+      this.readyAt.set(name, performance.now());
+      this.#changed();
+    }
+  }
+
+  /** Resolves once `done()` holds, checked on every observation; rejects after `timeoutMs`. */
+  until(done: () => boolean, timeoutMs: number, describe: () => string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (done()) return resolve();
+      const timer = setTimeout(() => {
+        this.#changed = () => {};
+        reject(new Error(`timed out after ${timeoutMs} ms: ${describe()}`));
+      }, timeoutMs);
+      this.#changed = () => {
+        if (!done()) return;
+        clearTimeout(timer);
+        this.#changed = () => {};
+        resolve();
+      };
+    });
+  }
+}
