@@ -1,0 +1,108 @@
+/**
+ * The documentation covers every flag and every field: the README's configuration table follows
+ * the operator's flag table (runtime/options.ts), docs/api.md has a row for every field of the CRD,
+ * and the README names every condition the operator sets.
+ */
+import assert from "node:assert/strict";
+import { parse } from "yaml";
+import { envName, FLAGS } from "../../runtime/options.ts";
+import {
+  FAILED,
+  READY,
+  SIZE_CLAMPED,
+  SPEC_INVALID,
+  SUCCEEDED,
+  UNAPPLIABLE,
+} from "../../controllers/minicluster/status.ts";
+import { renderApiDocs, type Schema } from "../../hack/api-docs.ts";
+import { assemble, SOURCES } from "../../hack/install-manifest.ts";
+
+const read = (path: string) => Deno.readTextFileSync(new URL(`../../${path}`, import.meta.url));
+const README = read("README.md");
+const API = read("docs/api.md");
+const CRD = read("crds/minicluster.yaml");
+
+/** The cells of the README table row of `--flag`, trimmed. */
+function flagRow(flag: string): string[] | undefined {
+  const line = README.split("\n").find((l) => l.startsWith(`| \`--${flag}\``));
+  return line?.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
+}
+
+Deno.test("docs: the README's configuration table has every flag, its env var, default and help", () => {
+  for (const f of FLAGS) {
+    const row = flagRow(f.name);
+    assert.ok(row, `README has no row for --${f.name}`);
+    assert.equal(row[1], `\`${envName(f.name)}\``, `--${f.name}: env var`);
+    const dflt = f.default === undefined || f.default === "" ? "" : `\`${f.default}\``;
+    assert.equal(row[2], dflt, `--${f.name}: default`);
+    assert.equal(row[3], f.help, `--${f.name}: help text`);
+  }
+  const rows = README.split("\n").filter((l) => /^\| `--[a-z-]+`/.test(l));
+  assert.equal(rows.length, FLAGS.length, "no row for a flag that does not exist");
+});
+
+/** Every (section path, field name) of a schema, as docs/api.md names them. */
+function fields(path: string, s: Schema, out: Array<[string, string]> = []) {
+  if (s.properties) {
+    for (const [name, child] of Object.entries(s.properties)) {
+      out.push([path, name]);
+      fields(`${path}.${name}`, child, out);
+    }
+  } else if (s.items) fields(`${path}[]`, s.items, out);
+  else if (typeof s.additionalProperties === "object") {
+    fields(`${path}{}`, s.additionalProperties, out);
+  }
+  return out;
+}
+
+Deno.test("docs: docs/api.md documents every field of the CRD", () => {
+  const root = parse(CRD).spec.versions[0].schema.openAPIV3Schema as Schema;
+  const sections = new Map<string, string>();
+  for (const part of API.split(/^### /m).slice(1)) {
+    const m = /^`(.+)`/.exec(part);
+    if (m) sections.set(m[1], part);
+  }
+  const all = [
+    ...fields("spec", root.properties!.spec),
+    ...fields("status", root.properties!.status),
+  ];
+  assert.ok(all.length > 100, `only ${all.length} fields found`);
+  for (const [section, name] of all) {
+    const text = sections.get(section);
+    assert.ok(text, `docs/api.md has no section ${section}`);
+    assert.match(text, new RegExp(`^\\| \`${name}\` `, "m"), `${section}.${name}`);
+  }
+  // Every field has a description in the CRD, so no row has an empty description.
+  assert.doesNotMatch(API, /\|\s*\|\n/, "a row without a description");
+});
+
+Deno.test("docs: the API reference is generated from the CRD's descriptions", () => {
+  const rendered = renderApiDocs(CRD);
+  assert.match(rendered, /^# MiniCluster API reference \(`flux-framework.org\/v1alpha2`\)/);
+  assert.match(rendered, /### `spec.containers\[\]`/);
+  assert.match(rendered, /\| `size` \| `integer` \| `1` \|/);
+});
+
+Deno.test("docs: the README names every condition the operator sets", () => {
+  for (const type of [READY, SUCCEEDED, FAILED, SPEC_INVALID, UNAPPLIABLE, SIZE_CLAMPED]) {
+    assert.match(README, new RegExp(`^\\| \`${type}\` +\\|`, "m"), type);
+  }
+});
+
+Deno.test("install manifest: sources in apply order, each introduced by its path", () => {
+  assert.equal(SOURCES[0], "deploy/namespace.yaml");
+  assert.equal(SOURCES[1], "crds/minicluster.yaml");
+  const text = assemble([
+    {
+      path: "a.yaml",
+      text: "# comment\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n",
+    },
+    { path: "b.yaml", text: "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: b}\n" },
+  ]);
+  assert.equal(text.match(/^---$/gm)?.length, 2, "one separator per source, no empty document");
+  assert.ok(text.indexOf("# ---- a.yaml") < text.indexOf("# ---- b.yaml"));
+  assert.throws(
+    () => assemble([{ path: "c.yaml", text: "metadata: {}\n" }]),
+    /c.yaml: a document without apiVersion\/kind/,
+  );
+});
