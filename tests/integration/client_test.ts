@@ -9,13 +9,16 @@ import {
   ApiError,
   isAlreadyExists,
   isConflict,
+  isForbidden,
   isGone,
   isNotFound,
+  isUnauthorized,
   KubeClient,
   type RequestEvent,
   type WatchEvent,
 } from "../../runtime/client.ts";
-import { ConfigMaps } from "../../runtime/resources.ts";
+import { inClusterConnection, loadKubeconfig } from "../../runtime/kubeconfig.ts";
+import { ConfigMaps, resourcePath, ServiceAccounts } from "../../runtime/resources.ts";
 import { eventually, integrationTest } from "../harness.ts";
 
 const MANAGER = "client-test";
@@ -225,5 +228,71 @@ integrationTest("client: onRequest reports verb, resource and code", async ({
     assert.ok(seen.every((e) => e.seconds >= 0 && e.seconds < 30));
   } finally {
     client.close();
+  }
+});
+
+integrationTest("client: in-cluster ServiceAccount token is read from disk and re-read", async ({
+  client,
+  namespace,
+  kubeconfig,
+}) => {
+  // A ServiceAccount that may only `get` ConfigMaps, and a short-lived bound token for it.
+  await client.create(ServiceAccounts, { metadata: { name: "reader", namespace } });
+  await client.request("POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: { name: "get-configmaps" },
+    rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }],
+  });
+  await client.request(
+    "POST",
+    `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`,
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "reader" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "get-configmaps" },
+      subjects: [{ kind: "ServiceAccount", name: "reader", namespace }],
+    },
+  );
+  const requestToken = async () =>
+    (await client.request<{ status: { token: string } }>(
+      "POST",
+      resourcePath(ServiceAccounts, { namespace, name: "reader", subresource: "token" }),
+      {
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "TokenRequest",
+        spec: { expirationSeconds: 600 },
+      },
+    )).status.token;
+
+  // Lay out what the kubelet mounts into a Pod, and the service env it sets.
+  const admin = await loadKubeconfig(kubeconfig);
+  const url = new URL(admin.server);
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/token`, await requestToken());
+  await Deno.writeTextFile(`${dir}/ca.crt`, admin.caCerts?.join("\n") ?? "");
+  await Deno.writeTextFile(`${dir}/namespace`, namespace);
+  const env = new Map([
+    ["KUBERNETES_SERVICE_HOST", url.hostname.replace(/^\[|\]$/g, "")],
+    ["KUBERNETES_SERVICE_PORT", url.port || "443"],
+  ]);
+  const conn = await inClusterConnection(dir, env);
+  assert.equal(conn.namespace, namespace);
+  // tokenRefreshMs 0: every request reads the file, as after a rotation by the kubelet.
+  const sa = new KubeClient(conn, { tokenRefreshMs: 0 });
+  try {
+    await client.create(ConfigMaps, configMap(namespace, "visible", { v: "1" }));
+    const cm = await sa.get<ConfigMap>(ConfigMaps, sa.namespace, "visible");
+    assert.deepEqual(cm.data, { v: "1" });
+    await assert.rejects(sa.list(ConfigMaps, { namespace }), (e) => isForbidden(e));
+
+    await Deno.writeTextFile(`${dir}/token`, "not-a-token");
+    await assert.rejects(sa.get(ConfigMaps, namespace, "visible"), (e) => isUnauthorized(e));
+    await Deno.writeTextFile(`${dir}/token`, await requestToken()); // rotated
+    assert.deepEqual((await sa.get<ConfigMap>(ConfigMaps, namespace, "visible")).data, { v: "1" });
+  } finally {
+    sa.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
