@@ -296,3 +296,20 @@ integrationTest("client: in-cluster ServiceAccount token is read from disk and r
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+integrationTest("client: a watch ends quietly when the server-side timeout expires", async ({
+  client,
+  namespace,
+}) => {
+  const { metadata } = await client.list(ConfigMaps, { namespace });
+  const start = performance.now();
+  let events = 0;
+  const watch = client.watch(ConfigMaps, {
+    namespace,
+    resourceVersion: metadata.resourceVersion,
+    timeoutSeconds: 1,
+  });
+  for await (const _ of watch) events++;
+  assert.equal(events, 0, "nothing changed since the list");
+  assert.ok(performance.now() - start >= 900, "the server held the stream for about a second");
+});
