@@ -31,7 +31,7 @@ export interface Action {
   requeueAfter?: number;
 }
 
-export const Action = {
+export const Action: { awaitChange(): Action; requeueAfter(ms: number): Action } = {
   /** Nothing more to do until something changes. */
   awaitChange(): Action {
     return {};

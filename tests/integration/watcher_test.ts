@@ -37,7 +37,22 @@ class OwnControlPlane {
     private readonly binary: string,
   ) {}
 
-  static async start(): Promise<OwnControlPlane> {
+  /**
+   * Starts it, trying again on a failed start: hack/cluster's liveness check can mistake the
+   * `sh -c exec` shim for an exited apiserver on a loaded machine (reported to its owner).
+   */
+  static async start(attempts = 3): Promise<OwnControlPlane> {
+    for (let i = 1;; i++) {
+      try {
+        return await OwnControlPlane.#startOnce();
+      } catch (e) {
+        if (i >= attempts) throw e;
+        console.error(`own control plane: start ${i} failed, retrying: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  static async #startOnce(): Promise<OwnControlPlane> {
     const dir = await Deno.makeTempDir({ prefix: "runtime-watcher-" });
     try {
       const kubeconfig1 = await up({ dir, mode: "control-plane-only", nodes: 0 });
