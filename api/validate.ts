@@ -5,7 +5,11 @@
  * a condition instead of creating children that Kubernetes would reject.
  */
 import { withDefaults } from "./defaults.ts";
-import type { DefaultedMiniClusterContainer, MiniCluster } from "./v1alpha2.ts";
+import type {
+  DefaultedContainerVolume,
+  DefaultedMiniClusterContainer,
+  MiniCluster,
+} from "./v1alpha2.ts";
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const MAX_DNS_LABEL = 63;
@@ -35,6 +39,14 @@ export function validateSpec(mc: MiniCluster): string[] {
         if (!DNS_LABEL.test(volumeName) || volumeName.length > MAX_DNS_LABEL) {
           problems.push(
             `${where}.volumes: volume name "${volumeName}" must be a DNS label (at most 63 lower case letters, digits and '-', starting and ending with a letter or digit)`,
+          );
+        }
+        // The Go operator turns a volume without a source into a PVC with no claim name, which
+        // Kubernetes rejects when the Job creates pods; its own examples still contain such
+        // volumes, so the CRD accepts them and the reconciler reports this instead.
+        if (!hasSource(volume)) {
+          problems.push(
+            `${where}.volumes: volume "${volumeName}" has no source; set one of claimName, hostPath, configMapName, secretName, csiDriver or emptyDir: true`,
           );
         }
         if (volumeName === viewName) {
@@ -83,4 +95,10 @@ export function validateSpec(mc: MiniCluster): string[] {
   });
 
   return problems;
+}
+
+function hasSource(v: DefaultedContainerVolume): boolean {
+  return Boolean(
+    v.claimName || v.hostPath || v.configMapName || v.secretName || v.csiDriver || v.emptyDir,
+  );
 }

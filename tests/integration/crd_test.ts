@@ -60,10 +60,14 @@ function assertSubset(part: unknown, whole: unknown, path: string) {
   }
 }
 
-const minimal = (name: string, spec: Partial<MiniCluster["spec"]> = {}): MiniCluster => ({
+const minimal = (
+  namespace: string,
+  name: string,
+  spec: Partial<MiniCluster["spec"]> = {},
+): MiniCluster => ({
   apiVersion: "flux-framework.org/v1alpha2",
   kind: "MiniCluster",
-  metadata: { name },
+  metadata: { name, namespace },
   spec: { containers: [{ image: "ubuntu:noble", command: "hostname" }], ...spec },
 });
 
@@ -135,7 +139,11 @@ integrationTest("kubectl apply of a rejected manifest prints the message", async
 });
 
 integrationTest("kubectl scale changes spec.size within maxSize", async (env) => {
-  await env.client.create(MiniClusters, minimal("scaled", { size: 2, maxSize: 4 }), {});
+  await env.client.create(
+    MiniClusters,
+    minimal(env.namespace, "scaled", { size: 2, maxSize: 4 }),
+    {},
+  );
   await kubectl(env, "scale", "mc/scaled", "--replicas=3");
   const scaled = await env.client.get<MiniCluster>(MiniClusters, env.namespace, "scaled");
   assert.equal(scaled.spec.size, 3);
@@ -167,7 +175,7 @@ integrationTest("kubectl scale changes spec.size within maxSize", async (env) =>
 });
 
 integrationTest("status is a subresource with map-keyed conditions", async (env) => {
-  await env.client.create(MiniClusters, minimal("status"), {});
+  await env.client.create(MiniClusters, minimal(env.namespace, "status"), {});
   const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
   const condition = (type: string, status: string, reason: string) => ({
     type,
@@ -222,7 +230,11 @@ integrationTest("status is a subresource with map-keyed conditions", async (env)
 });
 
 integrationTest("kubectl get mc shows size, ready pods, status and age", async (env) => {
-  await env.client.create(MiniClusters, minimal("columns", { size: 4, maxSize: 8 }), {});
+  await env.client.create(
+    MiniClusters,
+    minimal(env.namespace, "columns", { size: 4, maxSize: 8 }),
+    {},
+  );
   await env.client.patch(
     MiniClusters,
     env.namespace,
