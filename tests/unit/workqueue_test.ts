@@ -42,18 +42,13 @@ Deno.test("workqueue: a key re-added while held runs again only after done", asy
 
 Deno.test("workqueue: N workers take distinct keys concurrently", async () => {
   const q = new WorkQueue({ clock: new FakeClock() });
-  const got = await Promise.all([
-    q.get(),
-    q.get(),
-    q.get(),
-    (async () => {
-      q.add("a");
-      q.add("b");
-      q.add("c");
-      return "";
-    })(),
-  ]);
-  assert.deepEqual(got.slice(0, 3).sort(), ["a", "b", "c"]);
+  // Three idle workers, then three keys: each worker wakes with a different key.
+  const workers = [q.get(), q.get(), q.get()];
+  q.add("a");
+  q.add("b");
+  q.add("c");
+  const got = await Promise.all(workers);
+  assert.deepEqual(got.sort(), ["a", "b", "c"]);
   assert.equal(q.inFlight, 3);
   for (const k of ["a", "b", "c"]) q.done(k);
   await q.shutDown();
