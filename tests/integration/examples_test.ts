@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { type MiniCluster, validateSpec } from "../../api/mod.ts";
-import { isAlreadyExists, isNotFound } from "../../runtime/errors.ts";
+import { isAlreadyExists } from "../../runtime/errors.ts";
 import { MiniClusters, Namespaces } from "../../runtime/resources.ts";
-import { integrationTest, kubectl } from "../harness.ts";
+import { eventually, integrationTest, kubectl } from "../harness.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const EXAMPLES = `${ROOT}examples/`;
@@ -81,46 +81,47 @@ integrationTest(
         "Deployment",
       ]
     ) assert.ok(kinds.includes(kind), `install.yaml has no ${kind}`);
-    // A dry run does not create the namespace, and the objects in it need one: create it (as the
-    // install file describes it, so its Pod Security labels apply) unless it exists, and remove
-    // it again only when this test made it.
+    // A dry run does not create the namespace, and the objects in it need one: create it as the
+    // install file describes it (so its Pod Security labels apply). It is left in place: without
+    // a controller manager (a control-plane-only cluster) a deleted namespace never finishes
+    // terminating, and a later run could not create it again.
     const namespace = docs.find((d) => d.kind === "Namespace")!;
     assert.equal(namespace.metadata.name, OPERATOR_NAMESPACE);
-    let created = false;
-    try {
-      await env.client.create(Namespaces, namespace);
-      created = true;
-    } catch (e) {
-      if (!isAlreadyExists(e)) throw e;
-    }
-    try {
-      const result = await new Deno.Command("kubectl", {
-        args: [
-          "--kubeconfig",
-          env.kubeconfig,
-          "apply",
-          "--server-side",
-          "--dry-run=server",
-          "-f",
-          INSTALL,
-        ],
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const stdout = new TextDecoder().decode(result.stdout);
-      const stderr = new TextDecoder().decode(result.stderr);
-      assert.ok(result.success, `kubectl apply --dry-run=server failed:\n${stderr}`);
-      assert.doesNotMatch(stderr, /PodSecurity|violate/i, stderr);
-      for (const doc of docs) {
-        assert.match(stdout, new RegExp(`/${doc.metadata.name} (serverside-applied|unchanged)`));
+    await eventually(async () => {
+      try {
+        await env.client.create(Namespaces, namespace);
+      } catch (e) {
+        if (!isAlreadyExists(e)) throw e;
+        const live = await env.client.get<Doc & { metadata: { deletionTimestamp?: string } }>(
+          Namespaces,
+          undefined,
+          OPERATOR_NAMESPACE,
+        );
+        if (live.metadata.deletionTimestamp) {
+          throw new Error(`namespace ${OPERATOR_NAMESPACE} is terminating`);
+        }
       }
-    } finally {
-      if (created) {
-        await env.client.delete(Namespaces, undefined, OPERATOR_NAMESPACE).catch((e) => {
-          if (!isNotFound(e)) throw e;
-        });
-      }
+    }, { timeoutMs: 60_000, intervalMs: 500 });
+    const result = await new Deno.Command("kubectl", {
+      args: [
+        "--kubeconfig",
+        env.kubeconfig,
+        "apply",
+        "--server-side",
+        "--dry-run=server",
+        "-f",
+        INSTALL,
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stdout = new TextDecoder().decode(result.stdout);
+    const stderr = new TextDecoder().decode(result.stderr);
+    assert.ok(result.success, `kubectl apply --dry-run=server failed:\n${stderr}`);
+    assert.doesNotMatch(stderr, /PodSecurity|violate/i, stderr);
+    for (const doc of docs) {
+      assert.match(stdout, new RegExp(`/${doc.metadata.name} (serverside-applied|unchanged)`));
     }
   },
 );
