@@ -79,10 +79,11 @@ Deno.test("commonPodOptions: the whole pod security context is passed on", () =>
   );
 });
 
-Deno.test("jobOnlyPodOptions: pod resources become overhead quantities (strings)", () => {
+Deno.test("jobOnlyPodOptions: no pod overhead from pod.resources (admission would reject the pods)", () => {
   const opts = jobOnlyPodOptions(miniCluster({ pod: { resources: { memory: "500M", cpu: 4 } } }));
-  assert.deepEqual(opts.overhead, { cpu: "4", memory: "500M" });
+  assert.equal(opts.overhead, undefined);
   assert.deepEqual(jobOnlyPodOptions(miniCluster({})), {});
+  assert.deepEqual(jobOnlyPodOptions(miniCluster({ pod: { hostIPC: true } })), { hostIPC: true });
 });
 
 Deno.test("imagePullSecrets: each once, in order, none when empty", () => {

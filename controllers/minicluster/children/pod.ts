@@ -115,7 +115,7 @@ function nodeAffinity(mc: DefaultedMiniCluster): Affinity["nodeAffinity"] | unde
  * Go operator kept only fsGroup). The token is mounted only when asked for, as in Go.
  */
 export function commonPodOptions(mc: DefaultedMiniCluster): PodSpec {
-  const pod = mc.spec.pod ?? {};
+  const pod = mc.spec.pod;
   const options: Partial<PodSpec> = {
     restartPolicy: pod.restartPolicy || DEFAULT_RESTART_POLICY,
     serviceAccountName: pod.serviceAccountName || undefined,
@@ -133,20 +133,18 @@ export function commonPodOptions(mc: DefaultedMiniCluster): PodSpec {
 }
 
 /**
- * Options only the Job's pods take: host namespaces, the shared process namespace, and
- * `spec.pod.resources` as pod overhead (what the Go operator does with it; admission accepts an
- * overhead only if the runtime class declares the same one).
+ * Options only the Job's pods take: host namespaces and the shared process namespace.
+ *
+ * `spec.pod.resources` is not passed on. The Go operator put it in the pod overhead, but pod
+ * admission rejects every pod whose overhead is not exactly the one its RuntimeClass declares
+ * (and fills that in by itself), so there the field only ever stopped the Job from creating pods.
  */
 export function jobOnlyPodOptions(mc: DefaultedMiniCluster): Partial<PodSpec> {
-  const pod = mc.spec.pod ?? {};
-  const overhead = Object.keys(pod.resources ?? {}).sort();
+  const pod = mc.spec.pod;
   return withoutUndefined({
     shareProcessNamespace: mc.spec.shareProcessNamespace ? true : undefined,
     hostIPC: pod.hostIPC ? true : undefined,
     hostPID: pod.hostPID ? true : undefined,
-    overhead: overhead.length > 0
-      ? Object.fromEntries(overhead.map((k) => [k, String(pod.resources![k])]))
-      : undefined,
   });
 }
 
@@ -168,7 +166,6 @@ const POD_SPEC_ORDER: (keyof PodSpec)[] = [
   "hostIPC",
   "hostPID",
   "securityContext",
-  "overhead",
   "imagePullSecrets",
   "initContainers",
   "containers",
