@@ -8,7 +8,8 @@
 # explicit permission flags: --allow-net --allow-read --allow-env --allow-sys=hostname).
 FROM denoland/deno:2.9.6 AS build
 WORKDIR /src
-# Dependencies first, so a code change does not download them again.
+# deno.json and its lock (not package.json: that only pins the toolchain for ./task, and the
+# image brings its own Deno).
 COPY deno.json deno.lock ./
 COPY api/ api/
 COPY runtime/ runtime/
