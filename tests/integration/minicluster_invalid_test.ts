@@ -6,7 +6,13 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import { ConfigMaps, Jobs, MiniClusters, Services } from "../../runtime/resources.ts";
 import { eventually, integrationTest } from "../harness.ts";
-import { eventsFor, miniCluster, waitForCondition, withOperator } from "./minicluster_operator.ts";
+import {
+  eventsFor,
+  miniCluster,
+  quiescent,
+  waitForCondition,
+  withOperator,
+} from "./minicluster_operator.ts";
 
 /** Two containers define volume "data" differently: valid for the CRD, impossible in one pod. */
 function conflictingVolumes(name: string, namespace: string) {
@@ -71,4 +77,37 @@ integrationTest(
     });
   },
   { timeoutMs: 90_000 },
+);
+
+integrationTest(
+  "minicluster invalid: an API rejection is a condition and event with the API's message",
+  async (env) => {
+    const { client, namespace } = env;
+    await withOperator(env, async (op) => {
+      // The CRD accepts any environment map key; the Job's validation refuses '=' in a name.
+      await client.create(
+        MiniClusters,
+        miniCluster("refused", namespace, {
+          containers: [{ image: "app", command: "hostname", environment: { "A=B": "x" } }],
+        }),
+      );
+      const c = await waitForCondition(env, "refused", "Unappliable", "True", "ApiError");
+      assert.match(c.message, /422 Invalid: Job\.batch "refused" is invalid: .*env\[0\]\.name/);
+      await eventually(async () => {
+        const events = await eventsFor(env, "refused");
+        const e = events.find((e) => e.reason === "ApiError");
+        assert.ok(e, "an ApiError event");
+        assert.equal(e.type, "Warning");
+        assert.match(e.message ?? "", /a valid environment variable name/);
+      });
+      // The other children exist; the refused Job is not retried while nothing changes.
+      await client.get(ConfigMaps, namespace, "refused-entrypoint");
+      const attempts = () => op.writes().filter((w) => w.resource === "jobs.batch").length;
+      await quiescent(op, 1_000);
+      const before = attempts();
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.equal(attempts(), before);
+    });
+  },
+  { timeoutMs: 60_000 },
 );

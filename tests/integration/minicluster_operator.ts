@@ -199,3 +199,19 @@ export async function curveSecret(env: TestEnv, mc: MiniCluster): Promise<Secret
 export async function workspace(env: TestEnv, mc: MiniCluster): Promise<ConfigMap> {
   return await env.client.get<ConfigMap>(ConfigMaps, env.namespace, workspaceName(mc));
 }
+
+/** Waits until the operator has made no write for `quietMs`; returns its write count. */
+export async function quiescent(op: InProcessOperator, quietMs = 2_000): Promise<number> {
+  let last = op.writes().length;
+  let since = Date.now();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = op.writes().length;
+    if (now !== last) {
+      last = now;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) {
+      return now;
+    }
+  }
+}

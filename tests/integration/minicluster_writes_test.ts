@@ -9,25 +9,10 @@ import { eventually, fullCluster, integrationTest } from "../harness.ts";
 import {
   type InProcessOperator,
   miniCluster,
+  quiescent,
   waitForCondition,
   withOperator,
 } from "./minicluster_operator.ts";
-
-/** Waits until the operator has made no write for `quietMs`; returns its write count. */
-async function quiescent(op: InProcessOperator, quietMs = 2_000): Promise<number> {
-  let last = op.writes().length;
-  let since = Date.now();
-  for (;;) {
-    await new Promise((r) => setTimeout(r, 100));
-    const now = op.writes().length;
-    if (now !== last) {
-      last = now;
-      since = Date.now();
-    } else if (Date.now() - since >= quietMs) {
-      return now;
-    }
-  }
-}
 
 function byVerb(op: InProcessOperator, from = 0): Record<string, number> {
   const out: Record<string, number> = {};
