@@ -52,7 +52,7 @@ export interface MiniClusterSpec {
     [k: string]: string;
   };
   /**
-   * Keep the cluster up as an interactive cluster: the lead broker starts with -Sbroker.rc2_none and, without a command, just runs until deleted.
+   * Keep the cluster up as an interactive cluster: the lead broker starts with -Sbroker.rc2_none and, without a command, just runs until deleted. Defaults to false.
    */
   interactive?: boolean;
   flux?: FluxSpec;
@@ -63,11 +63,11 @@ export interface MiniClusterSpec {
    */
   shareProcessNamespace?: boolean;
   /**
-   * Delete the MiniCluster (and its children) once the lead broker pod has finished.
+   * Delete the MiniCluster (and its children) once the lead broker pod has finished. Defaults to false.
    */
   cleanup?: boolean;
   /**
-   * Number of pods (the Job's parallelism and completions), also the number of brokers Flux waits for before it starts. Scale it with kubectl scale.
+   * Number of pods (the Job's parallelism and completions), also the number of brokers Flux waits for before it starts. Scale it with kubectl scale. Defaults to 1.
    */
   size?: number;
   /**
@@ -83,11 +83,11 @@ export interface MiniClusterSpec {
    */
   backoffLimit?: number;
   /**
-   * Total number of tasks across the cluster, given to flux submit.
+   * Total number of tasks across the cluster, given to flux submit. Defaults to 1.
    */
   tasks?: number;
   /**
-   * Seconds the Job may run before it is stopped (activeDeadlineSeconds). Default is about a year.
+   * Seconds the Job may run before it is stopped (activeDeadlineSeconds). Defaults to 31500000 (about a year).
    */
   deadlineSeconds?: number;
   pod?: MiniClusterPodSpec;
@@ -101,7 +101,7 @@ export interface MiniClusterContainer {
    */
   name?: string;
   /**
-   * Container image. For the Flux container it must be able to run the Flux view's binaries (glibc).
+   * Container image. For the Flux container it must be able to run the Flux view's binaries (glibc). Defaults to ghcr.io/rse-ops/accounting:app-latest.
    */
   image?: string;
   /**
@@ -113,7 +113,7 @@ export interface MiniClusterContainer {
    */
   workingDir?: string;
   /**
-   * Always pull the image (imagePullPolicy Always) instead of using a cached copy.
+   * Always pull the image (imagePullPolicy Always) instead of using a cached copy. Defaults to false.
    */
   pullAlways?: boolean;
   /**
@@ -227,11 +227,11 @@ export interface ContainerVolume {
    */
   secretName?: string;
   /**
-   * Mount the volume read-only.
+   * Mount the volume read-only. Defaults to false.
    */
   readOnly?: boolean;
   /**
-   * Create a new empty directory for this volume, living as long as the pod.
+   * Create a new empty directory for this volume, living as long as the pod. Defaults to false.
    */
   emptyDir?: boolean;
   /**
@@ -490,7 +490,7 @@ export interface FluxSpec {
    */
   wrap?: string;
   /**
-   * How long a broker waits for its parent to answer (tbon.connect_timeout), a Flux duration such as 5s or 1m.
+   * How long a broker waits for its parent to answer (tbon.connect_timeout), a Flux duration such as 5s or 1m. Defaults to 5s.
    */
   connectTimeout?: string;
   /**
@@ -518,7 +518,7 @@ export interface FluxSpec {
    */
   completeWorkers?: boolean;
   /**
-   * Flux broker log level (log-stderr-level, 0 emergencies only to 7 debug).
+   * Flux broker log level (log-stderr-level, 0 emergencies only to 7 debug). Defaults to 6.
    */
   logLevel?: number;
   /**
@@ -550,19 +550,19 @@ export interface FluxSpec {
  */
 export interface FluxContainer {
   /**
-   * Image holding the Flux view, matching the application images' OS and architecture (for example flux-view-rocky:tag-9 or flux-view-ubuntu:tag-jammy).
+   * Image holding the Flux view, matching the application images' OS and architecture (for example flux-view-rocky:tag-9 or flux-view-ubuntu:tag-jammy). Defaults to ghcr.io/converged-computing/flux-view-ubuntu:tag-noble.
    */
   image?: string;
   /**
-   * Name of the init container and of the volume holding the view.
+   * Name of the init container and of the volume holding the view. Defaults to flux-view.
    */
   name?: string;
   /**
-   * Where the view and the Flux configuration appear in every container.
+   * Where the view and the Flux configuration appear in every container. Defaults to /mnt/flux.
    */
   mountPath?: string;
   /**
-   * The application image has Flux installed itself: do not copy the view (the init container still writes the configuration).
+   * The application image has Flux installed itself: do not copy the view (the init container still writes the configuration). Defaults to false.
    */
   disable?: boolean;
   /**
@@ -579,7 +579,7 @@ export interface FluxContainer {
    */
   imagePullSecret?: string;
   /**
-   * Always pull the view image.
+   * Always pull the view image. Defaults to false.
    */
   pullAlways?: boolean;
   securityContext?: SecurityContext;
@@ -593,7 +593,7 @@ export interface FluxScheduler {
    */
   simple?: boolean;
   /**
-   * Fluxion queue policy (fcfs, easy, hybrid or conservative).
+   * Fluxion queue policy (fcfs, easy, hybrid or conservative). Defaults to fcfs.
    */
   queuePolicy?: "fcfs" | "easy" | "hybrid" | "conservative";
 }
@@ -630,7 +630,7 @@ export interface FluxBroker {
    */
   size: number;
   /**
-   * Port of the lead broker.
+   * Port of the lead broker. Defaults to 8050.
    */
   port?: number;
 }
@@ -652,23 +652,23 @@ export interface BurstedCluster {
  */
 export interface LoggingSpec {
   /**
-   * Print only the job's own output, not the entrypoint's progress.
+   * Print only the job's own output, not the entrypoint's progress. Defaults to false.
    */
   quiet?: boolean;
   /**
-   * Stop the entrypoint on the first failing command (set -eEu -o pipefail).
+   * Stop the entrypoint on the first failing command (set -eEu -o pipefail). Defaults to false.
    */
   strict?: boolean;
   /**
-   * Verbose Flux and entrypoint output.
+   * Verbose Flux and entrypoint output. Defaults to false.
    */
   debug?: boolean;
   /**
-   * Log ZeroMQ overlay traffic (tbon.zmqdebug).
+   * Log ZeroMQ overlay traffic (tbon.zmqdebug). Defaults to false.
    */
   zeromq?: boolean;
   /**
-   * Time flux start and flux submit with /usr/bin/time and print FLUXTIME lines.
+   * Time flux start and flux submit with /usr/bin/time and print FLUXTIME lines. Defaults to false.
    */
   timed?: boolean;
 }
@@ -953,7 +953,7 @@ export interface DefaultedMiniClusterSpec {
     [k: string]: string;
   };
   /**
-   * Keep the cluster up as an interactive cluster: the lead broker starts with -Sbroker.rc2_none and, without a command, just runs until deleted.
+   * Keep the cluster up as an interactive cluster: the lead broker starts with -Sbroker.rc2_none and, without a command, just runs until deleted. Defaults to false.
    */
   interactive: boolean;
   flux: DefaultedFluxSpec;
@@ -964,11 +964,11 @@ export interface DefaultedMiniClusterSpec {
    */
   shareProcessNamespace?: boolean;
   /**
-   * Delete the MiniCluster (and its children) once the lead broker pod has finished.
+   * Delete the MiniCluster (and its children) once the lead broker pod has finished. Defaults to false.
    */
   cleanup: boolean;
   /**
-   * Number of pods (the Job's parallelism and completions), also the number of brokers Flux waits for before it starts. Scale it with kubectl scale.
+   * Number of pods (the Job's parallelism and completions), also the number of brokers Flux waits for before it starts. Scale it with kubectl scale. Defaults to 1.
    */
   size: number;
   /**
@@ -984,11 +984,11 @@ export interface DefaultedMiniClusterSpec {
    */
   backoffLimit: number;
   /**
-   * Total number of tasks across the cluster, given to flux submit.
+   * Total number of tasks across the cluster, given to flux submit. Defaults to 1.
    */
   tasks: number;
   /**
-   * Seconds the Job may run before it is stopped (activeDeadlineSeconds). Default is about a year.
+   * Seconds the Job may run before it is stopped (activeDeadlineSeconds). Defaults to 31500000 (about a year).
    */
   deadlineSeconds: number;
   pod: DefaultedMiniClusterPodSpec;
@@ -1002,7 +1002,7 @@ export interface DefaultedMiniClusterContainer {
    */
   name?: string;
   /**
-   * Container image. For the Flux container it must be able to run the Flux view's binaries (glibc).
+   * Container image. For the Flux container it must be able to run the Flux view's binaries (glibc). Defaults to ghcr.io/rse-ops/accounting:app-latest.
    */
   image: string;
   /**
@@ -1014,7 +1014,7 @@ export interface DefaultedMiniClusterContainer {
    */
   workingDir?: string;
   /**
-   * Always pull the image (imagePullPolicy Always) instead of using a cached copy.
+   * Always pull the image (imagePullPolicy Always) instead of using a cached copy. Defaults to false.
    */
   pullAlways: boolean;
   /**
@@ -1115,11 +1115,11 @@ export interface DefaultedContainerVolume {
    */
   secretName?: string;
   /**
-   * Mount the volume read-only.
+   * Mount the volume read-only. Defaults to false.
    */
   readOnly: boolean;
   /**
-   * Create a new empty directory for this volume, living as long as the pod.
+   * Create a new empty directory for this volume, living as long as the pod. Defaults to false.
    */
   emptyDir: boolean;
   /**
@@ -1175,7 +1175,7 @@ export interface DefaultedFluxSpec {
    */
   wrap?: string;
   /**
-   * How long a broker waits for its parent to answer (tbon.connect_timeout), a Flux duration such as 5s or 1m.
+   * How long a broker waits for its parent to answer (tbon.connect_timeout), a Flux duration such as 5s or 1m. Defaults to 5s.
    */
   connectTimeout: string;
   /**
@@ -1203,7 +1203,7 @@ export interface DefaultedFluxSpec {
    */
   completeWorkers?: boolean;
   /**
-   * Flux broker log level (log-stderr-level, 0 emergencies only to 7 debug).
+   * Flux broker log level (log-stderr-level, 0 emergencies only to 7 debug). Defaults to 6.
    */
   logLevel: number;
   /**
@@ -1235,19 +1235,19 @@ export interface DefaultedFluxSpec {
  */
 export interface DefaultedFluxContainer {
   /**
-   * Image holding the Flux view, matching the application images' OS and architecture (for example flux-view-rocky:tag-9 or flux-view-ubuntu:tag-jammy).
+   * Image holding the Flux view, matching the application images' OS and architecture (for example flux-view-rocky:tag-9 or flux-view-ubuntu:tag-jammy). Defaults to ghcr.io/converged-computing/flux-view-ubuntu:tag-noble.
    */
   image: string;
   /**
-   * Name of the init container and of the volume holding the view.
+   * Name of the init container and of the volume holding the view. Defaults to flux-view.
    */
   name: string;
   /**
-   * Where the view and the Flux configuration appear in every container.
+   * Where the view and the Flux configuration appear in every container. Defaults to /mnt/flux.
    */
   mountPath: string;
   /**
-   * The application image has Flux installed itself: do not copy the view (the init container still writes the configuration).
+   * The application image has Flux installed itself: do not copy the view (the init container still writes the configuration). Defaults to false.
    */
   disable: boolean;
   /**
@@ -1264,7 +1264,7 @@ export interface DefaultedFluxContainer {
    */
   imagePullSecret?: string;
   /**
-   * Always pull the view image.
+   * Always pull the view image. Defaults to false.
    */
   pullAlways: boolean;
   securityContext?: SecurityContext;
@@ -1278,7 +1278,7 @@ export interface DefaultedFluxScheduler {
    */
   simple?: boolean;
   /**
-   * Fluxion queue policy (fcfs, easy, hybrid or conservative).
+   * Fluxion queue policy (fcfs, easy, hybrid or conservative). Defaults to fcfs.
    */
   queuePolicy: "fcfs" | "easy" | "hybrid" | "conservative";
 }
@@ -1315,7 +1315,7 @@ export interface DefaultedFluxBroker {
    */
   size: number;
   /**
-   * Port of the lead broker.
+   * Port of the lead broker. Defaults to 8050.
    */
   port: number;
 }
@@ -1337,23 +1337,23 @@ export interface DefaultedBurstedCluster {
  */
 export interface DefaultedLoggingSpec {
   /**
-   * Print only the job's own output, not the entrypoint's progress.
+   * Print only the job's own output, not the entrypoint's progress. Defaults to false.
    */
   quiet: boolean;
   /**
-   * Stop the entrypoint on the first failing command (set -eEu -o pipefail).
+   * Stop the entrypoint on the first failing command (set -eEu -o pipefail). Defaults to false.
    */
   strict: boolean;
   /**
-   * Verbose Flux and entrypoint output.
+   * Verbose Flux and entrypoint output. Defaults to false.
    */
   debug: boolean;
   /**
-   * Log ZeroMQ overlay traffic (tbon.zmqdebug).
+   * Log ZeroMQ overlay traffic (tbon.zmqdebug). Defaults to false.
    */
   zeromq: boolean;
   /**
-   * Time flux start and flux submit with /usr/bin/time and print FLUXTIME lines.
+   * Time flux start and flux submit with /usr/bin/time and print FLUXTIME lines. Defaults to false.
    */
   timed: boolean;
 }

@@ -99,3 +99,11 @@ Deno.test("the CRD serves v1alpha2 with status and scale subresources and short 
     },
   });
 });
+
+Deno.test("every default is stated in its field's description (kubectl explain omits defaults)", () => {
+  const unstated = [...ours].filter(([, node]) =>
+    node.default !== undefined && typeof node.default !== "object" &&
+    !node.description?.includes(`Defaults to ${node.default}`)
+  ).map(([path]) => path);
+  assert.deepEqual(unstated, []);
+});
