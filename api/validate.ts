@@ -7,6 +7,7 @@
 import { withDefaults } from "./defaults.ts";
 import type {
   DefaultedContainerVolume,
+  DefaultedMiniCluster,
   DefaultedMiniClusterContainer,
   MiniCluster,
 } from "./v1alpha2.ts";
@@ -14,12 +15,30 @@ import type {
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const MAX_DNS_LABEL = 63;
 
+/**
+ * Volume names the operator itself uses in every pod (the Go operator's pod layout), each with
+ * what it holds. A user volume with one of these names would clash in the pod spec.
+ */
+export function reservedVolumeNames(mc: DefaultedMiniCluster): Map<string, string> {
+  const names = new Map<string, string>([
+    ["spack-software", "the operator's software volume"],
+    ["flux-operator-home", "the operator's home volume"],
+    [`${mc.metadata?.name ?? ""}-entrypoint`, "the entrypoint scripts volume"],
+    [mc.spec.flux.container.name, "the Flux view volume (spec.flux.container.name)"],
+  ]);
+  if (mc.spec.flux.mungeSecret) {
+    names.set("munge-key", "the munge key volume (spec.flux.mungeSecret)");
+  }
+  return names;
+}
+
 /** Human-readable problems with the MiniCluster's spec; empty when it can be reconciled. */
 export function validateSpec(mc: MiniCluster): string[] {
   const problems: string[] = [];
   const name = mc.metadata?.name ?? "";
   const { spec } = withDefaults(mc);
   const viewName = spec.flux.container.name;
+  const reserved = reservedVolumeNames({ ...mc, spec });
 
   const groups: [string, DefaultedMiniClusterContainer[]][] = [
     ["containers", spec.containers],
@@ -49,9 +68,10 @@ export function validateSpec(mc: MiniCluster): string[] {
             `${where}.volumes: volume "${volumeName}" has no source; set one of claimName, hostPath, configMapName, secretName, csiDriver or emptyDir: true`,
           );
         }
-        if (volumeName === viewName) {
+        const reservedFor = reserved.get(volumeName);
+        if (reservedFor) {
           problems.push(
-            `${where}.volumes: volume name "${volumeName}" is taken by the Flux view volume (spec.flux.container.name)`,
+            `${where}.volumes: volume name "${volumeName}" is taken by ${reservedFor}; choose another name`,
           );
         }
         const json = JSON.stringify(volume, Object.keys(volume).sort());

@@ -289,6 +289,33 @@ Deno.test("validateSpec: names may not collide with the Flux view", () => {
   assert.match(problems[1], /volume name "flux-view" is taken by the Flux view volume/);
 });
 
+Deno.test("validateSpec: volume names the operator uses in every pod are reserved", () => {
+  const volume = { path: "/x", emptyDir: true };
+  const problems = validateSpec(mc({
+    flux: { mungeSecret: "munge" },
+    containers: [{
+      volumes: {
+        "spack-software": volume,
+        "flux-operator-home": volume,
+        "sample-entrypoint": volume,
+        "munge-key": volume,
+        "fine": volume,
+      },
+    }],
+  }));
+  assert.deepEqual(problems.map((p) => p.match(/"([^"]+)" is taken/)?.[1]), [
+    "spack-software",
+    "flux-operator-home",
+    "sample-entrypoint",
+    "munge-key",
+  ]);
+  // munge-key is free without a munge secret.
+  assert.deepEqual(
+    validateSpec(mc({ containers: [{ volumes: { "munge-key": volume } }] })),
+    [],
+  );
+});
+
 Deno.test("validateSpec: the Service of a container with ports needs a short enough name", () => {
   const long = "a".repeat(40);
   const problems = validateSpec(mc({
