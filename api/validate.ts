@@ -74,7 +74,7 @@ export function validateSpec(mc: MiniCluster): string[] {
             `${where}.volumes: volume name "${volumeName}" is taken by ${reservedFor}; choose another name`,
           );
         }
-        const json = JSON.stringify(volume, Object.keys(volume).sort());
+        const json = canonicalJson(volume);
         const seen = volumes.get(volumeName);
         if (!seen) {
           volumes.set(volumeName, { json, where });
@@ -120,5 +120,16 @@ export function validateSpec(mc: MiniCluster): string[] {
 function hasSource(v: DefaultedContainerVolume): boolean {
   return Boolean(
     v.claimName || v.hostPath || v.configMapName || v.secretName || v.csiDriver || v.emptyDir,
+  );
+}
+
+/** JSON with object keys sorted at every level, so equal values give equal strings. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(
+    value,
+    (_key, v) =>
+      v !== null && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+        : v,
   );
 }

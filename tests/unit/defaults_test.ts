@@ -268,6 +268,26 @@ Deno.test("validateSpec: one volume name must mean one volume across containers"
   }));
   assert.equal(problems.length, 1);
   assert.match(problems[0], /spec\.containers\[1\]\.volumes: volume "data" is defined differently/);
+  // Nested maps count too.
+  const configMap = (items: Record<string, string>) => ({ path: "/c", configMapName: "cm", items });
+  assert.equal(
+    validateSpec(mc({
+      containers: [
+        { name: "a", runFlux: true, volumes: { c: configMap({ x: "x", y: "y" }) } },
+        { name: "b", volumes: { c: configMap({ x: "x", y: "z" }) } },
+      ],
+    })).length,
+    1,
+  );
+  assert.deepEqual(
+    validateSpec(mc({
+      containers: [
+        { name: "a", runFlux: true, volumes: { c: configMap({ x: "x", y: "y" }) } },
+        { name: "b", volumes: { c: configMap({ y: "y", x: "x" }) } },
+      ],
+    })),
+    [],
+  );
   // The same definition in two containers is fine (key order does not matter).
   assert.deepEqual(
     validateSpec(mc({
