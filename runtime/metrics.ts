@@ -57,7 +57,7 @@ abstract class Metric<S> {
   readonly labelNames: readonly string[];
   abstract readonly type: MetricType;
   /** Series by their rendered label string (`{a="x",b="y"}`), which doubles as a stable key. */
-  protected readonly series = new Map<string, S>();
+  protected readonly series: Map<string, S> = new Map<string, S>();
 
   constructor(opts: MetricOptions) {
     if (!METRIC_NAME.test(opts.name)) throw new Error(`invalid metric name "${opts.name}"`);
