@@ -16,11 +16,13 @@ export const FAKE_NODE_ANNOTATION = "kwok.x-k8s.io/node";
 /**
  * Controllers the operator and its tests depend on: Jobs and their pods, garbage collection
  * through ownerReferences, namespace deletion, ServiceAccounts and their tokens, plus the usual
- * workload controllers so plain `kubectl` experiments behave. Node lifecycle (taints/eviction)
- * is left out: KWOK keeps fake Nodes Ready on its own.
+ * workload controllers so plain `kubectl` experiments behave. The node lifecycle controller is
+ * needed too: it lifts the `node.kubernetes.io/not-ready` taint that admission puts on every new
+ * Node once KWOK reports it Ready; without it nothing ever schedules.
  */
 export const CONTROLLERS = [
   "job-controller",
+  "node-lifecycle-controller",
   "garbage-collector-controller",
   "namespace-controller",
   "serviceaccount-controller",
@@ -86,12 +88,14 @@ export function apiserverArgs(c: ComponentContext): string[] {
   ];
 }
 
-/** Flags shared by the controller manager and the scheduler (both serve /healthz over TLS). */
+/**
+ * Flags shared by the controller manager and the scheduler (both serve /healthz over TLS). No
+ * delegated authentication/authorization kubeconfigs: the apiserver has no front-proxy CA, so
+ * they would only log errors, and /healthz is served to anyone anyway.
+ */
 function servingClientArgs(c: ComponentContext, port: number): string[] {
   return [
     `--kubeconfig=${c.kubeconfig}`,
-    `--authentication-kubeconfig=${c.kubeconfig}`,
-    `--authorization-kubeconfig=${c.kubeconfig}`,
     "--bind-address=127.0.0.1",
     `--secure-port=${port}`,
     `--tls-cert-file=${c.pki.servingCert}`,

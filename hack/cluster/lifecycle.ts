@@ -165,7 +165,15 @@ async function startControlPlane(paths: ClusterPaths, state: ClusterState): Prom
 }
 
 interface NodeStatus {
+  spec?: { taints?: { key: string }[] };
   status?: { conditions?: { type: string; status: string }[] };
+}
+
+/** Ready, and the node lifecycle controller has lifted the not-ready taint: pods can land. */
+export function nodeSchedulable(node: NodeStatus | undefined): boolean {
+  const ready = node?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+  const tainted = node?.spec?.taints?.some((t) => t.key === "node.kubernetes.io/not-ready");
+  return (ready ?? false) && !tainted;
 }
 
 async function startWorkers(paths: ClusterPaths, state: ClusterState, nodes: number) {
@@ -186,11 +194,8 @@ async function startWorkers(paths: ClusterPaths, state: ClusterState, nodes: num
         probe.close();
       }
     };
-    const nodeReady = async (i: number) => {
-      const node = await api.getJson<NodeStatus>(`/api/v1/nodes/${fakeNodeName(i)}`);
-      return node?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ??
-        false;
-    };
+    const nodeReady = async (i: number) =>
+      nodeSchedulable(await api.getJson<NodeStatus>(`/api/v1/nodes/${fakeNodeName(i)}`));
     const all = [...CONTROL_PLANE, ...workers];
     await Promise.all([
       waitHealthy(
@@ -201,10 +206,16 @@ async function startWorkers(paths: ClusterPaths, state: ClusterState, nodes: num
         serving(state.ports.controllerManager),
       ),
       waitHealthy(paths, state, all, "kube-scheduler", serving(state.ports.scheduler)),
-      waitHealthy(paths, state, all, "fake nodes Ready (KWOK)", async () => {
-        const ready = await Promise.all(Array.from({ length: nodes }, (_, i) => nodeReady(i)));
-        return ready.every(Boolean);
-      }),
+      waitHealthy(
+        paths,
+        state,
+        all,
+        "fake nodes Ready and untainted (KWOK, node lifecycle)",
+        async () => {
+          const ready = await Promise.all(Array.from({ length: nodes }, (_, i) => nodeReady(i)));
+          return ready.every(Boolean);
+        },
+      ),
       // Pods cannot be admitted into a namespace before its default ServiceAccount exists.
       waitHealthy(
         paths,
