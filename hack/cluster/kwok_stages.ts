@@ -113,7 +113,7 @@ conditions:
 {{ range list "ContainersReady" "Ready" }}
 - type: {{ . | Quote }}
   status: "False"
-  reason: PodCompleted
+  reason: ${phase === "Succeeded" ? "PodCompleted" : "PodFailed"}
   lastTransitionTime: {{ $now | Quote }}
 {{ end }}
 containerStatuses:
@@ -157,7 +157,7 @@ export function podStages(): Record<string, unknown>[] {
       next: {
         statusTemplate: finishedTemplate(
           "Failed",
-          `{{ index .metadata.annotations "${EXIT_CODE_ANNOTATION}" }}`,
+          `{{ index $.metadata.annotations "${EXIT_CODE_ANNOTATION}" }}`,
           "Error",
         ),
       },
