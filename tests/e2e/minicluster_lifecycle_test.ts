@@ -147,6 +147,15 @@ for (const d of DISRUPTIONS) {
     await waitForJobSize(env, "elastic", 1);
     await waitForRunningPods(env, "elastic", 1);
 
+    // The CRD refuses size > maxSize, but maxSize may be raised; the limit stays the maxSize the
+    // brokers were started with (their hostlist has 4 entries), so 7 is clamped to 4.
+    await env.client.patch(
+      MiniClusters,
+      env.namespace,
+      "elastic",
+      { spec: { maxSize: 8 } },
+      "merge",
+    );
     await kubectl(env, "scale", "minicluster/elastic", "--replicas=7");
     op = await maybeKill(op, d);
     const clamped = await waitForCondition(env, "elastic", "SizeClamped", {
@@ -154,6 +163,7 @@ for (const d of DISRUPTIONS) {
       reason: "AboveMaximum",
     });
     assert.equal(clamped.spec.size, 7, "the user's spec is left as written");
+    assert.equal(clamped.spec.maxSize, 8);
     await waitForJobSize(env, "elastic", 4);
     await waitForRunningPods(env, "elastic", 4);
     await eventually(async () => {
