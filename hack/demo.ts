@@ -20,6 +20,8 @@ const OPERATOR_PID = join(DIR, "operator.pid");
 const EXAMPLE = join(ROOT, "examples", "hello-world.yaml");
 const CRD = join(ROOT, "crds", "minicluster.yaml");
 const READY_TIMEOUT = "180s";
+/** The namespace the demo's operator watches and the example goes to. */
+const NAMESPACE = "default";
 
 const say = (msg: string) => console.error(`[demo] ${msg}`);
 
@@ -124,6 +126,9 @@ async function main(): Promise<number> {
     ...permissions,
     join(ROOT, "mod.ts"),
     `--kubeconfig=${kubeconfig}`,
+    // Only the demo's namespace: the tests reuse a running .cluster/, and an operator watching
+    // every namespace would reconcile their MiniClusters too.
+    `--namespaces=${NAMESPACE}`,
     "--log-format=text",
     `--health-port=${port}`,
     "--bind-address=127.0.0.1",
@@ -137,38 +142,40 @@ async function main(): Promise<number> {
   say("examples/hello-world.yaml (pods kept running on KWOK)");
   await kubectl(
     kubeconfig,
-    ["apply", "--server-side", "--namespace=default", "-f", "-"],
+    ["apply", "--server-side", `--namespace=${NAMESPACE}`, "-f", "-"],
     demoManifest(await Deno.readTextFile(EXAMPLE)),
   );
   say(`waiting for the Ready condition (up to ${READY_TIMEOUT})`);
   try {
     await kubectl(kubeconfig, [
       "wait",
-      "--namespace=default",
+      `--namespace=${NAMESPACE}`,
       "--for=condition=Ready",
       "minicluster/hello-world",
       `--timeout=${READY_TIMEOUT}`,
     ]);
   } catch (e) {
-    console.error(await kubectl(kubeconfig, ["describe", "--namespace=default", "mc/hello-world"]));
+    console.error(
+      await kubectl(kubeconfig, ["describe", `--namespace=${NAMESPACE}`, "mc/hello-world"]),
+    );
     console.error(`--- operator log (${OPERATOR_LOG})\n${await tail(OPERATOR_LOG)}`);
     throw e;
   }
 
   console.log("$ kubectl get mc,job,pods,svc,cm,secret");
   console.log(
-    await kubectl(kubeconfig, ["get", "--namespace=default", "mc,job,pods,svc,cm,secret"]),
+    await kubectl(kubeconfig, ["get", `--namespace=${NAMESPACE}`, "mc,job,pods,svc,cm,secret"]),
   );
   const rel = (p: string) => p.startsWith(`${ROOT}/`) ? p.slice(ROOT.length + 1) : p;
   console.log(`MiniCluster hello-world is Ready (${((performance.now() - t0) / 1000).toFixed(0)} s).
 
-The operator keeps running (pid ${pid}). Next:
+The operator keeps running (pid ${pid}) and watches the namespace "${NAMESPACE}". Next:
   export KUBECONFIG=${rel(kubeconfig)}
   kubectl get mc -w                                  # watch the MiniClusters
   kubectl describe mc hello-world                    # conditions and events
   kubectl scale mc hello-world --replicas 1          # scale it (size is the scale subresource)
   kubectl apply -f examples/                         # every example
-  tail -f ${rel(OPERATOR_LOG)}                         # the operator's log
+  ${`tail -f ${rel(OPERATOR_LOG)}`.padEnd(50)} # the operator's log
   ./task cluster down                                # stop the operator and the cluster`);
   return 0;
 }

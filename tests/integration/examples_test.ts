@@ -109,6 +109,9 @@ integrationTest(
         "apply",
         "--server-side",
         "--dry-run=server",
+        // The live CRD may have other field managers (the harness, a demo); a dry run takes no
+        // ownership, and what it checks is that every object is accepted.
+        "--force-conflicts",
         "-f",
         INSTALL,
       ],

@@ -309,7 +309,16 @@ integrationTest(
       try {
         const mc = miniCluster("denied", namespace, { size: 1 });
         await client.create(MiniClusters, mc);
-        const c = await waitForCondition(env, "denied", "Unappliable", "True", "ApiError");
+        const c = await waitForCondition(env, "denied", "Unappliable", "True", "ApiError")
+          .catch((e) => {
+            const requests = op.manager.registry.render().split("\n")
+              .filter((l) => l.startsWith("api_requests_total{"));
+            throw new Error(
+              `${e.message}\nrequests:\n${requests.join("\n")}\noperator log:\n${
+                op.logs.join("\n")
+              }`,
+            );
+          });
         assert.match(c.message ?? "", new RegExp(`Secret ${curveSecretName(mc)}`));
         assert.match(c.message ?? "", /403 Forbidden/);
         await eventually(async () => {
