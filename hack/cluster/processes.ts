@@ -54,7 +54,11 @@ function cmdline(pid: number): string[] {
 export function isRunning(pid: number, binary: string): boolean {
   const stat = readStat(pid);
   if (!stat || stat.state === "Z" || stat.state === "X") return false;
-  const argv0 = cmdline(pid)[0] ?? "";
+  const argv = cmdline(pid);
+  const argv0 = argv[0] ?? "";
+  // Right after spawnDaemon the pid may still be the `sh -c 'exec ...'` shim (argv: sh, -c,
+  // script, logFile, binary, ...): it is about to become `binary`, so it counts as running.
+  if (argv0 === "/bin/sh" && argv[1] === "-c" && argv[4] === binary) return true;
   return argv0 === binary || argv0.endsWith(`/${binary.split("/").pop()}`);
 }
 
