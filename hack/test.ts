@@ -37,7 +37,13 @@ async function step(name: string, fn: () => Promise<string | void>): Promise<boo
 }
 
 async function run(cmd: string, args: string[], env?: Record<string, string>): Promise<void> {
-  const out = await new Deno.Command(cmd, { args, env, stdin: "null" }).output();
+  const out = await new Deno.Command(cmd, {
+    args,
+    env,
+    stdin: "null",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
   if (!out.success) throw new Error(`${cmd} ${args.join(" ")} exited with ${out.code}`);
 }
 

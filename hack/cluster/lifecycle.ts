@@ -69,7 +69,15 @@ async function tail(file: string, lines = 15): Promise<string> {
   return text.trimEnd().split("\n").slice(-lines).join("\n");
 }
 
-/** Starts the components of `names` that do not run yet; records each pid before waiting. */
+function fingerprint(name: ComponentName, binary: string, args: string[]): string {
+  return JSON.stringify([binary, ...args, ...(name === "kwok" ? [renderKwokConfig()] : [])]);
+}
+
+/**
+ * Starts the components of `names` that do not run yet, and restarts those started with another
+ * command line or stage file than this checkout would use (so a reused cluster picks up fixes).
+ * Each pid is recorded before anything waits on it.
+ */
 async function startMissing(
   paths: ClusterPaths,
   state: ClusterState,
@@ -77,14 +85,29 @@ async function startMissing(
 ): Promise<ComponentName[]> {
   const ctx = context(paths, state, pkiFiles(paths.pki));
   const started: ComponentName[] = [];
+  state.fingerprints ??= {};
   for (const name of names) {
-    if (running(state, name)) continue;
+    const args = componentArgs(name, ctx);
+    const wanted = fingerprint(name, bin(state, name), args);
+    if (running(state, name)) {
+      const recorded = state.fingerprints[name];
+      if (recorded === wanted) continue;
+      // A cluster from before fingerprints: its clients would notice an apiserver restart.
+      if (recorded === undefined && CONTROL_PLANE.includes(name)) {
+        state.fingerprints[name] = wanted;
+        continue;
+      }
+      log(`restarting ${name}: its configuration changed`);
+      await stopGroups([state.pids[name]!]);
+    }
+    if (name === "kwok") await Deno.writeTextFile(paths.kwokConfig, renderKwokConfig());
     state.pids[name] = spawnDaemon({
       binary: bin(state, name),
-      args: componentArgs(name, ctx),
+      args,
       logFile: paths.log(name),
       cwd: paths.dir,
     });
+    state.fingerprints[name] = wanted;
     await writeState(paths, state);
     started.push(name);
   }
@@ -141,7 +164,6 @@ async function freshState(paths: ClusterPaths, opts: UpOptions): Promise<Cluster
     }),
     { mode: 0o600 },
   );
-  await Deno.writeTextFile(paths.kwokConfig, renderKwokConfig());
   return state;
 }
 
@@ -249,6 +271,8 @@ export async function up(opts: UpOptions): Promise<string> {
   let state = await readState(paths);
   if (state && CONTROL_PLANE.every((n) => running(state!, n))) {
     log(`reusing the cluster in ${paths.dir}`);
+    // Restarts whatever this checkout would start differently, then waits for /readyz.
+    await startControlPlane(paths, state);
   } else {
     if (state || await exists(paths.dir)) {
       log(`cleaning up a stale cluster in ${paths.dir}`);

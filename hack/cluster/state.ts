@@ -33,6 +33,11 @@ export interface ClusterState {
   nodes: number;
   /** Process (and process group) ids of the components started so far. */
   pids: Partial<Record<ComponentName, number>>;
+  /**
+   * What each running component was started with (command line, plus KWOK's stage file): a
+   * reused cluster restarts a component whose fingerprint no longer matches this checkout.
+   */
+  fingerprints?: Partial<Record<ComponentName, string>>;
   startedAt: string;
 }
 
