@@ -154,7 +154,8 @@ async function main(): Promise<number> {
         async () => {
           const dev = await status(".cluster");
           if (dev.healthy && dev.mode === "full") {
-            kubeconfig = dev.kubeconfig;
+            // `up` on a running cluster restarts what this checkout configures differently.
+            kubeconfig = await up({ dir: ".cluster", mode: "full", nodes: 4 });
             return "reusing .cluster/";
           }
           const dir = join(Deno.env.get("TMPDIR") || "/tmp", `minicluster-test-${Deno.pid}`);
