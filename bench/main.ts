@@ -474,7 +474,7 @@ async function main(): Promise<number> {
   const totalPods = f.ns.reduce((a, n) => a + n * f.size, 0) + (f.rss10k ? 10_000 : 0);
   const nodes = Math.ceil(totalPods / PODS_PER_NODE) + 1;
   if (!kubeconfig) {
-    say(`starting a private full cluster (${nodes} KWOK nodes)`);
+    say(`starting a private full cluster (then ${Math.max(nodes, 4)} KWOK nodes)`);
     kubeconfig = await startPrivateCluster("minicluster-bench-", 4);
   }
   await installCrds(kubeconfig);
@@ -482,7 +482,11 @@ async function main(): Promise<number> {
   try {
     await ensureNodes(client, nodes);
     const version = await client.request<{ gitVersion: string }>("GET", "/version");
-    const childrenPerMiniCluster = (await childObjects(miniClusterOf("x", "x", f.size))).length;
+    const probe = miniClusterOf("x", "x", f.size);
+    const childrenPerMiniCluster = (await childObjects({
+      ...probe,
+      metadata: { ...probe.metadata, uid: crypto.randomUUID() },
+    } as MiniCluster)).length;
     const ctx: Context = { client, kubeconfig, f, childrenPerMiniCluster };
     const notes: string[] = [
       `MiniClusters of size ${f.size} (pods kept Running by KWOK); ${childrenPerMiniCluster} ` +

@@ -58,9 +58,11 @@ async function findOrStartFullCluster(): Promise<string> {
  */
 export async function startPrivateCluster(prefix: string, nodes: number): Promise<string> {
   sweepAbandoned(prefix);
-  const dir = await Deno.makeTempDir({ prefix });
-  await Deno.writeTextFile(join(dir, OWNER_FILE), String(Deno.pid));
-  globalThis.addEventListener("unload", () => downSync(dir));
+  const owned = await Deno.makeTempDir({ prefix });
+  await Deno.writeTextFile(join(owned, OWNER_FILE), String(Deno.pid));
+  // The cluster lives one level down: `up` wipes its own directory, the owner file must survive.
+  const dir = join(owned, "cluster");
+  globalThis.addEventListener("unload", () => removeCluster(owned));
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", join(ROOT, "hack", "cluster.ts"), "up", "--dir", dir, `--nodes=${nodes}`],
     stdin: "null",
@@ -91,7 +93,17 @@ function sweepAbandoned(prefix: string): void {
         return false;
       }
     })();
-    if (Number.isInteger(owner) && !alive) downSync(dir);
+    if (Number.isInteger(owner) && !alive) removeCluster(dir);
+  }
+}
+
+/** Stops the cluster kept under `owned` and removes the directory. */
+function removeCluster(owned: string): void {
+  downSync(join(owned, "cluster"));
+  try {
+    Deno.removeSync(owned, { recursive: true });
+  } catch {
+    // already gone
   }
 }
 
@@ -116,15 +128,17 @@ export async function installCrds(kubeconfig: string): Promise<void> {
     "-f",
     crds,
   ]);
-  await run("kubectl", [
-    "--kubeconfig",
-    kubeconfig,
-    "wait",
-    "--for=condition=Established",
-    "--timeout=60s",
-    "-f",
-    crds,
-  ]);
+  // Retried: right after the apply, `kubectl wait` fails on a CRD that has no conditions yet.
+  await eventually(() =>
+    run("kubectl", [
+      "--kubeconfig",
+      kubeconfig,
+      "wait",
+      "--for=condition=Established",
+      "--timeout=60s",
+      "-f",
+      crds,
+    ]), { timeoutMs: 60_000, intervalMs: 500 });
 }
 
 /** What a scenario gets: the harness's TestEnv plus its operator processes. */
