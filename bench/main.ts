@@ -426,6 +426,11 @@ async function idleAndRestart(
   }
 }
 
+/** The 1-minute load average: other work on the machine shows in every number here. */
+function loadAverage(): number {
+  return Number(Deno.readTextFileSync("/proc/loadavg").split(" ")[0]);
+}
+
 const mib = (b: number) => (b / 2 ** 20).toFixed(1);
 
 /** --rss-10k: memory and start-up with 10,000 MiniClusters (children complete, pods as far as made). */
@@ -469,6 +474,7 @@ async function tenThousand(ctx: Context, present: number): Promise<ResourcePoint
 
 async function main(): Promise<number> {
   const f = flags(Deno.args);
+  const loadAtStart = loadAverage();
   Deno.addSignalListener("SIGINT", () => Deno.exit(130)); // runs the unload teardown
   let kubeconfig = f.kubeconfig;
   const totalPods = f.ns.reduce((a, n) => a + n * f.size, 0) + (f.rss10k ? 10_000 : 0);
@@ -538,6 +544,7 @@ async function main(): Promise<number> {
         memoryBytes: Deno.systemMemoryInfo().total,
         deno: Deno.version.deno,
         kubernetes: version.gitVersion,
+        loadAverage: { start: loadAtStart, end: loadAverage() },
       },
       notes,
       runs,

@@ -60,7 +60,14 @@ export interface ResourcePoint {
 
 export interface BenchResults {
   date: string;
-  machine: { cpus: number; memoryBytes: number; deno: string; kubernetes: string };
+  machine: {
+    cpus: number;
+    memoryBytes: number;
+    deno: string;
+    kubernetes: string;
+    /** 1-minute load average when the run started and ended. */
+    loadAverage?: { start: number; end: number };
+  };
   notes: string[];
   runs: ScaleRun[];
   idle?: IdleRun;
@@ -128,7 +135,11 @@ export function formatReport(r: BenchResults): string {
   parts.push(
     `MiniCluster operator benchmark, ${r.date} (${r.machine.cpus} CPUs, ${
       fmt(r.machine.memoryBytes / 1024 / MIB)
-    } GiB, Deno ${r.machine.deno}, Kubernetes ${r.machine.kubernetes})`,
+    } GiB, Deno ${r.machine.deno}, Kubernetes ${r.machine.kubernetes}${
+      r.machine.loadAverage
+        ? `, load average ${r.machine.loadAverage.start} → ${r.machine.loadAverage.end}`
+        : ""
+    })`,
   );
   if (r.runs.length > 0) {
     parts.push(
