@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { ensureBinaries } from "./cluster/binaries.ts";
 import { down, status, up } from "./cluster/lifecycle.ts";
+import { stopGroups } from "./cluster/processes.ts";
 
 const DENO = Deno.execPath();
 const SHELL_SCRIPTS = ["task", ".ci/run", "hack/build-binaries.sh"];
@@ -80,7 +81,21 @@ export function parseDenoTestSummary(
 
 let testChild: Deno.ChildProcess | undefined;
 
-/** Runs deno test, echoing its output while keeping it to read the summary. */
+/** Signals deno test and everything it spawned (it runs in its own process group). */
+function signalTests(signal: Deno.Signal): void {
+  if (!testChild) return;
+  try {
+    Deno.kill(-testChild.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Runs deno test, echoing its output while keeping it to read the summary. It gets its own
+ * process group so that processes tests leave behind (an operator under test, say) are stopped
+ * with it rather than outliving the run.
+ */
 async function denoTest(env: Record<string, string>): Promise<{ passed: number; failed: number }> {
   testChild = new Deno.Command(DENO, {
     args: ["test", "-A", "tests/"],
@@ -88,6 +103,7 @@ async function denoTest(env: Record<string, string>): Promise<{ passed: number; 
     stdin: "null",
     stdout: "piped",
     stderr: "inherit",
+    detached: true,
   }).spawn();
   let output = "";
   const decoder = new TextDecoder();
@@ -96,6 +112,7 @@ async function denoTest(env: Record<string, string>): Promise<{ passed: number; 
     output += decoder.decode(chunk, { stream: true });
   }
   const st = await testChild.status;
+  await stopGroups([testChild.pid], 2000); // leftovers of the tests, if any
   testChild = undefined;
   const summary = parseDenoTestSummary(output);
   if (!summary) return { passed: 0, failed: 1 }; // e.g. a type error before any test ran
@@ -108,20 +125,20 @@ async function main(): Promise<number> {
   Deno.env.set("DENO_NO_PACKAGE_JSON", "1");
   const t0 = performance.now();
   let clusterDir: string | undefined; // set when this script started the cluster
-  const teardown = async () => {
-    if (!clusterDir) return;
-    const dir = clusterDir;
-    clusterDir = undefined;
-    say(`stopping the test cluster in ${dir}`);
-    await down(dir);
-  };
+  // One teardown shared by the normal path and the signal handlers: whoever comes second waits
+  // for the first instead of exiting halfway through it.
+  let stopping: Promise<void> | undefined;
+  const teardown = () =>
+    stopping ??= (async () => {
+      if (!clusterDir) return;
+      say(`stopping the test cluster in ${clusterDir}`);
+      await down(clusterDir);
+    })();
+  let signaled: Deno.Signal | undefined;
   for (const sig of ["SIGINT", "SIGTERM"] as const) {
     Deno.addSignalListener(sig, async () => {
-      try {
-        testChild?.kill(sig);
-      } catch {
-        // already exited
-      }
+      signaled = sig;
+      signalTests(sig);
       await teardown();
       Deno.exit(sig === "SIGINT" ? 130 : 143);
     });
@@ -170,6 +187,7 @@ async function main(): Promise<number> {
     const env: Record<string, string> = kubeconfig ? { MC_KUBECONFIG: kubeconfig } : {};
     const tests = await denoTest(env);
     await teardown();
+    if (signaled) return signaled === "SIGINT" ? 130 : 143;
 
     const stepsPassed = results.filter((r) => r.ok).length;
     const stepsFailed = results.length - stepsPassed;
