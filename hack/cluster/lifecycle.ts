@@ -301,7 +301,11 @@ async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);
 }
 
-/** Process groups of processes whose command line mentions `dir` (all components do). */
+/**
+ * Process groups of components (by binary name) whose command line mentions `dir`: all of ours
+ * do, also those an interrupted `up` started but did not record. Other programs pointed at the
+ * cluster (kubectl, an operator) are left alone.
+ */
 function groupsReferencing(dir: string): number[] {
   const groups = new Set<number>();
   for (const entry of Deno.readDirSync("/proc")) {
@@ -309,7 +313,8 @@ function groupsReferencing(dir: string): number[] {
     if (!Number.isInteger(pid) || pid === Deno.pid) continue;
     try {
       const args = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
-      if (args.some((a) => a.includes(`${dir}/`))) {
+      const binary = (args[0] ?? "").split("/").pop() as ComponentName;
+      if (COMPONENTS.includes(binary) && args.some((a) => a.includes(`${dir}/`))) {
         const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
         const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
         // Only groups that lead their own session: our daemons, never the caller's shell.
