@@ -1,0 +1,173 @@
+/**
+ * Shared plumbing of the fault tests: a throwaway namespace per plan, the operator as a separate
+ * process behind a fault proxy, waiting for quiet, and the counts the suite prints.
+ */
+import assert from "node:assert/strict";
+import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
+import type { KubeClient } from "../../runtime/client.ts";
+import { isAlreadyExists, isNotFound } from "../../runtime/errors.ts";
+import {
+  ConfigMaps,
+  Jobs,
+  MiniClusters,
+  Namespaces,
+  Secrets,
+  ServiceAccounts,
+  Services,
+} from "../../runtime/resources.ts";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../../controllers/minicluster/children/names.ts";
+import { testNamespaceName } from "../harness.ts";
+import { OperatorProcess } from "../e2e/operator_process.ts";
+import { FaultProxy } from "./proxy.ts";
+
+/** FAULTS_LONG=1: the whole matrix (deno task faults); otherwise the CI subset. */
+export const LONG = ["1", "true"].includes(Deno.env.get("FAULTS_LONG") ?? "");
+/** FAULTS_ECHO=1: the operators' logs on stderr. */
+export const ECHO = ["1", "true"].includes(Deno.env.get("FAULTS_ECHO") ?? "");
+
+/** Runs `fn` in a fresh namespace, deleted afterwards (also on failure). */
+export async function withNamespace<T>(
+  client: KubeClient,
+  label: string,
+  fn: (namespace: string) => Promise<T>,
+): Promise<T> {
+  const namespace = testNamespaceName(label);
+  await client.create(Namespaces, {
+    metadata: { name: namespace, labels: { "minicluster.flux-framework.org/test": "true" } },
+  });
+  await client.create(ServiceAccounts, { metadata: { name: "default", namespace } }).catch((e) => {
+    if (!isAlreadyExists(e)) throw e;
+  });
+  try {
+    return await fn(namespace);
+  } finally {
+    await removeFinalizers(client, namespace).catch(() => {});
+    await client.delete(Namespaces, undefined, namespace).catch((e) => {
+      if (!isNotFound(e)) throw e;
+    });
+  }
+}
+
+/** Without a running operator a MiniCluster's finalizer would block the namespace forever. */
+async function removeFinalizers(client: KubeClient, namespace: string): Promise<void> {
+  const list = await client.list<{ metadata: ObjectMeta }>(MiniClusters, { namespace });
+  for (const mc of list.items) {
+    if (!mc.metadata.finalizers?.length) continue;
+    await client.patch(MiniClusters, namespace, mc.metadata.name!, {
+      metadata: { finalizers: null },
+    }, "merge").catch(() => {});
+  }
+}
+
+/** The operator process, watching one namespace, talking to the API through `proxy`. */
+export async function startOperator(
+  proxy: FaultProxy,
+  namespace: string,
+  args: string[] = [],
+): Promise<OperatorProcess> {
+  const kubeconfig = await proxy.writeKubeconfig();
+  const op = await OperatorProcess.start({
+    kubeconfig,
+    namespaces: [namespace],
+    args: ["--log-level=debug", ...args],
+    echo: ECHO,
+  });
+  await op.ready(60_000);
+  return op;
+}
+
+/** Waits until no write went through the proxy for `quietMs`. */
+export async function settle(
+  proxy: FaultProxy,
+  quietMs = 1_500,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = proxy.writes;
+  let since = Date.now();
+  while (Date.now() < deadline) {
+    await sleep(100);
+    if (proxy.writes !== last) {
+      last = proxy.writes;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) return;
+  }
+  throw new Error(`the operator kept writing for ${timeoutMs} ms`);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** kind/name → uid of the MiniClusters and of everything the operator labelled as its own. */
+export async function uidsOf(client: KubeClient, namespace: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const rt of [MiniClusters, ConfigMaps, Secrets, Services, Jobs]) {
+    const list = await client.list<{ metadata: ObjectMeta }>(rt, {
+      namespace,
+      labelSelector: rt === MiniClusters ? undefined : `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
+    });
+    for (const o of list.items) {
+      if (!o.metadata.deletionTimestamp) out.set(`${rt.kind}/${o.metadata.name}`, o.metadata.uid!);
+    }
+  }
+  return out;
+}
+
+/**
+ * Oracles on the proxy's request log that hold for every plan: the operator deletes only with a
+ * uid precondition (never a newer object of the same name), and edits finalizers only with the
+ * resourceVersion they were computed from.
+ */
+export function assertGuardedWrites(
+  requests: { method: string; resource: string; body?: string; path: string; code?: number }[],
+): void {
+  for (const r of requests) {
+    if (r.method === "DELETE" && r.resource !== "leases") {
+      const body = JSON.parse(r.body || "{}");
+      assert.ok(body.preconditions?.uid, `DELETE ${r.path} without a uid precondition`);
+    }
+    if (r.method === "PATCH" && r.body?.includes('"finalizers"')) {
+      const body = JSON.parse(r.body);
+      assert.ok(
+        body.metadata?.resourceVersion,
+        `finalizer patch of ${r.path} without a resourceVersion`,
+      );
+    }
+  }
+}
+
+/** One plan's outcome, as printed in the summary. */
+export interface PlanResult {
+  plan: string;
+  ok: boolean;
+  detail: string;
+  seconds: number;
+}
+
+/** Prints the table and the counts line the issue asks the suite to report. */
+export function printSummary(suite: string, results: PlanResult[]): void {
+  const failed = results.filter((r) => !r.ok);
+  const lines = [`\n[faults] ${suite}`];
+  for (const r of results) {
+    lines.push(
+      `  ${r.ok ? "ok    " : "FAILED"} ${r.plan} (${r.seconds.toFixed(1)} s)${
+        r.detail ? ` — ${r.detail.split("\n")[0]}` : ""
+      }`,
+    );
+  }
+  lines.push(`[faults] ${suite}: ${results.length} plans run, ${failed.length} failures`);
+  console.log(lines.join("\n"));
+}
+
+/** Runs `tasks` with at most `limit` at once, in order of start. */
+export async function pool<T>(limit: number, tasks: (() => Promise<T>)[]): Promise<T[]> {
+  const out: T[] = new Array(tasks.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      out[i] = await tasks[i]();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  return out;
+}
