@@ -132,6 +132,10 @@ export class Watcher<T extends KubeObject> {
       fieldSelector: this.#opts.fieldSelector,
     };
     let resourceVersion: string | undefined;
+    // 410s in a row without an event between them: a server (or proxy) that expires every watch
+    // at once must not turn relisting into a list storm, so only the first relist is immediate.
+    let goneStreak = 0;
+    const goneBackoff = new Backoff(this.#opts.backoff ?? WATCH_BACKOFF);
 
     while (!signal.aborted) {
       try {
@@ -156,6 +160,8 @@ export class Watcher<T extends KubeObject> {
           this.#opts.metrics?.event(this.resource, event.type);
           if (event.type !== "BOOKMARK") this.#cache.apply(event.type, this.#typed(event.object));
           backoff.reset();
+          goneStreak = 0;
+          goneBackoff.reset();
         }
         if (signal.aborted) break;
         this.#opts.metrics?.restarted(this.resource, "closed");
@@ -170,6 +176,7 @@ export class Watcher<T extends KubeObject> {
           this.#opts.metrics?.restarted(this.resource, "gone");
           log.info("resourceVersion expired; relisting", { ...fields, resourceVersion });
           resourceVersion = undefined;
+          if (goneStreak++ > 0) await sleep(this.#clock, goneBackoff.next(), signal);
           continue;
         }
         const denied = isForbidden(e) || isUnauthorized(e);
