@@ -173,7 +173,13 @@ export class Controller<T extends KubeObject> {
     }));
     for (const { store, mapper } of secondaries) {
       this.#unsubscribe.push(store.subscribe((event) => {
-        for (const key of this.#safeMap(mapper, event.object, store.resource)) this.queue.add(key);
+        const keys = new Set(this.#safeMap(mapper, event.object, store.resource));
+        // An update may change the owner (a coalesced delete-and-recreate, an orphaning edit): the
+        // previous owner must hear about it too, or it never learns its child is gone.
+        if (event.old) {
+          for (const k of this.#safeMap(mapper, event.old, store.resource)) keys.add(k);
+        }
+        for (const key of keys) this.queue.add(key);
       }));
     }
     const stopped = new Promise<void>((resolve) =>

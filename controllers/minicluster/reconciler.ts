@@ -106,6 +106,9 @@ const DEFAULT_CLEANUP_POLL_MS = 2_000;
 /** Retry soon after deleting a child that must be re-created (immutable Service/Pod fields). */
 const RECREATE_REQUEUE_MS = 1_000;
 
+/** How often a MiniCluster whose child name is taken by someone else checks again. */
+const NAME_TAKEN_RECHECK_MS = 10_000;
+
 /** Job spec fields a running Job accepts; everything else in the template is immutable. */
 const MUTABLE_JOB_FIELDS = ["parallelism", "completions", "backoffLimit", "activeDeadlineSeconds"];
 
@@ -258,6 +261,11 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       message: problems.map((p) => p.message).join("; "),
     };
     const action = await this.#finish(mc, { ...sizes, unappliable });
+    // A name held by someone else may be freed without any event we would see (their object need
+    // not carry our label or owner): look again now and then.
+    if (requeue === undefined && problems.some((p) => p.reason === "NameTaken")) {
+      requeue = NAME_TAKEN_RECHECK_MS;
+    }
     return requeue !== undefined ? Action.requeueAfter(requeue) : action;
   }
 
