@@ -262,8 +262,7 @@ async function scaleRun(ctx: Context, n: number, first: boolean) {
     );
   }
 
-  const observer = new CreationObserver(client, ns, ctx.childrenPerMiniCluster);
-  await observer.start();
+  const observer = await CreationObserver.open(kubeconfig, ns, ctx.childrenPerMiniCluster);
   const m0 = await op.metrics();
   const cpu0 = op.cpuSeconds();
   const createdAt = new Map<string, number>();
@@ -290,6 +289,7 @@ async function scaleRun(ctx: Context, n: number, first: boolean) {
     );
     stopProgress();
     const allReadyMs = Math.max(...observer.readyAt.values()) - t0;
+    say(`N=${n}: all Ready in ${(allReadyMs / 1000).toFixed(1)} s`);
     await sleep(1000); // the last status writes and their Events
     const m1 = await op.metrics();
     const cpu1 = op.cpuSeconds();
@@ -352,6 +352,7 @@ async function rawRun(ctx: Context, n: number): Promise<number> {
     // What the builders' ownerReferences would name (they are stripped before the create).
     return { ...mc, metadata: { ...mc.metadata, uid: crypto.randomUUID() } } as MiniCluster;
   });
+  say(`N=${n}: the same creates by a raw client (namespace ${ns})`);
   const { ms, objects } = await rawCreates(ctx.client, mcs, ctx.f.concurrency);
   say(`N=${n}: raw client created ${objects} objects in ${(ms / 1000).toFixed(1)} s`);
   return ms;
@@ -446,8 +447,7 @@ async function tenThousand(ctx: Context, present: number): Promise<ResourcePoint
     echo: f.echo,
   });
   await op.ready();
-  const observer = new CreationObserver(client, ns, ctx.childrenPerMiniCluster);
-  await observer.start();
+  const observer = await CreationObserver.open(kubeconfig, ns, ctx.childrenPerMiniCluster);
   const stop = progress(observer, n);
   try {
     await pool(names(n), f.createConcurrency, async (name) => {

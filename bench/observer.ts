@@ -2,7 +2,7 @@
 // its last child appeared and the moment it turned Ready — what a user would see.
 
 import type { MiniCluster } from "../api/mod.ts";
-import type { KubeClient } from "../runtime/client.ts";
+import { KubeClient } from "../runtime/client.ts";
 import {
   ConfigMaps,
   Jobs,
@@ -24,12 +24,30 @@ export class CreationObserver {
   readonly readyAt = new Map<string, number>();
   #changed: () => void = () => {};
 
-  /** `childrenPerMiniCluster`: how many children make a MiniCluster complete. */
-  constructor(
+  readonly #client: KubeClient;
+
+  /**
+   * `childrenPerMiniCluster`: how many children make a MiniCluster complete. The observer gets a
+   * client of its own (closed by `stop()`), so its watch streams never share a connection with
+   * the benchmark's writes.
+   */
+  static async open(
+    kubeconfig: string,
+    namespace: string,
+    childrenPerMiniCluster: number,
+  ): Promise<CreationObserver> {
+    const client = await KubeClient.fromKubeconfig(kubeconfig);
+    const o = new CreationObserver(client, namespace, childrenPerMiniCluster);
+    await o.#start();
+    return o;
+  }
+
+  private constructor(
     client: KubeClient,
     namespace: string,
     readonly childrenPerMiniCluster: number,
   ) {
+    this.#client = client;
     for (const rt of CHILD_KINDS) {
       const w = new Watcher<KubeObject>(client, rt, {
         namespaces: [namespace],
@@ -51,13 +69,20 @@ export class CreationObserver {
     this.#watchers.push(mcs);
   }
 
-  async start(): Promise<void> {
+  async #start(): Promise<void> {
     for (const w of this.#watchers) w.start();
     await Promise.all(this.#watchers.map((w) => w.synced));
   }
 
+  /** Stops the watches (giving up on them after 15 s) and closes the client. */
   async stop(): Promise<void> {
-    await Promise.all(this.#watchers.map((w) => w.stop()));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stopped = Promise.all(this.#watchers.map((w) => w.stop())).then(() => true);
+    const late = new Promise<boolean>((r) => timer = setTimeout(() => r(false), 15_000));
+    const ok = await Promise.race([stopped, late]);
+    clearTimeout(timer);
+    if (!ok) console.error("[bench] observer: watches did not stop within 15 s; closing anyway");
+    this.#client.close();
   }
 
   #child(kind: string, obj: KubeObject): void {

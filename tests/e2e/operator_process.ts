@@ -86,6 +86,8 @@ export class OperatorProcess {
   /** Spawns the operator; resolves once it serves /healthz (not yet synced: see `ready()`). */
   static async start(opts: OperatorProcessOptions): Promise<OperatorProcess> {
     const p = new OperatorProcess(opts);
+    live.add(p);
+    p.status.then(() => live.delete(p));
     try {
       await p.port();
     } catch (e) {
@@ -145,7 +147,9 @@ export class OperatorProcess {
   }
 
   async #get(path: string): Promise<{ status: number; body: string }> {
-    const res = await fetch(`http://127.0.0.1:${await this.port()}${path}`);
+    const res = await fetch(`http://127.0.0.1:${await this.port()}${path}`, {
+      signal: AbortSignal.timeout(15_000),
+    });
     return { status: res.status, body: await res.text() };
   }
 
@@ -222,6 +226,18 @@ export class OperatorProcess {
     return await OperatorProcess.start(this.opts);
   }
 }
+
+/** Operators still running; SIGKILLed when this process exits so none outlives its test or bench. */
+const live = new Set<OperatorProcess>();
+globalThis.addEventListener("unload", () => {
+  for (const p of live) {
+    try {
+      Deno.kill(p.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+});
 
 /** The port in the operator's "serving /healthz, /readyz and /metrics" log record, if it is one. */
 export function servingPort(line: string): number | undefined {
