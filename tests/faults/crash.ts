@@ -253,50 +253,52 @@ export function crashIndices(n: number, all: boolean): number[] {
   return [...new Set([1, Math.ceil(n / 2), n])].filter((i) => i >= 1);
 }
 
-/** The reference run and every selected plan of one path. */
+/**
+ * The reference run of every path, then every selected plan of every path, at most `concurrency`
+ * runs at once (each run has its own namespace, proxy and operator process).
+ */
 export async function crashMatrix(
   client: KubeClient,
   kubeconfig: string,
-  path: ReconcilePath,
+  paths: ReconcilePath[],
   opts: { all: boolean; concurrency: number },
 ): Promise<PlanResult[]> {
-  const t0 = performance.now();
-  let ref: RunOutcome;
-  try {
-    ref = await runPath(client, kubeconfig, path);
-  } catch (e) {
-    return [{
-      plan: `crash ${path.name} reference`,
-      ok: false,
-      detail: (e as Error).message,
-      seconds: (performance.now() - t0) / 1000,
-    }];
-  }
-  const results: PlanResult[] = [{
-    plan: `crash ${path.name} reference`,
-    ok: true,
-    detail: `${ref.writes} writes`,
-    seconds: (performance.now() - t0) / 1000,
-  }];
-  const indices = crashIndices(ref.writes, opts.all);
-  const plans = await pool(opts.concurrency, indices.map((i) => async () => {
-    const t = performance.now();
+  const timed = async (plan: string, fn: () => Promise<string>): Promise<PlanResult> => {
+    const t0 = performance.now();
     try {
-      const out = await runPath(client, kubeconfig, path, i, ref.end);
-      return {
-        plan: `crash ${path.name} after write ${i}/${ref.writes}`,
-        ok: true,
-        detail: out.killed ? "killed, restarted, converged" : "fewer writes this run; converged",
-        seconds: (performance.now() - t) / 1000,
-      };
+      const detail = await fn();
+      return { plan, ok: true, detail, seconds: (performance.now() - t0) / 1000 };
     } catch (e) {
       return {
-        plan: `crash ${path.name} after write ${i}/${ref.writes}`,
+        plan,
         ok: false,
         detail: (e as Error).message,
-        seconds: (performance.now() - t) / 1000,
+        seconds: (performance.now() - t0) / 1000,
       };
     }
-  }));
-  return [...results, ...plans];
+  };
+  const refs: (RunOutcome | undefined)[] = [];
+  const results = await pool(
+    opts.concurrency,
+    paths.map((path, k) => () =>
+      timed(`crash ${path.name} reference`, async () => {
+        refs[k] = await runPath(client, kubeconfig, path);
+        return `${refs[k]!.writes} writes`;
+      })
+    ),
+  );
+  const plans: (() => Promise<PlanResult>)[] = [];
+  paths.forEach((path, k) => {
+    const ref = refs[k];
+    if (!ref) return;
+    for (const i of crashIndices(ref.writes, opts.all)) {
+      plans.push(() =>
+        timed(`crash ${path.name} after write ${i}/${ref.writes}`, async () => {
+          const out = await runPath(client, kubeconfig, path, i, ref.end);
+          return out.killed ? "killed, restarted, converged" : "fewer writes this run; converged";
+        })
+      );
+    }
+  });
+  return [...results, ...await pool(opts.concurrency, plans)];
 }

@@ -15,10 +15,13 @@ import {
   ServiceAccounts,
   Services,
 } from "../../runtime/resources.ts";
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../../controllers/minicluster/children/names.ts";
+import {
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+} from "../../controllers/minicluster/children/names.ts";
 import { testNamespaceName } from "../harness.ts";
 import { OperatorProcess } from "../e2e/operator_process.ts";
-import { FaultProxy } from "./proxy.ts";
+import type { FaultProxy } from "./proxy.ts";
 
 /** FAULTS_LONG=1: the whole matrix (deno task faults); otherwise the CI subset. */
 export const LONG = ["1", "true"].includes(Deno.env.get("FAULTS_LONG") ?? "");
@@ -76,19 +79,23 @@ export async function startOperator(
   return op;
 }
 
-/** Waits until no write went through the proxy for `quietMs`. */
+/** Waits until no write (but Lease renewals) went through the proxy for `quietMs`. */
 export async function settle(
   proxy: FaultProxy,
   quietMs = 1_500,
   timeoutMs = 60_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  let last = proxy.writes;
+  // Lease renewals are a leader's heartbeat, not work.
+  const work = () =>
+    proxy.requests.filter((r) => r.write && r.response !== undefined && r.resource !== "leases")
+      .length;
+  let last = work();
   let since = Date.now();
   while (Date.now() < deadline) {
     await sleep(100);
-    if (proxy.writes !== last) {
-      last = proxy.writes;
+    if (work() !== last) {
+      last = work();
       since = Date.now();
     } else if (Date.now() - since >= quietMs) return;
   }

@@ -105,6 +105,8 @@ export class FaultProxy {
   onWrite?: (req: ProxiedRequest, count: number) => void;
   /** Successful writes so far. */
   writes = 0;
+  /** When connections were refused (performance.now()): each is a request that found no server. */
+  readonly refused: number[] = [];
 
   readonly #listener: Deno.TcpListener;
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
@@ -218,6 +220,11 @@ export class FaultProxy {
     for (const end of [...this.#watches]) end();
   }
 
+  /** Forgets the recorded lists: the next answer to each list becomes its "older list". */
+  forgetLists(): void {
+    this.#firstLists.clear();
+  }
+
   /** Requests that arrived in [from, to) (performance.now() times). */
   requestsBetween(from: number, to: number): ProxiedRequest[] {
     return this.requests.filter((r) => r.at >= from && r.at < to);
@@ -249,6 +256,7 @@ export class FaultProxy {
         return; // listener closed
       }
       if (this.#refusing || this.#closed) {
+        this.refused.push(performance.now());
         closeQuietly(client);
         continue;
       }

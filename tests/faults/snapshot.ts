@@ -20,7 +20,10 @@ import {
   Secrets,
   Services,
 } from "../../runtime/resources.ts";
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../../controllers/minicluster/children/names.ts";
+import {
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+} from "../../controllers/minicluster/children/names.ts";
 
 type Obj = { kind?: string; metadata?: ObjectMeta; [k: string]: unknown };
 
@@ -151,7 +154,9 @@ export function describeDifference(want: Snapshot, got: Snapshot): string {
     else {
       const a = JSON.stringify(want[key]);
       const b = JSON.stringify(got[key]);
-      if (a !== b) lines.push(`differs ${key}:\n  want ${a.slice(0, 800)}\n  got  ${b.slice(0, 800)}`);
+      if (a !== b) {
+        lines.push(`differs ${key}:\n  want ${a.slice(0, 800)}\n  got  ${b.slice(0, 800)}`);
+      }
     }
   }
   return lines.join("\n");
