@@ -250,7 +250,7 @@ function firstCreatedSecret(proxy: FaultProxy): Secret | undefined {
 /** Which crash indices to run for N writes: all of them, or first, middle and last. */
 export function crashIndices(n: number, all: boolean): number[] {
   if (all) return Array.from({ length: n }, (_, i) => i + 1);
-  return [...new Set([1, Math.ceil(n / 2), n])].filter((i) => i >= 1);
+  return [...new Set([1, Math.ceil(n / 2), n])].filter((i) => i >= 1 && i <= n);
 }
 
 /**
