@@ -106,6 +106,14 @@ const DEFAULT_CLEANUP_POLL_MS = 2_000;
 /** Retry soon after deleting a child that must be re-created (immutable Service/Pod fields). */
 const RECREATE_REQUEUE_MS = 1_000;
 
+/** Retry soon after finding the cached MiniCluster behind the live one (the watch catches up). */
+const STALE_VIEW_REQUEUE_MS = 1_000;
+
+/** The cached MiniCluster is older than the live one: do not write children from it. */
+class StaleViewError extends Error {
+  override name = "StaleViewError";
+}
+
 /** How often a MiniCluster whose child name is taken by someone else checks again. */
 const NAME_TAKEN_RECHECK_MS = 10_000;
 
@@ -231,16 +239,26 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       }
     }
 
-    for (const child of childrenInOrder(desired)) {
-      const outcome = await this.#applyChild(mc, child);
-      if (outcome.problem) problems.push(outcome.problem);
-      if (outcome.requeueAfter !== undefined) requeue = outcome.requeueAfter;
+    const fresh = this.#freshnessCheck(mc);
+    try {
+      for (const child of childrenInOrder(desired)) {
+        const outcome = await this.#applyChild(mc, child, fresh);
+        if (outcome.problem) problems.push(outcome.problem);
+        if (outcome.requeueAfter !== undefined) requeue = outcome.requeueAfter;
+      }
+
+      const job = await this.#applyJob(mc, desired.job, fresh);
+      if (job.problem) problems.push(job.problem);
+
+      problems.push(...await this.#pruneStale(mc, desired, fresh));
+    } catch (e) {
+      if (!(e instanceof StaleViewError)) throw e;
+      log.debug("stale view of the MiniCluster; waiting for the cache", {
+        minicluster: `${mc.metadata?.namespace}/${mc.metadata?.name}`,
+        reason: e.message,
+      });
+      return Action.requeueAfter(STALE_VIEW_REQUEUE_MS);
     }
-
-    const job = await this.#applyJob(mc, desired.job);
-    if (job.problem) problems.push(job.problem);
-
-    problems.push(...await this.#pruneStale(mc, desired));
 
     // cleanup: true → the MiniCluster goes away once the lead broker has finished.
     if (defaulted.spec.cleanup && brokerFinished(this.#podsOf(mc), jobName(mc))) {
@@ -273,6 +291,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   async #applyChild(
     mc: MiniCluster,
     child: Child,
+    fresh: () => Promise<void>,
   ): Promise<{ problem?: Problem; requeueAfter?: number }> {
     const rt = resourceOf(child.kind);
     const obj = child.object;
@@ -282,6 +301,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     const notOwned = this.#notOwned(mc, child.kind, observed);
     if (notOwned) return { problem: notOwned };
     if (upToDate(observed, obj)) return {};
+    await fresh();
     if (child.kind === "Pod" && observed) {
       // A Pod's spec is immutable: replace the services pod.
       await this.#delete(Pods, "Pod", observed);
@@ -310,13 +330,18 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
    * completion mode) is reported with the fields that differ and left alone — recreating the Job
    * would kill the running cluster — while size and limits still follow the spec.
    */
-  async #applyJob(mc: MiniCluster, desired: Job): Promise<{ job?: Job; problem?: Problem }> {
+  async #applyJob(
+    mc: MiniCluster,
+    desired: Job,
+    fresh: () => Promise<void>,
+  ): Promise<{ job?: Job; problem?: Problem }> {
     const ns = desired.metadata?.namespace;
     const name = desired.metadata!.name!;
     const observed = this.#view("Job", ns, name, this.#stores.jobs.get(ns, name));
     const notOwned = this.#notOwned(mc, "Job", observed);
     if (notOwned) return { problem: notOwned };
     if (upToDate(observed, desired)) return { job: observed };
+    await fresh();
 
     const templateChanged = observed !== undefined &&
       observed.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION] !==
@@ -366,7 +391,11 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   }
 
   /** Deletes children this MiniCluster owns that the spec no longer asks for. */
-  async #pruneStale(mc: MiniCluster, desired: DesiredChildren): Promise<Problem[]> {
+  async #pruneStale(
+    mc: MiniCluster,
+    desired: DesiredChildren,
+    fresh: () => Promise<void>,
+  ): Promise<Problem[]> {
     const uid = mc.metadata?.uid;
     if (!uid) return [];
     const wanted = new Set<string>(
@@ -388,6 +417,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     const problems: Problem[] = [];
     for (const [kind, obj] of candidates) {
       if (wanted.has(`${kind}/${obj.metadata?.name}`) || obj.metadata?.deletionTimestamp) continue;
+      await fresh();
       try {
         await this.#delete(resourceOf(kind), kind, obj);
       } catch (e) {
@@ -525,6 +555,38 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
 
   // ---------------------------------------------------------------------------------------------
   // Helpers.
+
+  /**
+   * Before the first write of a reconcile, one read of the live MiniCluster: children are written
+   * from the spec, and a spec from a stale view (a cache fed by a lagging apiserver, an old list)
+   * would roll them back to an older generation. Unchanged MiniClusters never write, so this costs
+   * nothing while idle. Memoized per reconcile; throws StaleViewError when the view is behind.
+   */
+  #freshnessCheck(mc: MiniCluster): () => Promise<void> {
+    let check: Promise<void> | undefined;
+    return () =>
+      check ??= (async () => {
+        let live: MiniCluster;
+        try {
+          live = await this.#client.get<MiniCluster>(
+            MiniClusters,
+            mc.metadata?.namespace,
+            mc.metadata!.name!,
+          );
+        } catch (e) {
+          if (isNotFound(e)) throw new StaleViewError("the MiniCluster is gone");
+          throw e;
+        }
+        if (live.metadata?.uid !== mc.metadata?.uid) {
+          throw new StaleViewError("the MiniCluster was re-created");
+        }
+        if (live.metadata?.generation !== mc.metadata?.generation) {
+          throw new StaleViewError(
+            `generation ${mc.metadata?.generation} seen, ${live.metadata?.generation} live`,
+          );
+        }
+      })();
+  }
 
   /** Pods of this MiniCluster's Job (by the Job controller's own label and our MiniCluster label). */
   #podsOf(mc: MiniCluster): Pod[] {
