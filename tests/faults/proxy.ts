@@ -341,6 +341,7 @@ export class FaultProxy {
           break;
         case "staleList": {
           const first = this.#firstLists.get(listKey(url));
+          if (!info.list || !first) info.fault = undefined;
           if (info.list && first) {
             info.code = first.status;
             return new Response(first.body, {

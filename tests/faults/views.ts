@@ -379,9 +379,14 @@ export const VIEW_SCENARIOS: ViewScenario[] = [
         ctx.proxy.rules = [
           (r) => r.list && r.resource === "miniclusters" ? { kind: "staleList" } : undefined,
         ];
+        // The replay is slow to come, so the stale view lasts while reconciles run.
+        ctx.proxy.watchFilter = (e) =>
+          e.object.kind === "MiniCluster" ? { delayMs: 3_000 } : "pass";
         await ctx.restart();
-        await sleep(3_000);
+        await sleep(4_000);
         ctx.proxy.rules = [];
+        ctx.proxy.watchFilter = undefined;
+        assert.ok(ctx.proxy.requests.some((r) => r.fault === "staleList"), "no stale list served");
         const ms = await ctx.converged(["a"]);
         await settle(ctx.proxy);
         assert.deepEqual(
