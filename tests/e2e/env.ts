@@ -145,6 +145,8 @@ export async function installCrds(kubeconfig: string): Promise<void> {
 export interface E2EEnv extends TestEnv {
   /** Starts the operator scoped to this namespace; resolves once its caches synced. */
   startOperator(opts?: { args?: string[] }): Promise<OperatorProcess>;
+  /** SIGKILLs `op` and starts a fresh one with the same flags; resolves once it synced. */
+  restartOperator(op: OperatorProcess): Promise<OperatorProcess>;
 }
 
 /**
@@ -178,6 +180,13 @@ export function e2eTest(
           operators.push(op);
           await op.ready();
           return op;
+        },
+        async restartOperator(op) {
+          await op.kill();
+          const next = await OperatorProcess.start(op.opts);
+          operators.push(next);
+          await next.ready();
+          return next;
         },
       };
       let failed = true;

@@ -26,12 +26,12 @@ type Disruption = "undisturbed" | "SIGKILL";
 const DISRUPTIONS: Disruption[] = ["undisturbed", "SIGKILL"];
 
 /** With SIGKILL: kills the operator and starts a fresh one; otherwise returns it unchanged. */
-async function maybeKill(op: OperatorProcess, d: Disruption): Promise<OperatorProcess> {
-  if (d === "undisturbed") return op;
-  await op.kill();
-  const next = await op.restart();
-  await next.ready();
-  return next;
+async function maybeKill(
+  env: E2EEnv,
+  op: OperatorProcess,
+  d: Disruption,
+): Promise<OperatorProcess> {
+  return d === "undisturbed" ? op : await env.restartOperator(op);
 }
 
 /** `kubectl get minicluster <name> -o wide` as { NAME, SIZE, READY, STATUS, MAX, AGE }. */
@@ -82,7 +82,7 @@ for (const d of DISRUPTIONS) {
         // Kill it while it builds: once the first child exists, before the cluster is Ready.
         await eventually(() => jobOf(env, "hello"), { timeoutMs: 20_000, intervalMs: 50 });
       }
-      op = await maybeKill(op, d);
+      op = await maybeKill(env, op, d);
 
       const pods = await waitForRunningPods(env, "hello", 4);
       assert.deepEqual(
@@ -134,7 +134,7 @@ for (const d of DISRUPTIONS) {
     await waitForCondition(env, "elastic", "Ready", { status: "True" });
 
     await kubectl(env, "scale", "minicluster/elastic", "--replicas=3");
-    op = await maybeKill(op, d);
+    op = await maybeKill(env, op, d);
     await waitForJobSize(env, "elastic", 3);
     await waitForRunningPods(env, "elastic", 3);
     await eventually(async () => {
@@ -157,7 +157,7 @@ for (const d of DISRUPTIONS) {
       "merge",
     );
     await kubectl(env, "scale", "minicluster/elastic", "--replicas=7");
-    op = await maybeKill(op, d);
+    op = await maybeKill(env, op, d);
     const clamped = await waitForCondition(env, "elastic", "SizeClamped", {
       status: "True",
       reason: "AboveMaximum",
@@ -198,7 +198,7 @@ for (const d of DISRUPTIONS) {
       }),
     );
     if (d === "SIGKILL") await waitForRunningPods(env, "done", 2);
-    op = await maybeKill(op, d);
+    op = await maybeKill(env, op, d);
     await waitForCondition(env, "done", "Succeeded", { status: "True", reason: "JobComplete" });
     await waitForCondition(env, "done", "Ready", { status: "False", reason: "JobComplete" });
     const pods = await podsOf(env, "done");
@@ -226,7 +226,7 @@ for (const d of DISRUPTIONS) {
         }),
       );
       if (d === "SIGKILL") await waitForRunningPods(env, "oneshot", 2);
-      op = await maybeKill(op, d);
+      op = await maybeKill(env, op, d);
       await waitForGone(env, "oneshot");
       await waitForNoLeftovers(env);
       const reasons = (await eventsOf(env, "oneshot")).map((e) => e.reason);
@@ -253,7 +253,7 @@ for (const d of DISRUPTIONS) {
         assert.ok(job.metadata?.deletionTimestamp, "the Job is being deleted");
       }, { timeoutMs: 20_000, intervalMs: 50 }).catch(() => {});
     }
-    op = await maybeKill(op, d);
+    op = await maybeKill(env, op, d);
     await waitForGone(env, "doomed");
     await waitForNoLeftovers(env);
     await op.stop();

@@ -53,9 +53,7 @@ e2eTest("e2e steady state: no writes while idle, none after a restart", async (e
     } reconciles; writes to converge: ${JSON.stringify(before)}`,
   );
 
-  await op.kill();
-  const next = await op.restart();
-  await next.ready();
+  const next = await env.restartOperator(op);
   // Every MiniCluster is reconciled once at start-up; none of those reconciles may write.
   await eventually(async () => assert.ok(await reconciles(next) >= NAMES.length), {
     timeoutMs: 20_000,
