@@ -16,7 +16,6 @@ import {
   CustomResourceDefinitions,
   Leases,
   MiniClusters,
-  Namespaces,
   Secrets,
 } from "../../runtime/resources.ts";
 import { eventually } from "../harness.ts";
@@ -101,7 +100,8 @@ export async function startApiserver(dir: string): Promise<void> {
   await writeState(paths, state);
   const client = await KubeClient.fromKubeconfig(paths.kubeconfig, undefined, { timeoutMs: 2_000 });
   try {
-    await eventually(() => client.get(Namespaces, undefined, "default"), {
+    // Ready for the test's requests: the CRD's paths are served again (core paths come first).
+    await eventually(() => client.list(MiniClusters, { namespace: "default" }), {
       timeoutMs: 60_000,
       intervalMs: 200,
     });
@@ -160,7 +160,7 @@ export async function apiserverRestart(): Promise<string> {
         );
         await startApiserver(dir);
         const healed = Date.now();
-        await client.patch(MiniClusters, ns, "b", { spec: { size: 1 } }, "merge");
+        await eventually(() => client.patch(MiniClusters, ns, "b", { spec: { size: 1 } }, "merge"));
         await eventually(async () => {
           for (const n of ["a", "b", "c"]) await assertConverged(client, ns, n);
         }, { timeoutMs: 30_000, intervalMs: 250 });
