@@ -87,6 +87,18 @@ export function validateSpec(mc: MiniCluster): string[] {
     });
   }
 
+  // Names the operator derives from metadata.name that must be DNS labels too (the CRD only checks
+  // the pod hostnames <name>-<index>): the pods' entrypoint volume, the longest of them (the services
+  // pod's hostname <name>-services is shorter).
+  const entrypointVolume = `${name}-entrypoint`;
+  if (entrypointVolume.length > MAX_DNS_LABEL) {
+    problems.push(
+      `metadata.name is too long: the pods' volume "${entrypointVolume}" must be at most 63 characters, so the name at most ${
+        MAX_DNS_LABEL - "-entrypoint".length
+      }`,
+    );
+  }
+
   // A container that does not run Flux and has ports gets a Service named <name>-<container>.
   spec.containers.forEach((c, i) => {
     if (c.runFlux || !c.ports?.length || !c.name) return;

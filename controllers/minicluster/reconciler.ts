@@ -235,7 +235,11 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         );
         if (created) this.#recent.record("Secret", undefined, created);
       } catch (e) {
-        problems.push(this.#problem(e, `Secret ${curveSecretName(mc)}`));
+        problems.push(
+          e instanceof WorkspaceError
+            ? { reason: "NameTaken", message: e.message }
+            : this.#problem(e, `Secret ${curveSecretName(mc)}`),
+        );
       }
     }
 
@@ -298,7 +302,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     const ns = obj.metadata?.namespace;
     const name = obj.metadata!.name!;
     const observed = this.#view(child.kind, ns, name, this.#storeOf(child.kind).get(ns, name));
-    const notOwned = this.#notOwned(mc, child.kind, observed);
+    const notOwned = this.#notOwned(mc, child.kind, observed) ??
+      await this.#takenUnseen(mc, rt, child.kind, observed, ns, name);
     if (notOwned) return { problem: notOwned };
     if (upToDate(observed, obj)) return {};
     await fresh();
@@ -338,7 +343,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     const ns = desired.metadata?.namespace;
     const name = desired.metadata!.name!;
     const observed = this.#view("Job", ns, name, this.#stores.jobs.get(ns, name));
-    const notOwned = this.#notOwned(mc, "Job", observed);
+    const notOwned = this.#notOwned(mc, "Job", observed) ??
+      await this.#takenUnseen(mc, Jobs, "Job", observed, ns, name);
     if (notOwned) return { problem: notOwned };
     if (upToDate(observed, desired)) return { job: observed };
     await fresh();
@@ -622,6 +628,31 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       reason: "NameTaken",
       message: `${kind} ${observed.metadata?.name} exists and is not owned by this MiniCluster`,
     };
+  }
+
+  /**
+   * A child missing from the cache may still exist: the cache holds only objects with our label,
+   * so someone else's object of that name is invisible to it, and a forced apply would take it
+   * over. Before the first write of a child, ask the API server; the same NameTaken problem as a
+   * visible foreign object when it belongs to someone else.
+   */
+  async #takenUnseen(
+    mc: MiniCluster,
+    rt: ResourceType,
+    kind: string,
+    observed: Obj | undefined,
+    ns: string | undefined,
+    name: string,
+  ): Promise<Problem | undefined> {
+    if (observed) return undefined;
+    let live: Obj;
+    try {
+      live = await this.#client.get<Obj>(rt, ns, name);
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      return this.#problem(e, `${kind} ${name}`);
+    }
+    return this.#notOwned(mc, kind, live);
   }
 
   /**

@@ -101,6 +101,10 @@ export async function ensureWorkspace(
       `ConfigMap ${name} belongs to another object (${owner.kind} ${owner.name}, uid ${owner.uid})`,
     );
   }
+  // The operator creates the workspace owned, in one request: an unowned one is someone else's.
+  if (!owner) {
+    throw new WorkspaceError(`ConfigMap ${name} exists and is not owned by this MiniCluster`);
+  }
   const workspace = parseWorkspace(existing);
   if (!workspace) {
     throw new WorkspaceError(`ConfigMap ${name} does not hold a valid ${KEY_MAX_SIZE}`);
@@ -133,12 +137,21 @@ export async function ensureCurveSecret(
 ): Promise<Secret | undefined> {
   const namespace = mc.metadata?.namespace;
   const name = curveSecretName(mc);
-  if (secrets.get(namespace, name)) return undefined;
-  try {
-    await client.get<Secret>(Secrets, namespace, name);
+  let existing: Secret | undefined = secrets.get(namespace, name);
+  if (!existing) {
+    try {
+      existing = await client.get<Secret>(Secrets, namespace, name);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+  if (existing) {
+    // Someone else's Secret of that name would hand our brokers a key we did not make.
+    const owner = existing.metadata?.ownerReferences?.find((o) => o.controller);
+    if (owner?.uid !== mc.metadata?.uid) {
+      throw new WorkspaceError(`Secret ${name} exists and is not owned by this MiniCluster`);
+    }
     return undefined;
-  } catch (e) {
-    if (!isNotFound(e)) throw e;
   }
   const built = curve.build(mc, await curve.generate(mc));
   // Owned by the MiniCluster and labelled like every child, whatever the builder set.

@@ -101,7 +101,9 @@ function container(
     image: c.image,
     command,
     workingDir: c.workingDir || undefined,
-    ports: (c.ports ?? []).map((port) => ({ containerPort: port, protocol: "TCP" })),
+    // Each port once: server-side apply refuses a list with two entries of one key (a 500 that
+    // looks transient and was retried forever).
+    ports: [...new Set(c.ports ?? [])].map((port) => ({ containerPort: port, protocol: "TCP" })),
     env: env(c),
     resources: resources(c.resources),
     volumeMounts,
