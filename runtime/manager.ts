@@ -30,11 +30,17 @@ import {
 import type { OperatorOptions } from "./options.ts";
 import { resourceName, type ResourceType } from "./resources.ts";
 import type { KubeObject, Store } from "./store.ts";
+import type { Transform } from "./transforms.ts";
 import { Watcher, WatcherError, type WatcherMetrics } from "./watcher.ts";
 
 export interface WatchSpec {
   labelSelector?: string;
   fieldSelector?: string;
+  /**
+   * What the store keeps of each object (runtime/transforms.ts). One store per kind and selectors
+   * is shared: the first caller's transform applies.
+   */
+  transform?: Transform<KubeObject>;
 }
 
 export type ControllerSpec<T extends KubeObject> =
@@ -96,6 +102,7 @@ export class Manager {
         namespaces: this.#opts.namespaces,
         labelSelector: spec.labelSelector,
         fieldSelector: spec.fieldSelector,
+        transform: spec.transform,
         stopOnForbidden: this.#opts.failOnForbidden,
         log: this.log.child({ component: "watcher" }),
         metrics: this.#metrics.watcher,

@@ -106,7 +106,18 @@ export class Cache<T extends KubeObject> implements Store<T> {
   #resolveReady!: () => void;
   readonly ready: Promise<void>;
 
-  constructor(readonly resource: string, extraIndexes: Record<string, IndexFunc<T>> = {}) {
+  readonly #quietUnchanged: boolean;
+
+  /**
+   * `opts.quietUnchanged`: an update that changes nothing but the resourceVersion reaches no
+   * listener (for a cache of transformed objects, where most of what changes is dropped).
+   */
+  constructor(
+    readonly resource: string,
+    extraIndexes: Record<string, IndexFunc<T>> = {},
+    opts: { quietUnchanged?: boolean } = {},
+  ) {
+    this.#quietUnchanged = opts.quietUnchanged ?? false;
     for (const [name, fn] of Object.entries(BUILTIN_INDEXES)) this.#indexFuncs.set(name, fn);
     for (const [name, fn] of Object.entries(extraIndexes)) this.#indexFuncs.set(name, fn);
     this.#indexes = this.#emptyIndexes();
@@ -170,7 +181,7 @@ export class Cache<T extends KubeObject> implements Store<T> {
     for (const [key, obj] of incoming) {
       const old = this.#items.get(key);
       if (!old) events.push({ type: "added", object: obj });
-      else if (resourceVersionOf(old) !== resourceVersionOf(obj)) {
+      else if (resourceVersionOf(old) !== resourceVersionOf(obj) && !this.#unchanged(old, obj)) {
         events.push({ type: "updated", object: obj, old });
       }
       next.set(key, obj);
@@ -203,7 +214,14 @@ export class Cache<T extends KubeObject> implements Store<T> {
     if (old) this.#unindex(key, old);
     this.#items.set(key, obj);
     this.#indexInto(this.#indexes, key, obj);
+    // Only the resourceVersion moved (what changed was dropped by the watcher's transform, or was
+    // managedFields): nothing a reader can see changed, so nobody is woken for it.
+    if (old && this.#unchanged(old, obj)) return;
     this.#emit(old ? { type: "updated", object: obj, old } : { type: "added", object: obj });
+  }
+
+  #unchanged(old: T, obj: T): boolean {
+    return this.#quietUnchanged && sameContent(old, obj);
   }
 
   markSynced(): void {
@@ -254,4 +272,27 @@ export class Cache<T extends KubeObject> implements Store<T> {
 
 function resourceVersionOf(obj: KubeObject): string | undefined {
   return obj.metadata?.resourceVersion;
+}
+
+/** Equal in everything but `metadata.resourceVersion`. */
+export function sameContent(a: KubeObject, b: KubeObject): boolean {
+  if (a === b) return true;
+  const { resourceVersion: _a, ...metaA } = a.metadata ?? {};
+  const { resourceVersion: _b, ...metaB } = b.metadata ?? {};
+  return deepEqual({ ...a, metadata: metaA }, { ...b, metadata: metaB });
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bs = b as unknown[];
+    return a.length === bs.length && a.every((x, i) => deepEqual(x, bs[i]));
+  }
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  const ka = Object.keys(ra).filter((k) => ra[k] !== undefined);
+  const kb = Object.keys(rb).filter((k) => rb[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => deepEqual(ra[k], rb[k]));
 }

@@ -21,6 +21,7 @@ import { type Clock, sleep, systemClock } from "./clock.ts";
 import { isForbidden, isGone, isUnauthorized } from "./errors.ts";
 import { apiVersionOf, resourceName, type ResourceType } from "./resources.ts";
 import { Cache, type IndexFunc, type KubeObject, type Store } from "./store.ts";
+import { dropManagedFields, type Transform } from "./transforms.ts";
 
 /** The logging the runtime needs; runtime/log.ts's Logger satisfies it. */
 export interface RuntimeLog {
@@ -59,6 +60,11 @@ export interface WatcherOptions<T> {
   /** Server-side watch timeout; default a random 5 to 10 minutes per watch, as client-go does. */
   watchTimeoutSeconds?: number;
   backoff?: BackoffPolicy;
+  /**
+   * What the store keeps of each object (after `managedFields` is dropped, which every watcher
+   * does): see runtime/transforms.ts. Default: the object as received.
+   */
+  transform?: Transform<T>;
   /** Extra store indexes besides "namespace" and "owner". */
   indexes?: Record<string, IndexFunc<T>>;
   clock?: Clock;
@@ -95,7 +101,10 @@ export class Watcher<T extends KubeObject> {
     this.#opts = opts;
     this.#clock = opts.clock ?? systemClock;
     this.#log = opts.log ?? silentLog;
-    this.#cache = new Cache<T>(this.resource, opts.indexes);
+    // A transformed store holds a view: an update invisible in the view wakes nobody.
+    this.#cache = new Cache<T>(this.resource, opts.indexes, {
+      quietUnchanged: opts.transform !== undefined,
+    });
     const namespaces = type.namespaced && opts.namespaces?.length ? opts.namespaces : [undefined];
     this.#streams = [...new Set(namespaces)];
     this.synced = new Promise((resolve, reject) => {
@@ -230,9 +239,15 @@ export class Watcher<T extends KubeObject> {
     return list.metadata.resourceVersion;
   }
 
-  /** List items come without apiVersion/kind; fill them in so cached objects are complete. */
-  #typed(obj: T): T {
-    if (obj.apiVersion && obj.kind) return obj;
-    return { ...obj, apiVersion: apiVersionOf(this.type), kind: this.type.kind };
+  /**
+   * What the store keeps of a received object: typed (list items come without apiVersion/kind),
+   * without managedFields, and transformed.
+   */
+  #typed(received: T): T {
+    let obj = dropManagedFields(received);
+    if (!obj.apiVersion || !obj.kind) {
+      obj = { ...obj, apiVersion: apiVersionOf(this.type), kind: this.type.kind };
+    }
+    return this.#opts.transform ? this.#opts.transform(obj) : obj;
   }
 }

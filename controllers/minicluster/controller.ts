@@ -27,7 +27,9 @@ import {
   Services,
 } from "../../runtime/resources.ts";
 import type { KubeObject, Store, StoreEvent } from "../../runtime/store.ts";
+import type { Transform } from "../../runtime/transforms.ts";
 import type { RuntimeLog } from "../../runtime/watcher.ts";
+import { jobView, podView } from "./cache_view.ts";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, MINICLUSTER_LABEL } from "./children/names.ts";
 import { MINICLUSTER_KIND } from "./children/owner.ts";
 import { EventRecorder } from "./events.ts";
@@ -45,25 +47,44 @@ export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 /** Gives the shared store of a kind (the manager's `watch`, or a test's own watchers). */
 export type WatchFn = <T extends KubeObject>(
   rt: ResourceType,
-  spec?: { labelSelector?: string },
+  spec?: { labelSelector?: string; transform?: Transform<KubeObject> },
 ) => Store<T>;
 
-/** The kinds the controller reads and the selectors it reads them with. */
+/**
+ * The kinds the controller reads, the selectors it reads them with, and what their caches keep
+ * (cache_view.ts; a watch function may ignore the transform: the reconciler reads whole objects
+ * just as well).
+ */
 export const WATCHED: ReadonlyArray<
-  { key: keyof MiniClusterStores; rt: ResourceType; labelSelector?: string }
+  {
+    key: keyof MiniClusterStores;
+    rt: ResourceType;
+    labelSelector?: string;
+    transform?: Transform<KubeObject>;
+  }
 > = [
   { key: "miniClusters", rt: MiniClusters },
   { key: "configMaps", rt: ConfigMaps, labelSelector: MANAGED_SELECTOR },
   { key: "secrets", rt: Secrets, labelSelector: MANAGED_SELECTOR },
   { key: "services", rt: Services, labelSelector: MANAGED_SELECTOR },
-  { key: "jobs", rt: Jobs, labelSelector: MANAGED_SELECTOR },
-  { key: "pods", rt: Pods, labelSelector: MANAGED_SELECTOR },
+  {
+    key: "jobs",
+    rt: Jobs,
+    labelSelector: MANAGED_SELECTOR,
+    transform: jobView as Transform<KubeObject>,
+  },
+  {
+    key: "pods",
+    rt: Pods,
+    labelSelector: MANAGED_SELECTOR,
+    transform: podView as Transform<KubeObject>,
+  },
 ];
 
 export function miniClusterStores(watch: WatchFn): MiniClusterStores {
   const stores: Partial<Record<keyof MiniClusterStores, Store<KubeObject>>> = {};
-  for (const { key, rt, labelSelector } of WATCHED) {
-    stores[key] = watch(rt, labelSelector ? { labelSelector } : {});
+  for (const { key, rt, labelSelector, transform } of WATCHED) {
+    stores[key] = watch(rt, { ...(labelSelector ? { labelSelector } : {}), transform });
   }
   return stores as unknown as MiniClusterStores;
 }

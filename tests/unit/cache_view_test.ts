@@ -1,0 +1,135 @@
+import assert from "node:assert/strict";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { ConfigMap, Pod } from "kubernetes-types/core/v1.d.ts";
+import { jobView, podView } from "../../controllers/minicluster/cache_view.ts";
+import { activePods, brokerPod, countReadyPods } from "../../controllers/minicluster/status.ts";
+import { Cache, type StoreEvent } from "../../runtime/store.ts";
+import { dropManagedFields } from "../../runtime/transforms.ts";
+
+const jobOwner = {
+  apiVersion: "batch/v1",
+  kind: "Job",
+  name: "mc",
+  uid: "job-1",
+  controller: true,
+};
+
+function jobPod(rv: string, phase: string, ready: boolean, extra: Partial<Pod["status"]> = {}) {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: "mc-0-abc",
+      namespace: "ns",
+      uid: "p1",
+      resourceVersion: rv,
+      creationTimestamp: "2026-01-01T00:00:00Z",
+      labels: { "job-name": "mc", "batch.kubernetes.io/job-completion-index": "0" },
+      annotations: { "batch.kubernetes.io/job-completion-index": "0" },
+      ownerReferences: [jobOwner],
+      managedFields: [{ manager: "kube-controller-manager", operation: "Update" }],
+    },
+    spec: { containers: [{ name: "c", image: "i" }], nodeName: "n1" },
+    status: {
+      phase,
+      podIP: `10.0.0.${rv}`,
+      conditions: [
+        { type: "PodScheduled", status: "True", lastTransitionTime: `t${rv}` },
+        { type: "Ready", status: ready ? "True" : "False", lastTransitionTime: `t${rv}` },
+      ],
+      containerStatuses: [{ name: "c", image: "i", imageID: "", ready, restartCount: 0 }],
+      ...extra,
+    },
+  } as Pod;
+}
+
+Deno.test("podView: a Job's pod keeps identity, owner, labels, phase and readiness only", () => {
+  const view = podView(dropManagedFields(jobPod("5", "Running", true)));
+  assert.deepEqual(view, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: "mc-0-abc",
+      namespace: "ns",
+      uid: "p1",
+      resourceVersion: "5",
+      creationTimestamp: "2026-01-01T00:00:00Z",
+      deletionTimestamp: undefined,
+      labels: { "job-name": "mc", "batch.kubernetes.io/job-completion-index": "0" },
+      ownerReferences: [jobOwner],
+    },
+    status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] },
+  });
+  // status.ts reads the same answers from the view as from the whole pod.
+  const whole = [jobPod("5", "Running", true)];
+  const viewed = whole.map(podView);
+  const job = { metadata: { uid: "job-1" } } as Job;
+  assert.equal(countReadyPods(viewed, job), countReadyPods(whole, job));
+  assert.equal(activePods(viewed, job).length, activePods(whole, job).length);
+  assert.equal(brokerPod(viewed, "mc")?.metadata?.uid, "p1");
+});
+
+Deno.test("podView: pods not owned by a Job (the services pod) are kept whole", () => {
+  const pod = jobPod("1", "Running", true);
+  const own = {
+    ...pod,
+    metadata: {
+      ...pod.metadata,
+      ownerReferences: [{ ...jobOwner, apiVersion: "flux-framework.org/v1alpha2", kind: "X" }],
+    },
+  };
+  assert.equal(podView(own), own);
+});
+
+Deno.test("jobView: drops the status counters, keeps spec, metadata and conditions", () => {
+  const job: Job = {
+    metadata: { name: "mc", annotations: { a: "b" } },
+    spec: { parallelism: 4, template: { spec: { containers: [] } } },
+    status: {
+      active: 3,
+      ready: 2,
+      conditions: [{ type: "Complete", status: "True", message: "done" }],
+    },
+  };
+  assert.deepEqual(jobView(job), {
+    metadata: job.metadata,
+    spec: job.spec,
+    status: { conditions: job.status!.conditions },
+  });
+  assert.deepEqual(jobView({ ...job, status: { active: 1 } }), {
+    metadata: job.metadata,
+    spec: job.spec,
+  });
+});
+
+Deno.test("store: a quiet cache wakes nobody for an update its view cannot see", () => {
+  const cache = new Cache<Pod>("pods", {}, { quietUnchanged: true });
+  cache.replace([podView(jobPod("1", "Pending", false))], { synced: true });
+  const events: StoreEvent<Pod>[] = [];
+  cache.subscribe((e) => events.push(e));
+  // Scheduled, new IP, container status: nothing the view keeps.
+  cache.apply("MODIFIED", podView(jobPod("2", "Pending", false, { hostIP: "1.2.3.4" })));
+  assert.equal(events.length, 0);
+  assert.equal(cache.get("ns", "mc-0-abc")?.metadata?.resourceVersion, "2", "still stored");
+  cache.apply("MODIFIED", podView(jobPod("3", "Running", true)));
+  assert.deepEqual(events.map((e) => e.type), ["updated"]);
+  // A relist with only versions moved is quiet too.
+  cache.replace([podView(jobPod("4", "Running", true))]);
+  assert.equal(events.length, 1);
+  // A plain cache still reports every new version.
+  const plain = new Cache<ConfigMap>("configmaps");
+  const seen: string[] = [];
+  plain.subscribe((e) => seen.push(e.type));
+  plain.apply("ADDED", { metadata: { name: "a", resourceVersion: "1" } });
+  plain.apply("MODIFIED", { metadata: { name: "a", resourceVersion: "2" } });
+  assert.deepEqual(seen, ["added", "updated"]);
+});
+
+Deno.test("dropManagedFields: a copy without managedFields; objects without them unchanged", () => {
+  const pod = jobPod("1", "Running", true);
+  const out = dropManagedFields(pod);
+  assert.equal(out.metadata?.managedFields, undefined);
+  assert.ok(pod.metadata?.managedFields, "the input is not changed");
+  const bare = { metadata: { name: "x" } };
+  assert.equal(dropManagedFields(bare), bare);
+});
