@@ -74,6 +74,8 @@ import {
   ensureCurveSecret,
   ensureWorkspace,
   isWorkspace,
+  parseWorkspace,
+  type Workspace,
   WorkspaceError,
 } from "./workspace.ts";
 
@@ -138,6 +140,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #curve: CurveBuilders;
   readonly #now: () => Date;
   readonly #recent = new RecentWrites();
+  /** By "namespace/name": the workspace that MiniCluster (uid) was found or created with. */
+  readonly #workspaces = new Map<string, { uid: string; workspace: Workspace }>();
 
   constructor(opts: MiniClusterReconcilerOptions) {
     this.#client = opts.client;
@@ -148,6 +152,12 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#cleanupPollMs = opts.cleanupPollMs ?? DEFAULT_CLEANUP_POLL_MS;
     this.#curve = opts.curve ?? defaultCurve;
     this.#now = opts.now ?? (() => new Date());
+  }
+
+  /** The MiniCluster is gone from the cache: forget what this process remembered of it. */
+  deleted(key: string): Promise<void> {
+    this.#workspaces.delete(key);
+    return Promise.resolve();
   }
 
   async reconcile(cached: MiniCluster, ctx: ReconcileContext): Promise<Action> {
@@ -162,7 +172,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       this.#client,
       mc,
       {
-        apply: (m) => this.#apply(m, log),
+        // A MiniCluster our finalizer patch just returned is the live one: no freshness read.
+        apply: (m) => this.#apply(m, log, m !== mc),
         cleanup: (m) => this.#cleanup(m, log),
       },
       (patched) => this.#recent.record("MiniCluster", mc, patched),
@@ -172,7 +183,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   // ---------------------------------------------------------------------------------------------
   // Apply: the live MiniCluster.
 
-  async #apply(mc: MiniCluster, log: RuntimeLog): Promise<Action> {
+  async #apply(mc: MiniCluster, log: RuntimeLog, live: boolean): Promise<Action> {
     const requestedSize = mc.spec?.size ?? 1;
     let defaulted: DefaultedMiniCluster;
     try {
@@ -194,10 +205,14 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     // The workspace fixes the maximum for the cluster's whole life (the hostlist is written for it).
     let maximumSize: number;
     try {
-      const { workspace } = await ensureWorkspace(this.#client, mc, {
-        maxSize: defaulted.spec.maxSize,
-        size: defaulted.spec.size,
-      });
+      let workspace = this.#knownWorkspace(mc);
+      if (!workspace) {
+        ({ workspace } = await ensureWorkspace(this.#client, mc, {
+          maxSize: defaulted.spec.maxSize,
+          size: defaulted.spec.size,
+        }));
+        this.#workspaces.set(keyOf(mc), { uid: mc.metadata?.uid ?? "", workspace });
+      }
       maximumSize = workspace.maxSize;
     } catch (e) {
       if (e instanceof WorkspaceError) {
@@ -225,7 +240,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     const problems: Problem[] = [];
     let requeue: number | undefined;
 
-    if (!desired.curveSecret) {
+    const curveSecret = async (): Promise<{ problem?: Problem }> => {
+      if (desired.curveSecret) return {};
       try {
         const created = await ensureCurveSecret(
           this.#client,
@@ -234,19 +250,25 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
           this.#curve,
         );
         if (created) this.#recent.record("Secret", undefined, created);
+        return {};
       } catch (e) {
-        problems.push(
-          e instanceof WorkspaceError
+        return {
+          problem: e instanceof WorkspaceError
             ? { reason: "NameTaken", message: e.message }
             : this.#problem(e, `Secret ${curveSecretName(mc)}`),
-        );
+        };
       }
-    }
+    };
 
-    const fresh = this.#freshnessCheck(mc);
+    const fresh = live ? () => Promise.resolve() : this.#freshnessCheck(mc);
     try {
-      for (const child of childrenInOrder(desired)) {
-        const outcome = await this.#applyChild(mc, child, fresh);
+      // The children are independent of each other: write them concurrently (a new MiniCluster
+      // costs one round trip for all of them, not one each), then the Job, whose pods mount them.
+      const outcomes = await Promise.all([
+        curveSecret(),
+        ...childrenInOrder(desired).map((child) => this.#applyChild(mc, child, fresh)),
+      ]);
+      for (const outcome of outcomes as { problem?: Problem; requeueAfter?: number }[]) {
         if (outcome.problem) problems.push(outcome.problem);
         if (outcome.requeueAfter !== undefined) requeue = outcome.requeueAfter;
       }
@@ -551,6 +573,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         if (!obj.metadata?.deletionTimestamp) await this.#delete(resourceOf(kind), kind, obj);
       }
     }
+    this.#workspaces.delete(keyOf(mc));
     await this.#recorder.emit(mc, {
       type: "Normal",
       reason: "CleanedUp",
@@ -592,6 +615,24 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
           );
         }
       })();
+  }
+
+  /**
+   * The workspace this process already read from the API (or created) for this MiniCluster, while
+   * the cache shows that same workspace ConfigMap, owned by it: the workspace is written once and
+   * never changed by the operator, so the API read would only repeat what we know. Anything else
+   * (first reconcile in this process, the cache not caught up yet, a hand-edited or deleted
+   * workspace) goes to the API server as before.
+   */
+  #knownWorkspace(mc: MiniCluster): Workspace | undefined {
+    const uid = mc.metadata?.uid;
+    const entry = this.#workspaces.get(keyOf(mc));
+    if (!uid || entry?.uid !== uid) return undefined;
+    const known = entry.workspace;
+    const cached = this.#stores.configMaps.get(mc.metadata?.namespace, workspaceName(mc));
+    if (!cached || controllerOf(cached)?.uid !== uid) return undefined;
+    const seen = parseWorkspace(cached);
+    return seen?.maxSize === known.maxSize && seen.size === known.size ? known : undefined;
   }
 
   /** Pods of this MiniCluster's Job (by the Job controller's own label and our MiniCluster label). */
@@ -718,6 +759,11 @@ function resourceOf(kind: Child["kind"]): ResourceType {
     case "Pod":
       return Pods;
   }
+}
+
+/** "namespace/name", the workqueue key of a MiniCluster. */
+function keyOf(mc: MiniCluster): string {
+  return `${mc.metadata?.namespace}/${mc.metadata?.name}`;
 }
 
 /** RFC 3339 without fractional seconds, as metav1.Time serializes. */
