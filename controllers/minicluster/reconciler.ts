@@ -67,6 +67,7 @@ import {
   computeStatus,
   type MiniClusterStatus,
   type Problem,
+  progressOnly,
   sameStatus,
 } from "./status.ts";
 import {
@@ -116,6 +117,14 @@ class StaleViewError extends Error {
   override name = "StaleViewError";
 }
 
+/**
+ * Progress-only status changes (another pod ready, see status.ts `progressOnly`) are written at
+ * most this often per MiniCluster: while a Job's pods come up one by one, each would otherwise cost
+ * a status write. Transitions (Ready turning True, any condition's status or reason) are written at
+ * once.
+ */
+const STATUS_PROGRESS_INTERVAL_MS = 3_000;
+
 /** How often a MiniCluster whose child name is taken by someone else checks again. */
 const NAME_TAKEN_RECHECK_MS = 10_000;
 
@@ -142,6 +151,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #recent = new RecentWrites();
   /** By "namespace/name": the workspace that MiniCluster (uid) was found or created with. */
   readonly #workspaces = new Map<string, { uid: string; workspace: Workspace }>();
+  /** By "namespace/name": when this process last wrote that MiniCluster's status (ms). */
+  readonly #statusWrittenAt = new Map<string, number>();
 
   constructor(opts: MiniClusterReconcilerOptions) {
     this.#client = opts.client;
@@ -157,6 +168,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   /** The MiniCluster is gone from the cache: forget what this process remembered of it. */
   deleted(key: string): Promise<void> {
     this.#workspaces.delete(key);
+    this.#statusWrittenAt.delete(key);
     return Promise.resolve();
   }
 
@@ -310,7 +322,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     if (requeue === undefined && problems.some((p) => p.reason === "NameTaken")) {
       requeue = NAME_TAKEN_RECHECK_MS;
     }
-    return requeue !== undefined ? Action.requeueAfter(requeue) : action;
+    if (requeue === undefined) return action;
+    return Action.requeueAfter(Math.min(requeue, action.requeueAfter ?? requeue));
   }
 
   /** Writes one non-Job child if it differs from the cache. */
@@ -487,7 +500,12 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       now: rfc3339(this.#now()),
     });
     if (!sameStatus(status, mc.status)) {
+      const now = this.#now().getTime();
+      const last = this.#statusWrittenAt.get(keyOf(mc));
+      const wait = last === undefined ? 0 : last + STATUS_PROGRESS_INTERVAL_MS - now;
+      if (wait > 0 && progressOnly(mc.status, status)) return Action.requeueAfter(wait);
       await this.#writeStatus(mc, status, name);
+      this.#statusWrittenAt.set(keyOf(mc), now);
       await this.#recorder.emitAll(mc, conditionEvents(mc.status?.conditions, status.conditions));
     }
     return Action.awaitChange();
@@ -574,6 +592,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       }
     }
     this.#workspaces.delete(keyOf(mc));
+    this.#statusWrittenAt.delete(keyOf(mc));
     await this.#recorder.emit(mc, {
       type: "Normal",
       reason: "CleanedUp",

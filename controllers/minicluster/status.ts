@@ -214,6 +214,22 @@ export function brokerFinished(pods: readonly Pod[], jobName: string): boolean {
   return phase === "Succeeded" || phase === "Failed";
 }
 
+/**
+ * True when `next` differs from the stored status only in how far the pods have come: the ready
+ * pod count and the conditions' messages, every condition keeping its status and reason. Such a
+ * change reports progress, not a transition; the reconciler may batch it with the next one.
+ */
+export function progressOnly(stored: unknown, next: MiniClusterStatus): boolean {
+  const prev = stored as Partial<MiniClusterStatus> | undefined;
+  if (!prev?.conditions) return false;
+  const strip = (st: Partial<MiniClusterStatus>) => ({
+    ...st,
+    readyPods: undefined,
+    conditions: st.conditions?.map((c) => ({ ...c, message: undefined })),
+  });
+  return sameStatus(strip(prev), strip(next));
+}
+
 /** Status equality as the API server would store it (undefined fields dropped). */
 export function sameStatus(a: unknown, b: unknown): boolean {
   return stableJson(a) === stableJson(b);
