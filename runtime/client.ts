@@ -87,6 +87,8 @@ export interface ListOptions {
   continue?: string;
   resourceVersion?: string;
   resourceVersionMatch?: "Exact" | "NotOlderThan";
+  /** Ends the request (the promise rejects with the abort reason). */
+  signal?: AbortSignal;
 }
 
 export interface WatchOptions extends ListOptions {
@@ -279,7 +281,7 @@ export class KubeClient {
       "GET",
       resourcePath(rt, { namespace: opts.namespace }),
       undefined,
-      { query: listQuery(opts), verb: "list", resource: resourceName(rt) },
+      { query: listQuery(opts), verb: "list", resource: resourceName(rt), signal: opts.signal },
     );
   }
 
@@ -439,8 +441,10 @@ export class KubeClient {
       const rest = lines.flush();
       if (rest !== undefined) yield parseWatchLine<T>(rest, rt);
     } finally {
-      // Release the stream whether we ended, threw, were aborted or the consumer broke out.
-      await reader.cancel().catch(() => {});
+      // Release the stream whether we ended, threw, were aborted or the consumer broke out. Not
+      // awaited: a cancel that never settles (a stream already torn down by the abort) must not
+      // keep the consumer's loop, and whoever waits for it, from ending.
+      reader.cancel().catch(() => {});
     }
   }
 

@@ -149,7 +149,7 @@ export class Watcher<T extends KubeObject> {
     while (!signal.aborted) {
       try {
         if (resourceVersion === undefined) {
-          resourceVersion = await this.#list(namespace, selectors);
+          resourceVersion = await this.#list(namespace, selectors, signal);
           backoff.reset();
           if (signal.aborted) break;
         }
@@ -171,6 +171,9 @@ export class Watcher<T extends KubeObject> {
           backoff.reset();
           goneStreak = 0;
           goneBackoff.reset();
+          // Stopped: do not drain what the stream has buffered (thousands of events on a busy
+          // stream) before noticing.
+          if (signal.aborted) break;
         }
         if (signal.aborted) break;
         this.#opts.metrics?.restarted(this.resource, "closed");
@@ -216,11 +219,14 @@ export class Watcher<T extends KubeObject> {
   async #list(
     namespace: string | undefined,
     selectors: { labelSelector?: string; fieldSelector?: string },
+    signal: AbortSignal,
   ): Promise<string> {
+    // Abortable: stop() must not wait for a list of thousands of objects from a busy apiserver.
     const list = await this.client.listAll<T>(this.type, {
       namespace,
       ...selectors,
       limit: this.#opts.pageSize ?? 500,
+      signal,
     });
     this.#listed.add(namespace);
     const allListed = this.#streams.every((ns) => this.#listed.has(ns));
