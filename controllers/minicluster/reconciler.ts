@@ -347,6 +347,13 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       await this.#delete(Pods, "Pod", observed);
       return { requeueAfter: RECREATE_REQUEUE_MS };
     }
+    if (child.kind === "Service" && observed && isHeadless(observed) !== isHeadless(obj)) {
+      // Headless to ClusterIP (flux.minimalService turned on): an apply that leaves clusterIP out
+      // succeeds and the API server keeps "None", so the Service silently stays headless.
+      // Re-create it (the other way round the apply is refused, handled below).
+      await this.#delete(Services, "Service", observed);
+      return { requeueAfter: RECREATE_REQUEUE_MS };
+    }
     try {
       const applied = await this.#client.apply<Obj>(rt, obj, {
         fieldManager: FIELD_MANAGER,
@@ -766,6 +773,8 @@ function mutableJobPatch(observed: Job, desired: Job): Record<string, unknown> |
     ...(Object.keys(spec).length > 0 ? { spec } : {}),
   };
 }
+
+const isHeadless = (s: Obj) => (s as Service).spec?.clusterIP === "None";
 
 function resourceOf(kind: Child["kind"]): ResourceType {
   switch (kind) {
