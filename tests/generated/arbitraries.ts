@@ -16,6 +16,9 @@ import { boundsOf, enumOf } from "./crd_schema.ts";
 
 export type Spec = MiniClusterSpec;
 
+/** hack/cluster/kwok_stages.ts: a Job pod with this annotation stays Running. */
+export const KEEP_RUNNING = "kwok.x-k8s.io/keep-running";
+
 const IMAGES = [
   "ghcr.io/rse-ops/accounting:app-latest",
   "ghcr.io/converged-computing/metric-lammps:latest",
@@ -139,7 +142,12 @@ export const specArbitrary: fc.Arbitrary<Spec> = fc.record({
   if (g.flux) spec.flux = g.flux;
   if (g.services) spec.services = [{ name: "svc", image: "redis" }];
   if (g.jobLabels) spec.jobLabels = g.jobLabels;
-  if (g.podLabels) spec.pod = { labels: g.podLabels };
+  // KWOK (the test cluster's kubelet) completes a Job's pods after a second unless told to keep
+  // them running; a finished Job cannot be scaled or changed, and the sequences change it.
+  spec.pod = {
+    annotations: { [KEEP_RUNNING]: "true" },
+    ...(g.podLabels ? { labels: g.podLabels } : {}),
+  };
   if (g.deadlineSeconds !== undefined) spec.deadlineSeconds = g.deadlineSeconds;
   if (g.backoffLimit !== undefined) spec.backoffLimit = g.backoffLimit;
   return spec as unknown as Spec;

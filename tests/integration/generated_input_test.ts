@@ -98,11 +98,11 @@ integrationTest(
                 return true;
               } catch (e) {
                 counts.failures++;
-                failures.push(
-                  `sequence ${i} (seed ${SEED}) after:\n  ${steps.join("\n  ")}\n  → ${
-                    e instanceof Error ? e.message : e
-                  }`,
-                );
+                const failure = `sequence ${i} (seed ${SEED}) after:\n  ${
+                  steps.join("\n  ")
+                }\n  → ${e instanceof Error ? e.message : e}`;
+                failures.push(failure);
+                console.log(failure); // now, in case the whole run times out
                 return false;
               }
             };
