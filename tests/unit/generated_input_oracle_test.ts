@@ -8,8 +8,8 @@ import fc from "fast-check";
 import { validateSpec, withDefaults } from "../../api/mod.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { desiredChildren } from "../../controllers/minicluster/desired.ts";
-import { sequenceArbitrary, type Spec, specArbitrary } from "../../tests/generated/arbitraries.ts";
-import { consistencyProblems, maximumOf, type Observed } from "../../tests/generated/oracle.ts";
+import { sequenceArbitrary, type Spec, specArbitrary } from "../generated/arbitraries.ts";
+import { consistencyProblems, maximumOf, type Observed } from "../generated/oracle.ts";
 
 const NAME = "g-unit";
 const UID = "0b3e1c9a-0000-4000-8000-000000000001";
