@@ -12,6 +12,7 @@
  * path of the reference readable on its own.
  */
 import { parse } from "yaml";
+import { denoFmt, writeOrCheck } from "./generated_file.ts";
 
 const ROOT = new URL("../", import.meta.url);
 export const OUTPUT = "docs/api.md";
@@ -180,39 +181,12 @@ export function renderApiDocs(crdYaml: string): string {
   return out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd() + "\n";
 }
 
-/** Formats Markdown exactly as `deno fmt` formats the file in the tree. */
-async function denoFmt(text: string): Promise<string> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["fmt", "--ext=md", "-"],
-    cwd: new URL(".", ROOT).pathname,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(text));
-  await writer.close();
-  const out = await child.output();
-  if (!out.success) throw new Error(`deno fmt: ${new TextDecoder().decode(out.stderr)}`);
-  return new TextDecoder().decode(out.stdout);
-}
-
 async function main(args: string[]): Promise<number> {
   const crd = await Deno.readTextFile(new URL("crds/minicluster.yaml", ROOT));
-  const wanted = await denoFmt(renderApiDocs(crd));
-  const path = new URL(OUTPUT, ROOT);
-  if (args.includes("--check")) {
-    const current = await Deno.readTextFile(path).catch(() => "");
-    if (current !== wanted) {
-      console.error(`${OUTPUT} is stale: run \`deno run -A hack/api-docs.ts\``);
-      return 1;
-    }
-    console.error(`${OUTPUT} is up to date`);
-    return 0;
-  }
-  await Deno.writeTextFile(path, wanted);
-  console.error(`wrote ${OUTPUT}`);
-  return 0;
+  return await writeOrCheck(OUTPUT, await denoFmt(renderApiDocs(crd), "md"), {
+    check: args.includes("--check"),
+    regenerate: "deno run -A hack/api-docs.ts",
+  });
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

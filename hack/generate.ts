@@ -16,11 +16,11 @@
  * free of TypeScript concerns.
  */
 import { parse } from "yaml";
+import { denoFmt, writeOrCheck } from "./generated_file.ts";
 import { compile, type JSONSchema } from "json-schema-to-typescript";
 
 const ROOT = new URL("../", import.meta.url);
 const CRD_PATH = new URL("crds/minicluster.yaml", ROOT);
-const OUTPUT_PATH = new URL("api/v1alpha2.ts", ROOT);
 
 /**
  * Name of the generated type at each schema path: property names joined by ".", "[]" for array
@@ -199,44 +199,14 @@ export async function generate(): Promise<string> {
     strictIndexSignatures: false,
     format: false,
   });
-  return await denoFmt(source);
-}
-
-async function denoFmt(source: string): Promise<string> {
-  const command = new Deno.Command(Deno.execPath(), {
-    args: ["fmt", "--ext=ts", "-"],
-    cwd: ROOT,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  });
-  const child = command.spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(source));
-  await writer.close();
-  const { code, stdout, stderr } = await child.output();
-  if (code !== 0) throw new Error(`deno fmt failed: ${new TextDecoder().decode(stderr)}`);
-  return new TextDecoder().decode(stdout);
+  return await denoFmt(source, "ts");
 }
 
 if (import.meta.main) {
-  const source = await generate();
-  if (Deno.args.includes("--check")) {
-    let current = "";
-    try {
-      current = await Deno.readTextFile(OUTPUT_PATH);
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) throw e;
-    }
-    if (current !== source) {
-      console.error(
-        "api/v1alpha2.ts is out of date with crds/minicluster.yaml: run `deno task generate`",
-      );
-      Deno.exit(1);
-    }
-    console.log("api/v1alpha2.ts is up to date");
-  } else {
-    await Deno.writeTextFile(OUTPUT_PATH, source);
-    console.log("wrote api/v1alpha2.ts");
-  }
+  Deno.exit(
+    await writeOrCheck("api/v1alpha2.ts", await generate(), {
+      check: Deno.args.includes("--check"),
+      regenerate: "deno task generate",
+    }),
+  );
 }

@@ -11,6 +11,7 @@
  * through `deno fmt`, so `deno task check` and this generator agree on the bytes.
  */
 import { parseAllDocuments } from "yaml";
+import { denoFmt, writeOrCheck } from "./generated_file.ts";
 
 const ROOT = new URL("../", import.meta.url);
 export const OUTPUT = "deploy/install.yaml";
@@ -79,43 +80,15 @@ async function readSources(): Promise<{ path: string; text: string }[]> {
   );
 }
 
-/** Formats YAML text exactly as `deno fmt` formats the file in the tree. */
-async function denoFmt(text: string): Promise<string> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["fmt", "--ext=yaml", "-"],
-    cwd: new URL(".", ROOT).pathname,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(text));
-  await writer.close();
-  const out = await child.output();
-  if (!out.success) throw new Error(`deno fmt: ${new TextDecoder().decode(out.stderr)}`);
-  return new TextDecoder().decode(out.stdout);
-}
-
 export async function generate(): Promise<string> {
-  return await denoFmt(assemble(await readSources()));
+  return await denoFmt(assemble(await readSources()), "yaml");
 }
 
 async function main(args: string[]): Promise<number> {
-  const check = args.includes("--check");
-  const wanted = await generate();
-  const path = new URL(OUTPUT, ROOT);
-  if (check) {
-    const current = await Deno.readTextFile(path).catch(() => "");
-    if (current !== wanted) {
-      console.error(`${OUTPUT} is stale: run \`deno run -A hack/install-manifest.ts\``);
-      return 1;
-    }
-    console.error(`${OUTPUT} is up to date`);
-    return 0;
-  }
-  await Deno.writeTextFile(path, wanted);
-  console.error(`wrote ${OUTPUT}`);
-  return 0;
+  return await writeOrCheck(OUTPUT, await generate(), {
+    check: args.includes("--check"),
+    regenerate: "deno run -A hack/install-manifest.ts",
+  });
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));
