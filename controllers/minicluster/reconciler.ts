@@ -43,7 +43,9 @@ import { type RuntimeLog, silentLog } from "../../runtime/watcher.ts";
 import { buildCurveSecret, curveMetadataFor, generateCurveCertificate } from "./children/curve.ts";
 import {
   curveSecretName,
+  entrypointConfigMapName,
   FIELD_MANAGER,
+  headlessServiceName,
   JOB_NAME_LABEL,
   jobName,
   MINICLUSTER_LABEL,
@@ -74,7 +76,9 @@ import {
   type CurveBuilders,
   ensureCurveSecret,
   ensureWorkspace,
+  getOrUndefined,
   isWorkspace,
+  type LiveRead,
   parseWorkspace,
   type Workspace,
   WorkspaceError,
@@ -139,6 +143,9 @@ const defaultCurve: CurveBuilders = {
 
 type Obj = { metadata?: ObjectMeta };
 
+/** "Kind/name" → the settled result of a read started ahead (see #readAhead). */
+type ReadsAhead = Map<string, Promise<{ obj?: Obj; error?: unknown }>>;
+
 export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #client: KubeClient;
   readonly #stores: MiniClusterStores;
@@ -151,6 +158,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #recent = new RecentWrites();
   /** By "namespace/name": the workspace that MiniCluster (uid) was found or created with. */
   readonly #workspaces = new Map<string, { uid: string; workspace: Workspace }>();
+  /** By "namespace/name": the reads started ahead for the reconcile of that key in flight. */
+  readonly #reads = new Map<string, ReadsAhead>();
   /** By "namespace/name": when this process last wrote that MiniCluster's status (ms). */
   readonly #statusWrittenAt = new Map<string, number>();
 
@@ -180,16 +189,72 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       cached,
     )!;
     const log = ctx.log ?? this.#log;
-    return await finalizer(
-      this.#client,
-      mc,
-      {
-        // A MiniCluster our finalizer patch just returned is the live one: no freshness read.
-        apply: (m) => this.#apply(m, log, m !== mc),
-        cleanup: (m) => this.#cleanup(m, log),
-      },
-      (patched) => this.#recent.record("MiniCluster", mc, patched),
-    );
+    this.#reads.set(keyOf(mc), this.#readAhead(mc));
+    try {
+      return await finalizer(
+        this.#client,
+        mc,
+        {
+          // A MiniCluster our finalizer patch just returned is the live one: no freshness read.
+          apply: (m) => this.#apply(m, log, m !== mc),
+          cleanup: (m) => this.#cleanup(m, log),
+        },
+        (patched) => this.#recent.record("MiniCluster", mc, patched),
+      );
+    } finally {
+      this.#reads.delete(keyOf(mc));
+    }
+  }
+
+  /**
+   * The API reads this reconcile will make, started at once and together (alongside the finalizer
+   * patch) instead of one after another: the workspace when this process does not know it yet, and
+   * every fixed-name child the cache does not show (its name may be taken by an object the
+   * label-filtered cache cannot see, see #takenUnseen). Each would be read later anyway; an
+   * invalid spec or a MiniCluster being deleted reads nothing.
+   */
+  #readAhead(mc: MiniCluster): ReadsAhead {
+    const reads: ReadsAhead = new Map();
+    if (mc.metadata?.deletionTimestamp) return reads;
+    try {
+      if (validateSpec(mc).length > 0) return reads;
+    } catch {
+      return reads;
+    }
+    const ns = mc.metadata?.namespace;
+    const read = (rt: ResourceType, kind: string, name: string) =>
+      reads.set(
+        `${kind}/${name}`,
+        getOrUndefined<Obj>(this.#client, rt, ns, name).then((obj) => ({ obj }), (error) => ({
+          error,
+        })),
+      );
+    if (!this.#knownWorkspace(mc)) read(ConfigMaps, "ConfigMap", workspaceName(mc));
+    const children: Array<[ResourceType, Child["kind"] | "Job", string]> = [
+      [ConfigMaps, "ConfigMap", entrypointConfigMapName(mc)],
+      [Services, "Service", headlessServiceName(mc)],
+      [Secrets, "Secret", curveSecretName(mc)],
+      [Jobs, "Job", jobName(mc)],
+    ];
+    for (const [rt, kind, name] of children) {
+      const store = kind === "Job" ? this.#stores.jobs : this.#storeOf(kind);
+      if (!this.#view(kind, ns, name, store.get(ns, name))) read(rt, kind, name);
+    }
+    return reads;
+  }
+
+  /** A read of one object from the API: the one started ahead if there is one, else a GET. */
+  #liveRead<T>(mc: MiniCluster, rt: ResourceType, kind: string, name: string): LiveRead<T> {
+    return async () => {
+      const key = `${kind}/${name}`;
+      const reads = this.#reads.get(keyOf(mc));
+      const ahead = reads?.get(key);
+      if (!ahead) return await getOrUndefined<T>(this.#client, rt, mc.metadata?.namespace, name);
+      reads!.delete(key);
+      const { obj, error } = await ahead;
+      if (error !== undefined) throw error;
+      return obj as T | undefined;
+    };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -219,10 +284,12 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     try {
       let workspace = this.#knownWorkspace(mc);
       if (!workspace) {
-        ({ workspace } = await ensureWorkspace(this.#client, mc, {
-          maxSize: defaulted.spec.maxSize,
-          size: defaulted.spec.size,
-        }));
+        ({ workspace } = await ensureWorkspace(
+          this.#client,
+          mc,
+          { maxSize: defaulted.spec.maxSize, size: defaulted.spec.size },
+          this.#liveRead(mc, ConfigMaps, "ConfigMap", workspaceName(mc)),
+        ));
         this.#workspaces.set(keyOf(mc), { uid: mc.metadata?.uid ?? "", workspace });
       }
       maximumSize = workspace.maxSize;
@@ -260,6 +327,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
           this.#stores.secrets,
           defaulted,
           this.#curve,
+          this.#liveRead(mc, Secrets, "Secret", curveSecretName(mc)),
         );
         if (created) this.#recent.record("Secret", undefined, created);
         return {};
@@ -338,7 +406,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     const name = obj.metadata!.name!;
     const observed = this.#view(child.kind, ns, name, this.#storeOf(child.kind).get(ns, name));
     const notOwned = this.#notOwned(mc, child.kind, observed) ??
-      await this.#takenUnseen(mc, rt, child.kind, observed, ns, name);
+      await this.#takenUnseen(mc, rt, child.kind, observed, name);
     if (notOwned) return { problem: notOwned };
     if (upToDate(observed, obj)) return {};
     await fresh();
@@ -386,7 +454,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     const name = desired.metadata!.name!;
     const observed = this.#view("Job", ns, name, this.#stores.jobs.get(ns, name));
     const notOwned = this.#notOwned(mc, "Job", observed) ??
-      await this.#takenUnseen(mc, Jobs, "Job", observed, ns, name);
+      await this.#takenUnseen(mc, Jobs, "Job", observed, name);
     if (notOwned) return { problem: notOwned };
     if (upToDate(observed, desired)) return { job: observed };
     await fresh();
@@ -511,9 +579,13 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       const last = this.#statusWrittenAt.get(keyOf(mc));
       const wait = last === undefined ? 0 : last + STATUS_PROGRESS_INTERVAL_MS - now;
       if (wait > 0 && progressOnly(mc.status, status)) return Action.requeueAfter(wait);
-      await this.#writeStatus(mc, status, name);
+      // The Events of the changed conditions go out with the status write, not after it: one
+      // round trip instead of two (an Event is best-effort, a failed status write is retried).
+      await Promise.all([
+        this.#writeStatus(mc, status, name),
+        this.#recorder.emitAll(mc, conditionEvents(mc.status?.conditions, status.conditions)),
+      ]);
       this.#statusWrittenAt.set(keyOf(mc), now);
-      await this.#recorder.emitAll(mc, conditionEvents(mc.status?.conditions, status.conditions));
     }
     return Action.awaitChange();
   }
@@ -708,15 +780,13 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     rt: ResourceType,
     kind: string,
     observed: Obj | undefined,
-    ns: string | undefined,
     name: string,
   ): Promise<Problem | undefined> {
     if (observed) return undefined;
-    let live: Obj;
+    let live: Obj | undefined;
     try {
-      live = await this.#client.get<Obj>(rt, ns, name);
+      live = await this.#liveRead<Obj>(mc, rt, kind, name)();
     } catch (e) {
-      if (isNotFound(e)) return undefined;
       return this.#problem(e, `${kind} ${name}`);
     }
     return this.#notOwned(mc, kind, live);

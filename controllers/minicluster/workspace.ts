@@ -18,7 +18,7 @@
 import type { ConfigMap, Secret } from "kubernetes-types/core/v1.d.ts";
 import type { KubeClient } from "../../runtime/client.ts";
 import { isAlreadyExists, isNotFound } from "../../runtime/errors.ts";
-import { ConfigMaps, Secrets } from "../../runtime/resources.ts";
+import { ConfigMaps, type ResourceType, Secrets } from "../../runtime/resources.ts";
 import type { Store } from "../../runtime/store.ts";
 import { childMetadata } from "./children/owner.ts";
 import { curveSecretName, workspaceName } from "./children/names.ts";
@@ -76,15 +76,16 @@ export async function ensureWorkspace(
   client: KubeClient,
   mc: Owner,
   initial: Workspace,
+  read?: LiveRead<ConfigMap>,
 ): Promise<{ workspace: Workspace; created: boolean }> {
   const namespace = mc.metadata?.namespace;
   const name = workspaceName(mc);
-  let existing: ConfigMap | undefined;
-  try {
-    existing = await client.get<ConfigMap>(ConfigMaps, namespace, name);
-  } catch (e) {
-    if (!isNotFound(e)) throw e;
-  }
+  let existing = read ? await read() : await getOrUndefined<ConfigMap>(
+    client,
+    ConfigMaps,
+    namespace,
+    name,
+  );
   if (!existing) {
     try {
       await client.create(ConfigMaps, buildWorkspace(mc, initial));
@@ -112,6 +113,27 @@ export async function ensureWorkspace(
   return { workspace, created: false };
 }
 
+/**
+ * A read of one object straight from the API server (undefined when it does not exist), which the
+ * caller may already have started (the reconciler issues its reads together).
+ */
+export type LiveRead<T> = () => Promise<T | undefined>;
+
+/** GET, with NotFound as undefined. */
+export async function getOrUndefined<T>(
+  client: KubeClient,
+  rt: ResourceType,
+  namespace: string | undefined,
+  name: string,
+): Promise<T | undefined> {
+  try {
+    return await client.get<T>(rt, namespace, name);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
 /** The workspace exists but cannot be used: retrying will not help, a person must look. */
 export class WorkspaceError extends Error {
   override name = "WorkspaceError";
@@ -134,16 +156,13 @@ export async function ensureCurveSecret(
   secrets: Store<Secret>,
   mc: MiniClusterInput,
   curve: CurveBuilders,
+  read?: LiveRead<Secret>,
 ): Promise<Secret | undefined> {
   const namespace = mc.metadata?.namespace;
   const name = curveSecretName(mc);
   let existing: Secret | undefined = secrets.get(namespace, name);
   if (!existing) {
-    try {
-      existing = await client.get<Secret>(Secrets, namespace, name);
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-    }
+    existing = read ? await read() : await getOrUndefined<Secret>(client, Secrets, namespace, name);
   }
   if (existing) {
     // Someone else's Secret of that name would hand our brokers a key we did not make.
