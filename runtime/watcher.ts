@@ -221,16 +221,22 @@ export class Watcher<T extends KubeObject> {
     selectors: { labelSelector?: string; fieldSelector?: string },
     signal: AbortSignal,
   ): Promise<string> {
-    // Abortable: stop() must not wait for a list of thousands of objects from a busy apiserver.
-    const list = await this.client.listAll<T>(this.type, {
-      namespace,
-      ...selectors,
-      limit: this.#opts.pageSize ?? 500,
-      signal,
-    });
+    // Page by page, each transformed as it arrives: the whole untransformed list (thousands of
+    // pods with every field) is never held at once. Abortable: stop() must not wait for a list
+    // from a busy apiserver.
+    const opts = { namespace, ...selectors, limit: this.#opts.pageSize ?? 500, signal };
+    const first = await this.client.list<T>(this.type, opts);
+    const items = first.items.map((item) => this.#typed(item));
+    let next = first.metadata.continue;
+    while (next) {
+      const page = await this.client.list<T>(this.type, { ...opts, continue: next });
+      for (const item of page.items) items.push(this.#typed(item));
+      next = page.metadata.continue;
+    }
+    const list = { metadata: first.metadata, items };
     this.#listed.add(namespace);
     const allListed = this.#streams.every((ns) => this.#listed.has(ns));
-    this.#cache.replace(list.items.map((item) => this.#typed(item)), {
+    this.#cache.replace(list.items, {
       namespace,
       synced: allListed,
     });
