@@ -25,11 +25,16 @@ const NAMESPACE = "default";
 
 const say = (msg: string) => console.error(`[demo] ${msg}`);
 
-/** The permission flags of `deno task compile`, so the demo runs with exactly the image's rights. */
+/**
+ * The permission flags (and V8 flags) of `deno task compile`, so the demo runs with exactly the
+ * image's rights and memory settings.
+ */
 export function compilePermissions(denoJson: string): string[] {
   const task: string = JSON.parse(denoJson).tasks?.compile ?? "";
-  const flags = task.split(/\s+/).filter((a) => /^--(allow|deny)-/.test(a));
-  if (flags.length === 0) throw new Error("deno.json: the compile task has no permission flags");
+  const flags = task.split(/\s+/).filter((a) => /^--(allow|deny)-|^--v8-flags=/.test(a));
+  if (!flags.some((f) => /^--(allow|deny)-/.test(f))) {
+    throw new Error("deno.json: the compile task has no permission flags");
+  }
   return flags;
 }
 

@@ -3,12 +3,16 @@
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { compilePermissions } from "../../hack/demo.ts";
 import { parseMetrics, type Sample } from "./metrics_text.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const MOD = join(ROOT, "mod.ts");
-/** The permissions `deno task dev` gives the operator: nothing more. */
-const PERMISSIONS = ["--allow-net", "--allow-read", "--allow-env", "--allow-sys=hostname"];
+/**
+ * The permissions `deno task compile` gives the operator (nothing more), and its V8 flags, so
+ * that the e2e tests and the benchmarks measure the process the image runs.
+ */
+const PERMISSIONS = compilePermissions(Deno.readTextFileSync(join(ROOT, "deno.json")));
 /** Linux reports utime/stime in USER_HZ ticks, 100 per second on every mainstream architecture. */
 const CLOCK_TICKS_PER_SECOND = 100;
 const LOG_LINES_KEPT = 400;
