@@ -43,9 +43,7 @@ import { type RuntimeLog, silentLog } from "../../runtime/watcher.ts";
 import { buildCurveSecret, curveMetadataFor, generateCurveCertificate } from "./children/curve.ts";
 import {
   curveSecretName,
-  entrypointConfigMapName,
   FIELD_MANAGER,
-  headlessServiceName,
   JOB_NAME_LABEL,
   jobName,
   MINICLUSTER_LABEL,
@@ -78,7 +76,6 @@ import {
   ensureWorkspace,
   getOrUndefined,
   isWorkspace,
-  type LiveRead,
   parseWorkspace,
   type Workspace,
   WorkspaceError,
@@ -143,8 +140,12 @@ const defaultCurve: CurveBuilders = {
 
 type Obj = { metadata?: ObjectMeta };
 
-/** "Kind/name" → the settled result of a read started ahead (see #readAhead). */
-type ReadsAhead = Map<string, Promise<{ obj?: Obj; error?: unknown }>>;
+/**
+ * A resourceVersion no object in a namespace can have (etcd's first revision predates every
+ * namespace): an apply carrying it creates the object when the name is free and fails with a
+ * Conflict when anything holds the name, so a child is never taken over unseen.
+ */
+const CREATE_ONLY_RESOURCE_VERSION = "1";
 
 export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #client: KubeClient;
@@ -158,8 +159,6 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #recent = new RecentWrites();
   /** By "namespace/name": the workspace that MiniCluster (uid) was found or created with. */
   readonly #workspaces = new Map<string, { uid: string; workspace: Workspace }>();
-  /** By "namespace/name": the reads started ahead for the reconcile of that key in flight. */
-  readonly #reads = new Map<string, ReadsAhead>();
   /** By "namespace/name": when this process last wrote that MiniCluster's status (ms). */
   readonly #statusWrittenAt = new Map<string, number>();
 
@@ -189,72 +188,16 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       cached,
     )!;
     const log = ctx.log ?? this.#log;
-    this.#reads.set(keyOf(mc), this.#readAhead(mc));
-    try {
-      return await finalizer(
-        this.#client,
-        mc,
-        {
-          // A MiniCluster our finalizer patch just returned is the live one: no freshness read.
-          apply: (m) => this.#apply(m, log, m !== mc),
-          cleanup: (m) => this.#cleanup(m, log),
-        },
-        (patched) => this.#recent.record("MiniCluster", mc, patched),
-      );
-    } finally {
-      this.#reads.delete(keyOf(mc));
-    }
-  }
-
-  /**
-   * The API reads this reconcile will make, started at once and together (alongside the finalizer
-   * patch) instead of one after another: the workspace when this process does not know it yet, and
-   * every fixed-name child the cache does not show (its name may be taken by an object the
-   * label-filtered cache cannot see, see #takenUnseen). Each would be read later anyway; an
-   * invalid spec or a MiniCluster being deleted reads nothing.
-   */
-  #readAhead(mc: MiniCluster): ReadsAhead {
-    const reads: ReadsAhead = new Map();
-    if (mc.metadata?.deletionTimestamp) return reads;
-    try {
-      if (validateSpec(mc).length > 0) return reads;
-    } catch {
-      return reads;
-    }
-    const ns = mc.metadata?.namespace;
-    const read = (rt: ResourceType, kind: string, name: string) =>
-      reads.set(
-        `${kind}/${name}`,
-        getOrUndefined<Obj>(this.#client, rt, ns, name).then((obj) => ({ obj }), (error) => ({
-          error,
-        })),
-      );
-    if (!this.#knownWorkspace(mc)) read(ConfigMaps, "ConfigMap", workspaceName(mc));
-    const children: Array<[ResourceType, Child["kind"] | "Job", string]> = [
-      [ConfigMaps, "ConfigMap", entrypointConfigMapName(mc)],
-      [Services, "Service", headlessServiceName(mc)],
-      [Secrets, "Secret", curveSecretName(mc)],
-      [Jobs, "Job", jobName(mc)],
-    ];
-    for (const [rt, kind, name] of children) {
-      const store = kind === "Job" ? this.#stores.jobs : this.#storeOf(kind);
-      if (!this.#view(kind, ns, name, store.get(ns, name))) read(rt, kind, name);
-    }
-    return reads;
-  }
-
-  /** A read of one object from the API: the one started ahead if there is one, else a GET. */
-  #liveRead<T>(mc: MiniCluster, rt: ResourceType, kind: string, name: string): LiveRead<T> {
-    return async () => {
-      const key = `${kind}/${name}`;
-      const reads = this.#reads.get(keyOf(mc));
-      const ahead = reads?.get(key);
-      if (!ahead) return await getOrUndefined<T>(this.#client, rt, mc.metadata?.namespace, name);
-      reads!.delete(key);
-      const { obj, error } = await ahead;
-      if (error !== undefined) throw error;
-      return obj as T | undefined;
-    };
+    return await finalizer(
+      this.#client,
+      mc,
+      {
+        // A MiniCluster our finalizer patch just returned is the live one: no freshness read.
+        apply: (m) => this.#apply(m, log, m !== mc),
+        cleanup: (m) => this.#cleanup(m, log),
+      },
+      (patched) => this.#recent.record("MiniCluster", mc, patched),
+    );
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -279,6 +222,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       });
     }
 
+    const fresh = live ? () => Promise.resolve() : this.#freshnessCheck(mc);
+
     // The workspace fixes the maximum for the cluster's whole life (the hostlist is written for it).
     let maximumSize: number;
     try {
@@ -288,12 +233,15 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
           this.#client,
           mc,
           { maxSize: defaulted.spec.maxSize, size: defaulted.spec.size },
-          this.#liveRead(mc, ConfigMaps, "ConfigMap", workspaceName(mc)),
+          // Our finalizer was only just added: nobody reconciled this MiniCluster before, so its
+          // workspace almost surely does not exist yet. Create it without asking first.
+          { createFirst: live, beforeCreate: fresh },
         ));
         this.#workspaces.set(keyOf(mc), { uid: mc.metadata?.uid ?? "", workspace });
       }
       maximumSize = workspace.maxSize;
     } catch (e) {
+      if (e instanceof StaleViewError) return this.#staleView(mc, log, e);
       if (e instanceof WorkspaceError) {
         return await this.#finish(mc, {
           requestedSize,
@@ -327,7 +275,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
           this.#stores.secrets,
           defaulted,
           this.#curve,
-          this.#liveRead(mc, Secrets, "Secret", curveSecretName(mc)),
+          fresh,
         );
         if (created) this.#recent.record("Secret", undefined, created);
         return {};
@@ -340,7 +288,6 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       }
     };
 
-    const fresh = live ? () => Promise.resolve() : this.#freshnessCheck(mc);
     try {
       // The children are independent of each other: write them concurrently (a new MiniCluster
       // costs one round trip for all of them, not one each), then the Job, whose pods mount them.
@@ -359,11 +306,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       problems.push(...await this.#pruneStale(mc, desired, fresh));
     } catch (e) {
       if (!(e instanceof StaleViewError)) throw e;
-      log.debug("stale view of the MiniCluster; waiting for the cache", {
-        minicluster: `${mc.metadata?.namespace}/${mc.metadata?.name}`,
-        reason: e.message,
-      });
-      return Action.requeueAfter(STALE_VIEW_REQUEUE_MS);
+      return this.#staleView(mc, log, e);
     }
 
     // cleanup: true → the MiniCluster goes away once the lead broker has finished.
@@ -394,19 +337,31 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     return Action.requeueAfter(Math.min(requeue, action.requeueAfter ?? requeue));
   }
 
-  /** Writes one non-Job child if it differs from the cache. */
+  #staleView(mc: MiniCluster, log: RuntimeLog, e: StaleViewError): Action {
+    log.debug("stale view of the MiniCluster; waiting for the cache", {
+      minicluster: `${mc.metadata?.namespace}/${mc.metadata?.name}`,
+      reason: e.message,
+    });
+    return Action.requeueAfter(STALE_VIEW_REQUEUE_MS);
+  }
+
+  /**
+   * Writes one non-Job child if it differs from the cache. `seen` is the child as just read from
+   * the API server, after a create-only apply found its name held (see #createOnly).
+   */
   async #applyChild(
     mc: MiniCluster,
     child: Child,
     fresh: () => Promise<void>,
+    seen?: Obj,
   ): Promise<{ problem?: Problem; requeueAfter?: number }> {
     const rt = resourceOf(child.kind);
     const obj = child.object;
     const ns = obj.metadata?.namespace;
     const name = obj.metadata!.name!;
-    const observed = this.#view(child.kind, ns, name, this.#storeOf(child.kind).get(ns, name));
-    const notOwned = this.#notOwned(mc, child.kind, observed) ??
-      await this.#takenUnseen(mc, rt, child.kind, observed, name);
+    const observed = seen ??
+      this.#view(child.kind, ns, name, this.#storeOf(child.kind).get(ns, name));
+    const notOwned = this.#notOwned(mc, child.kind, observed);
     if (notOwned) return { problem: notOwned };
     if (upToDate(observed, obj)) return {};
     await fresh();
@@ -423,6 +378,16 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       return { requeueAfter: RECREATE_REQUEUE_MS };
     }
     try {
+      if (!observed) {
+        const created = await this.#createOnly(mc, rt, child.kind, obj);
+        if (!created.applied) {
+          return created.held
+            ? await this.#applyChild(mc, child, fresh, created.held)
+            : { problem: created.problem };
+        }
+        this.#recent.record(child.kind, undefined, created.applied);
+        return {};
+      }
       const applied = await this.#client.apply<Obj>(rt, obj, {
         fieldManager: FIELD_MANAGER,
         force: true,
@@ -449,12 +414,12 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     mc: MiniCluster,
     desired: Job,
     fresh: () => Promise<void>,
+    seen?: Job,
   ): Promise<{ job?: Job; problem?: Problem }> {
     const ns = desired.metadata?.namespace;
     const name = desired.metadata!.name!;
-    const observed = this.#view("Job", ns, name, this.#stores.jobs.get(ns, name));
-    const notOwned = this.#notOwned(mc, "Job", observed) ??
-      await this.#takenUnseen(mc, Jobs, "Job", observed, name);
+    const observed = seen ?? this.#view("Job", ns, name, this.#stores.jobs.get(ns, name));
+    const notOwned = this.#notOwned(mc, "Job", observed);
     if (notOwned) return { problem: notOwned };
     if (upToDate(observed, desired)) return { job: observed };
     await fresh();
@@ -463,6 +428,17 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       observed.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION] !==
         desired.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION];
     try {
+      if (!observed) {
+        const created = await this.#createOnly(mc, Jobs, "Job", desired);
+        if (!created.applied) {
+          return created.held
+            ? await this.#applyJob(mc, desired, fresh, created.held as Job)
+            : { problem: created.problem };
+        }
+        const applied = created.applied as Job;
+        this.#recent.record("Job", undefined, applied);
+        return { job: applied };
+      }
       if (!templateChanged) {
         const applied = await this.#client.apply<Job>(Jobs, desired, {
           fieldManager: FIELD_MANAGER,
@@ -770,26 +746,40 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   }
 
   /**
-   * A child missing from the cache may still exist: the cache holds only objects with our label,
-   * so someone else's object of that name is invisible to it, and a forced apply would take it
-   * over. Before the first write of a child, ask the API server; the same NameTaken problem as a
-   * visible foreign object when it belongs to someone else.
+   * Creates a child the cache does not show, in one request: an apply (same field manager, same
+   * managed fields as every later apply) that carries a resourceVersion no object has, so it fails
+   * with a Conflict instead of taking over an object that already holds the name. The cache holds
+   * only objects with our label, so someone else's object of that name is invisible to it. On that
+   * Conflict the object is read from the API server: `held` is it when it is ours (the caller
+   * compares and applies as usual), `problem` says NameTaken when it belongs to someone else.
    */
-  async #takenUnseen(
+  async #createOnly(
     mc: MiniCluster,
     rt: ResourceType,
     kind: string,
-    observed: Obj | undefined,
-    name: string,
-  ): Promise<Problem | undefined> {
-    if (observed) return undefined;
-    let live: Obj | undefined;
-    try {
-      live = await this.#liveRead<Obj>(mc, rt, kind, name)();
-    } catch (e) {
-      return this.#problem(e, `${kind} ${name}`);
+    obj: Obj,
+  ): Promise<
+    { applied: Obj; held?: never; problem?: never } | {
+      applied?: never;
+      held?: Obj;
+      problem?: Problem;
     }
-    return this.#notOwned(mc, kind, live);
+  > {
+    try {
+      const applied = await this.#client.apply<Obj>(rt, {
+        ...obj,
+        metadata: { ...obj.metadata, resourceVersion: CREATE_ONLY_RESOURCE_VERSION },
+      }, { fieldManager: FIELD_MANAGER, force: true });
+      return { applied };
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+      const name = obj.metadata!.name!;
+      const live = await getOrUndefined<Obj>(this.#client, rt, mc.metadata?.namespace, name);
+      // Gone again meanwhile: the Conflict is retried with backoff.
+      if (!live) throw e;
+      const problem = this.#notOwned(mc, kind, live);
+      return problem ? { problem } : { held: live };
+    }
   }
 
   /**

@@ -21,7 +21,7 @@ import { isAlreadyExists, isNotFound } from "../../runtime/errors.ts";
 import { ConfigMaps, type ResourceType, Secrets } from "../../runtime/resources.ts";
 import type { Store } from "../../runtime/store.ts";
 import { childMetadata } from "./children/owner.ts";
-import { curveSecretName, workspaceName } from "./children/names.ts";
+import { curveSecretName, FIELD_MANAGER, workspaceName } from "./children/names.ts";
 import type { MiniClusterInput } from "./children/scripts/input.ts";
 
 /** Label telling a workspace ConfigMap from the MiniCluster's other ConfigMaps. */
@@ -67,6 +67,17 @@ export function isWorkspace(cm: { metadata?: { labels?: Record<string, string> }
   return cm.metadata?.labels?.[WORKSPACE_ROLE_LABEL] === WORKSPACE_ROLE;
 }
 
+/** How ensureWorkspace goes about it. */
+export interface EnsureWorkspaceOptions {
+  /**
+   * Create without reading first (a MiniCluster nobody reconciled before has no workspace yet):
+   * one request instead of two; an existing workspace answers AlreadyExists and is read then.
+   */
+  createFirst?: boolean;
+  /** Runs before the create (the reconciler's check that its view of the MiniCluster is fresh). */
+  beforeCreate?: () => Promise<void>;
+}
+
 /**
  * The MiniCluster's workspace, created from `initial` when it does not exist yet. Read from the
  * API server on every call: the workspace decides what gets built, so a stale view is not allowed.
@@ -76,23 +87,22 @@ export async function ensureWorkspace(
   client: KubeClient,
   mc: Owner,
   initial: Workspace,
-  read?: LiveRead<ConfigMap>,
+  opts: EnsureWorkspaceOptions = {},
 ): Promise<{ workspace: Workspace; created: boolean }> {
   const namespace = mc.metadata?.namespace;
   const name = workspaceName(mc);
-  let existing = read ? await read() : await getOrUndefined<ConfigMap>(
-    client,
-    ConfigMaps,
-    namespace,
-    name,
-  );
+  let existing = opts.createFirst
+    ? undefined
+    : await getOrUndefined<ConfigMap>(client, ConfigMaps, namespace, name);
   if (!existing) {
     try {
-      await client.create(ConfigMaps, buildWorkspace(mc, initial));
+      await opts.beforeCreate?.();
+      await client.create(ConfigMaps, buildWorkspace(mc, initial), { fieldManager: FIELD_MANAGER });
       return { workspace: initial, created: true };
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
-      // Another operator process won the race: adopt what it wrote.
+      // It exists (another operator process won the race, or createFirst guessed wrong): adopt
+      // what is there.
       existing = await client.get<ConfigMap>(ConfigMaps, namespace, name);
     }
   }
@@ -112,12 +122,6 @@ export async function ensureWorkspace(
   }
   return { workspace, created: false };
 }
-
-/**
- * A read of one object straight from the API server (undefined when it does not exist), which the
- * caller may already have started (the reconciler issues its reads together).
- */
-export type LiveRead<T> = () => Promise<T | undefined>;
 
 /** GET, with NotFound as undefined. */
 export async function getOrUndefined<T>(
@@ -146,32 +150,34 @@ export interface CurveBuilders {
 }
 
 /**
- * Makes sure the generated CURVE certificate Secret exists, creating it once. Order of trust: the
- * cache (no request), then the API server (the cache may lag behind a Secret created by a previous
- * operator process a moment ago), and only when neither has it, a new certificate. Returns the
- * Secret when this call created it.
+ * Makes sure the generated CURVE certificate Secret exists, creating it once. The cache is trusted
+ * when it shows the Secret (no request). Otherwise a new certificate is created straight away, in
+ * one request: `create` never overwrites, so when the Secret exists after all (the cache lags
+ * behind a Secret a previous operator process created a moment ago, or someone else's Secret has
+ * the name, which the label-selected cache cannot see) the answer is AlreadyExists, the new
+ * certificate is dropped and the existing Secret is read from the API server to check its owner.
+ * Returns the Secret when this call created it.
  */
 export async function ensureCurveSecret(
   client: KubeClient,
   secrets: Store<Secret>,
   mc: MiniClusterInput,
   curve: CurveBuilders,
-  read?: LiveRead<Secret>,
+  beforeCreate?: () => Promise<void>,
 ): Promise<Secret | undefined> {
   const namespace = mc.metadata?.namespace;
   const name = curveSecretName(mc);
-  let existing: Secret | undefined = secrets.get(namespace, name);
-  if (!existing) {
-    existing = read ? await read() : await getOrUndefined<Secret>(client, Secrets, namespace, name);
-  }
-  if (existing) {
+  const checkOwner = (existing: Secret) => {
     // Someone else's Secret of that name would hand our brokers a key we did not make.
     const owner = existing.metadata?.ownerReferences?.find((o) => o.controller);
     if (owner?.uid !== mc.metadata?.uid) {
       throw new WorkspaceError(`Secret ${name} exists and is not owned by this MiniCluster`);
     }
     return undefined;
-  }
+  };
+  const cached = secrets.get(namespace, name);
+  if (cached) return checkOwner(cached);
+  await beforeCreate?.();
   const built = curve.build(mc, await curve.generate(mc));
   // Owned by the MiniCluster and labelled like every child, whatever the builder set.
   const { ownerReferences: _, ...meta } = built.metadata ?? {};
@@ -180,9 +186,12 @@ export async function ensureCurveSecret(
     metadata: { ...meta, ...childMetadata(mc, name, built.metadata?.labels) },
   };
   try {
-    return await client.create(Secrets, secret);
+    return await client.create(Secrets, secret, { fieldManager: FIELD_MANAGER });
   } catch (e) {
-    if (isAlreadyExists(e)) return undefined;
-    throw e;
+    if (!isAlreadyExists(e)) throw e;
+    const existing = await getOrUndefined<Secret>(client, Secrets, namespace, name);
+    // Deleted again meanwhile: the next reconcile creates it.
+    if (!existing) throw e;
+    return checkOwner(existing);
   }
 }
