@@ -18,6 +18,7 @@ import {
   Secrets,
 } from "../../runtime/resources.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
+import type { Transform } from "../../runtime/transforms.ts";
 import { Watcher } from "../../runtime/watcher.ts";
 import {
   miniClusterController,
@@ -86,11 +87,13 @@ export async function startOperator(
   const watchers: Watcher<KubeObject>[] = [];
   const watch: WatchFn = <T extends KubeObject>(
     rt: ResourceType,
-    spec?: { labelSelector?: string },
+    spec?: { labelSelector?: string; transform?: Transform<KubeObject> },
   ) => {
+    // The same slim caches as the operator process (cache_view.ts), so the tests cover them.
     const w = new Watcher<KubeObject>(client, rt, {
       namespaces: [env.namespace],
       labelSelector: spec?.labelSelector,
+      transform: spec?.transform,
     });
     watchers.push(w);
     w.start();
