@@ -1,19 +1,12 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Container } from "kubernetes-types/core/v1.d.ts";
-import { type MiniClusterSpec, withDefaults } from "../../api/mod.ts";
+import type { MiniClusterSpec } from "../../api/mod.ts";
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
 import { assertGolden } from "../golden.ts";
+import { defaultedMiniCluster } from "./fixtures.ts";
 
-/** A MiniCluster as the API server returns it (with a uid), defaulted as the reconciler does. */
-function miniCluster(spec: MiniClusterSpec, name = "flux-sample") {
-  return withDefaults({
-    apiVersion: "flux-framework.org/v1alpha2",
-    kind: "MiniCluster",
-    metadata: { name, namespace: "flux-operator", uid: "5b0c7a0e-8f3e-4a53-9a1f-0c2d1e4f6a7b" },
-    spec,
-  });
-}
+const miniCluster = defaultedMiniCluster;
 
 /** Freezes an object graph, so a builder that writes to its input throws. */
 function deepFreeze<T>(value: T): T {

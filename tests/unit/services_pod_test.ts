@@ -1,16 +1,10 @@
 import assert from "node:assert/strict";
-import { type MiniClusterSpec, withDefaults } from "../../api/mod.ts";
+import type { MiniClusterSpec } from "../../api/mod.ts";
 import { buildServicesPod } from "../../controllers/minicluster/children/services_pod.ts";
 import { assertGolden } from "../golden.ts";
+import { defaultedMiniCluster } from "./fixtures.ts";
 
-function miniCluster(spec: MiniClusterSpec, name = "flux-sample") {
-  return withDefaults({
-    apiVersion: "flux-framework.org/v1alpha2",
-    kind: "MiniCluster",
-    metadata: { name, namespace: "flux-operator", uid: "5b0c7a0e-8f3e-4a53-9a1f-0c2d1e4f6a7b" },
-    spec,
-  });
-}
+const miniCluster = defaultedMiniCluster;
 
 const servicesSpec: MiniClusterSpec = {
   size: 2,
