@@ -207,7 +207,8 @@ export function integrationTest(
   });
 }
 
-async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+/** Rejects when `p` has not settled within `ms` (and clears its timer either way). */
+export async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), ms);

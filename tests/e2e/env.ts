@@ -26,7 +26,8 @@ import {
 } from "../../runtime/resources.ts";
 import { MINICLUSTER_LABEL } from "../../controllers/minicluster/children/names.ts";
 import { downSync, status } from "../../hack/cluster/lifecycle.ts";
-import { eventually, type TestEnv, testNamespaceName } from "../harness.ts";
+import { sampleMiniCluster } from "../sample_minicluster.ts";
+import { eventually, type TestEnv, testNamespaceName, withTimeout } from "../harness.ts";
 import { OperatorProcess } from "./operator_process.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -227,38 +228,11 @@ async function releaseMiniClusters(client: KubeClient, namespace: string): Promi
   }
 }
 
-async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Reading the cluster.
 
-/** A MiniCluster of one Flux container, `spec` merged in. */
-export function miniCluster(
-  name: string,
-  namespace: string,
-  spec: Partial<MiniCluster["spec"]> = {},
-): MiniCluster {
-  return {
-    apiVersion: "flux-framework.org/v1alpha2",
-    kind: "MiniCluster",
-    metadata: { name, namespace },
-    spec: {
-      containers: [{ image: "ghcr.io/rse-ops/accounting:app-latest", command: "hostname" }],
-      size: 2,
-      ...spec,
-    },
-  };
-}
+/** A MiniCluster of one Flux container, `spec` merged in (tests/sample_minicluster.ts). */
+export const miniCluster = sampleMiniCluster;
 
 /** Pod annotations that keep a Job's pods Running on KWOK (see hack/cluster/kwok_stages.ts). */
 export const KEEP_RUNNING = { "kwok.x-k8s.io/keep-running": "true" };

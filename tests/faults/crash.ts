@@ -18,6 +18,7 @@ import { isNotFound } from "../../runtime/errors.ts";
 import { MiniClusters, Secrets } from "../../runtime/resources.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { eventually } from "../harness.ts";
+import { sampleMiniCluster } from "../sample_minicluster.ts";
 import type { OperatorProcess } from "../e2e/operator_process.ts";
 import { FaultProxy } from "./proxy.ts";
 import { describeDifference, type Snapshot, snapshot } from "./snapshot.ts";
@@ -39,18 +40,11 @@ export function faultMiniCluster(
   spec: Partial<MiniCluster["spec"]> = {},
   name = MC,
 ): MiniCluster {
-  return {
-    apiVersion: "flux-framework.org/v1alpha2",
-    kind: "MiniCluster",
-    metadata: { name, namespace },
-    spec: {
-      containers: [{ image: "ghcr.io/rse-ops/accounting:app-latest", command: "hostname" }],
-      size: 2,
-      maxSize: 4,
-      pod: { annotations: { "kwok.x-k8s.io/keep-running": "true" } },
-      ...spec,
-    },
-  } as MiniCluster;
+  return sampleMiniCluster(name, namespace, {
+    maxSize: 4,
+    pod: { annotations: { "kwok.x-k8s.io/keep-running": "true" } },
+    ...spec,
+  });
 }
 
 interface PathContext {

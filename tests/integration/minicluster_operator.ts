@@ -27,6 +27,7 @@ import {
 } from "../../controllers/minicluster/controller.ts";
 import type { MiniClusterReconciler } from "../../controllers/minicluster/reconciler.ts";
 import { curveSecretName, workspaceName } from "../../controllers/minicluster/children/names.ts";
+import { sampleMiniCluster } from "../sample_minicluster.ts";
 import { eventually, type TestEnv } from "../harness.ts";
 
 const WRITE_VERBS = new Set(["create", "update", "patch", "apply", "delete", "deletecollection"]);
@@ -136,23 +137,8 @@ export async function withOperator<T>(
   }
 }
 
-/** A minimal valid MiniCluster (one Flux container), with `spec` merged in. */
-export function miniCluster(
-  name: string,
-  namespace: string,
-  spec: Partial<MiniCluster["spec"]> = {},
-): MiniCluster {
-  return {
-    apiVersion: "flux-framework.org/v1alpha2",
-    kind: "MiniCluster",
-    metadata: { name, namespace },
-    spec: {
-      containers: [{ image: "ghcr.io/rse-ops/accounting:app-latest", command: "hostname" }],
-      size: 2,
-      ...spec,
-    },
-  };
-}
+/** A MiniCluster of one Flux container, `spec` merged in (tests/sample_minicluster.ts). */
+export const miniCluster = sampleMiniCluster;
 
 export async function getMiniCluster(env: TestEnv, name: string): Promise<MiniCluster> {
   return await env.client.get<MiniCluster>(MiniClusters, env.namespace, name);

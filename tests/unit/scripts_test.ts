@@ -11,30 +11,8 @@ import {
   heredocDelimiter,
   shellQuote,
 } from "../../controllers/minicluster/children/scripts/shell.ts";
+import { run } from "../generated/script_checks.ts";
 import { cases, hostileMiniCluster, miniCluster, nasty } from "./entrypoint_cases.ts";
-
-async function run(
-  cmd: string,
-  args: string[],
-  opts: { stdin?: string; env?: Record<string, string>; cwd?: string } = {},
-) {
-  const child = new Deno.Command(cmd, {
-    args,
-    stdin: opts.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: opts.env,
-    cwd: opts.cwd,
-  }).spawn();
-  if (opts.stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(opts.stdin));
-    await writer.close();
-  }
-  const out = await child.output();
-  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
-}
 
 /** bash -n and shellcheck (every severity) on one script. */
 async function assertCleanScript(label: string, script: string, severity = "style") {
