@@ -30,6 +30,7 @@ import {
   writeCount,
 } from "../tests/e2e/metrics_text.ts";
 import { OperatorProcess } from "../tests/e2e/operator_process.ts";
+import { sampleMiniCluster } from "../tests/sample_minicluster.ts";
 import { CreationObserver } from "./observer.ts";
 import { childObjects, rawCreates } from "./raw_client.ts";
 import {
@@ -107,16 +108,7 @@ function flags(argv: string[]): Flags {
 }
 
 function miniClusterOf(name: string, namespace: string, size: number): MiniCluster {
-  return {
-    apiVersion: "flux-framework.org/v1alpha2",
-    kind: "MiniCluster",
-    metadata: { name, namespace },
-    spec: {
-      containers: [{ image: "ghcr.io/rse-ops/accounting:app-latest", command: "hostname" }],
-      size,
-      pod: { annotations: KEEP_RUNNING },
-    },
-  };
+  return sampleMiniCluster(name, namespace, { size, pod: { annotations: KEEP_RUNNING } });
 }
 
 function names(n: number): string[] {
