@@ -7,16 +7,23 @@
 // scheduler, KWOK) in a temporary directory and removes it at the end. For every N: a fresh
 // namespace, a fresh operator process scoped to it, N MiniClusters created at once and followed to
 // "all children exist" and to Ready; the operator's own /metrics for requests by verb; then the same
-// child creates by a raw client. At the largest N: an idle window (writes and reconciles per minute,
-// CPU) and a restart (start-up to caches synced, writes after restart). Prints a table, writes
-// bench/results/<date>.json and two SVG plots.
+// run by a raw client instead of the operator (bench/raw_client.ts). At the largest N: an idle
+// window (writes and reconciles per minute, CPU) and a restart (start-up to caches synced, writes
+// after restart). Prints a table, writes bench/results/<date>.json and two SVG plots.
 
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import type { MiniCluster } from "../api/mod.ts";
 import { KubeClient } from "../runtime/client.ts";
 import { isAlreadyExists } from "../runtime/errors.ts";
-import { MiniClusters, Namespaces, Nodes, Pods, ServiceAccounts } from "../runtime/resources.ts";
+import {
+  Jobs,
+  MiniClusters,
+  Namespaces,
+  Nodes,
+  Pods,
+  ServiceAccounts,
+} from "../runtime/resources.ts";
 import { MANAGED_SELECTOR } from "../controllers/minicluster/controller.ts";
 import { fakeNode, fakeNodeName } from "../hack/cluster/nodes.ts";
 import { installCrds, startPrivateCluster } from "../tests/e2e/env.ts";
@@ -336,18 +343,65 @@ function writesKeyed(samples: Sample[]): Record<string, number> {
   return out;
 }
 
+/**
+ * The operator's run without the operator: a fresh namespace nobody reconciles, the same N
+ * MiniClusters created the same way, and their children created by the raw client
+ * (bench/raw_client.ts) as each MiniCluster's create returns. Timed like the operator's run: from
+ * the first MiniCluster create to the last child seen by the same observer. Then waits for the raw
+ * Jobs' pods to be Ready, so that they do not load the apiserver during what is measured next
+ * (they are left in place).
+ */
 async function rawRun(ctx: Context, n: number): Promise<number> {
+  const { client, kubeconfig, f } = ctx;
   const ns = `bench-raw-n${n}-${crypto.randomUUID().slice(0, 6)}`;
-  await createNamespace(ctx.client, ns);
-  const mcs = names(n).map((name) => {
-    const mc = miniClusterOf(name, ns, ctx.f.size);
-    // What the builders' ownerReferences would name (they are stripped before the create).
-    return { ...mc, metadata: { ...mc.metadata, uid: crypto.randomUUID() } } as MiniCluster;
-  });
+  await createNamespace(client, ns);
+  const observer = await CreationObserver.open(kubeconfig, ns, ctx.childrenPerMiniCluster);
   say(`N=${n}: the same creates by a raw client (namespace ${ns})`);
-  const { ms, objects } = await rawCreates(ctx.client, mcs, ctx.f.concurrency);
-  say(`N=${n}: raw client created ${objects} objects in ${(ms / 1000).toFixed(1)} s`);
+  let ms: number;
+  try {
+    const mcs = names(n).map((name) => miniClusterOf(name, ns, f.size));
+    const r = await rawCreates(client, mcs, {
+      createConcurrency: f.createConcurrency,
+      concurrency: f.concurrency,
+    });
+    await observer.until(
+      () => observer.childrenAt.size >= n,
+      60_000,
+      () => `raw client: ${observer.childrenAt.size}/${n} MiniClusters have every child`,
+    );
+    ms = Math.max(...observer.childrenAt.values()) - r.t0;
+    const sec = (x: number) => (x / 1000).toFixed(2);
+    say(
+      `N=${n}: raw client: ${n} MiniClusters created in ${sec(r.miniClustersMs)} s; ` +
+        `${r.objects} children, last create returned at ${sec(r.ms)} s, last seen at ${sec(ms)} s`,
+    );
+  } finally {
+    await observer.stop();
+  }
+  await waitPodsReady(client, ns, n * f.size, 120_000 + n * 1000);
+  say(`N=${n}: the raw run's ${n * f.size} pods are Ready`);
   return ms;
+}
+
+/** Waits until the Jobs of `namespace` have `pods` Ready pods in all. */
+async function waitPodsReady(
+  client: KubeClient,
+  namespace: string,
+  pods: number,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const jobs = await client.listAll<{ status?: { ready?: number } }>(Jobs, {
+      namespace,
+      labelSelector: MANAGED_SELECTOR,
+      limit: 500,
+    });
+    const ready = jobs.items.reduce((a, j) => a + (j.status?.ready ?? 0), 0);
+    if (ready >= pods) return;
+    if (Date.now() > deadline) throw new Error(`${namespace}: ${ready}/${pods} pods Ready`);
+    await sleep(2000);
+  }
 }
 
 /** The idle window and a restart, with `n` MiniClusters present. */
@@ -469,7 +523,8 @@ async function main(): Promise<number> {
   const loadAtStart = loadAverage();
   Deno.addSignalListener("SIGINT", () => Deno.exit(130)); // runs the unload teardown
   let kubeconfig = f.kubeconfig;
-  const totalPods = f.ns.reduce((a, n) => a + n * f.size, 0) + (f.rss10k ? 10_000 : 0);
+  // Every N runs twice (the operator, then the raw client), and both runs' pods stay.
+  const totalPods = f.ns.reduce((a, n) => a + 2 * n * f.size, 0) + (f.rss10k ? 10_000 : 0);
   const nodes = Math.ceil(totalPods / PODS_PER_NODE) + 1;
   if (!kubeconfig) {
     say(`starting a private full cluster (then ${Math.max(nodes, 4)} KWOK nodes)`);
@@ -494,9 +549,14 @@ async function main(): Promise<number> {
       `Latencies run from each MiniCluster's create returning to the watch event that completes ` +
       `it, as seen by a separate client; the MiniClusters are created by ${f.createConcurrency} ` +
       `concurrent requests.`,
-      `Raw client: the same objects (built by the operator's pure builders, CURVE keys generated) ` +
-      `created with ${f.concurrency} workers, one MiniCluster per worker at a time; its Jobs are ` +
-      `suspended and own nothing, so no pods are added.`,
+      `Raw client: the operator's run without the operator. In a namespace no operator watches, ` +
+      `the same MiniClusters are created the same way (${f.createConcurrency} concurrent ` +
+      `requests); as each create returns, the MiniCluster goes to one of ${f.concurrency} ` +
+      `workers, which creates its children one after the other (as a reconcile does), exactly ` +
+      `as the operator's pure builders make them (CURVE keys generated): owned by the ` +
+      `MiniCluster, the Job not suspended, so the Job controller, scheduler and KWOK make and ` +
+      `run the same pods. No finalizer, status or Events. Timed like the operator's run: from ` +
+      `the first MiniCluster create to the last child seen by the same watching client.`,
       `Ready needs the Job controller (kube-controller-manager, default client QPS 20) to create ` +
       `every pod, KWOK to run it and the scheduler to bind it: at large N the Ready time is ` +
       `theirs, not the operator's.`,

@@ -1,12 +1,22 @@
-// The yardstick: the same child objects the operator creates for a MiniCluster, created by a bare
-// client with the operator's concurrency — no caches, no status, no events. The operator's time
-// as a ratio of this one says what its machinery costs on top of the writes themselves.
+// The yardstick: the benchmark's operator run without the operator. The same MiniClusters are
+// created the same way, and the same child objects the operator would create for them are created
+// by a bare client with the operator's concurrency — no caches, no finalizer, no status, no events.
+// The Jobs are real (owned, not suspended), so the Job controller, scheduler and KWOK load the
+// apiserver with the same pods as during the operator's run. The operator's time as a ratio of this
+// one says what its machinery costs on top of the writes themselves.
 
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import { type MiniCluster, withDefaults } from "../api/mod.ts";
 import type { KubeClient } from "../runtime/client.ts";
-import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../runtime/resources.ts";
+import {
+  ConfigMaps,
+  Jobs,
+  MiniClusters,
+  type ResourceType,
+  Secrets,
+  Services,
+} from "../runtime/resources.ts";
 import { childrenInOrder, desiredChildren } from "../controllers/minicluster/desired.ts";
 import { buildWorkspace } from "../controllers/minicluster/workspace.ts";
 import {
@@ -48,38 +58,88 @@ export async function childObjects(mc: MiniCluster): Promise<ChildObject[]> {
   return out;
 }
 
-/** Without owners (nothing to own them here) and, for the Job, suspended: no pods to clean up. */
-function standalone(c: ChildObject): ChildObject {
-  const { ownerReferences: _, ...metadata } = c.object.metadata ?? {};
-  const object = { ...c.object, metadata } as Obj;
-  if (c.rt === Jobs) (object as Job).spec = { ...(object as Job).spec!, suspend: true };
-  return { rt: c.rt, object };
+/** Hands created MiniClusters to the workers in creation order (the operator's queue is FIFO too). */
+class Handoff<T> {
+  readonly #items: T[] = [];
+  readonly #waiting: ((item: T | undefined) => void)[] = [];
+  #closed = false;
+
+  put(item: T): void {
+    const w = this.#waiting.shift();
+    if (w) w(item);
+    else this.#items.push(item);
+  }
+
+  /** No more items: waiting and later takers get undefined once the queue is drained. */
+  close(): void {
+    this.#closed = true;
+    for (const w of this.#waiting.splice(0)) w(undefined);
+  }
+
+  take(): Promise<T | undefined> {
+    if (this.#items.length > 0) return Promise.resolve(this.#items.shift());
+    if (this.#closed) return Promise.resolve(undefined);
+    return new Promise((r) => this.#waiting.push(r));
+  }
+}
+
+export interface RawRun {
+  /** performance.now() when the first MiniCluster create was sent. */
+  t0: number;
+  /** From t0 to the last MiniCluster create returning. */
+  miniClustersMs: number;
+  /** From t0 to the last child create returning. */
+  ms: number;
+  /** Children created. */
+  objects: number;
 }
 
 /**
- * Creates the children of every MiniCluster with `concurrency` workers, each handling one
- * MiniCluster at a time and creating its children one after the other (as a reconcile does).
- * Resolves the elapsed milliseconds.
+ * The operator's run without the operator: creates `miniClusters` (nobody reconciles them) with
+ * `createConcurrency` requests in flight, as the benchmark does for the operator, and hands each one,
+ * as its create returns with the real uid, to `concurrency` workers. A worker takes one
+ * MiniCluster at a time and creates its children one after the other (as a reconcile does), exactly
+ * as the operator's builders make them: owned by the MiniCluster, the Job not suspended, so the Job
+ * controller, the scheduler and KWOK make and run the same pods as in the operator's run.
  */
 export async function rawCreates(
   client: KubeClient,
   miniClusters: readonly MiniCluster[],
-  concurrency: number,
-): Promise<{ ms: number; objects: number }> {
+  opts: { createConcurrency: number; concurrency: number },
+): Promise<RawRun> {
+  const handoff = new Handoff<MiniCluster>();
+  let failed = false;
   let next = 0;
   let objects = 0;
+  let miniClustersDone = 0;
+  let childrenDone = 0;
   const t0 = performance.now();
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= miniClusters.length) return;
-      for (const c of await childObjects(miniClusters[i])) {
-        const s = standalone(c);
-        await client.create(s.rt, s.object);
-        objects++;
-      }
+  const creator = async () => {
+    while (!failed && next < miniClusters.length) {
+      handoff.put(await client.create(MiniClusters, miniClusters[next++]));
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return { ms: performance.now() - t0, objects };
+  const worker = async () => {
+    for (;;) {
+      const mc = await handoff.take();
+      if (!mc || failed) return;
+      for (const c of await childObjects(mc)) {
+        await client.create(c.rt, c.object);
+        objects++;
+      }
+      childrenDone = performance.now();
+    }
+  };
+  const creators = Promise.all(
+    Array.from({ length: Math.max(1, opts.createConcurrency) }, creator),
+  ).then(() => miniClustersDone = performance.now()).finally(() => handoff.close());
+  const workers = Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));
+  try {
+    await Promise.all([creators, workers]);
+  } catch (e) {
+    failed = true;
+    handoff.close();
+    throw e;
+  }
+  return { t0, miniClustersMs: miniClustersDone - t0, ms: childrenDone - t0, objects };
 }

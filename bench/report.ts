@@ -18,7 +18,10 @@ export interface ScaleRun {
   allChildrenMs: number;
   /** From the first create to the last MiniCluster Ready (ms). */
   allReadyMs: number;
-  /** The same child creates by a raw client at the same concurrency (ms, whole batch). */
+  /**
+   * The same run by a raw client instead of the operator (same MiniCluster creates, same children,
+   * same concurrency, same pods): from the first create to the last MiniCluster with all children (ms).
+   */
   rawClientMs: number;
   /** allChildrenMs / rawClientMs. */
   operatorToRawRatio: number;
