@@ -64,7 +64,7 @@ contexts:
 `;
 
 Deno.test("kubeconfig: current context with inline base64 CA and client certificate", async () => {
-  const conn = await resolveKubeconfig(parseKubeconfig(INLINE));
+  const conn = await resolveKubeconfig(await parseKubeconfig(INLINE));
   assert.deepEqual(conn, {
     server: "https://127.0.0.1:6443",
     namespace: "work",
@@ -76,7 +76,7 @@ Deno.test("kubeconfig: current context with inline base64 CA and client certific
 });
 
 Deno.test("kubeconfig: an explicit context, a bearer token and the default namespace", async () => {
-  const conn = await resolveKubeconfig(parseKubeconfig(INLINE), { context: "bot@other" });
+  const conn = await resolveKubeconfig(await parseKubeconfig(INLINE), { context: "bot@other" });
   assert.equal(conn.server, "https://10.0.0.1");
   assert.equal(conn.token, "s3cr3t");
   assert.equal(conn.namespace, "default");
@@ -85,7 +85,7 @@ Deno.test("kubeconfig: an explicit context, a bearer token and the default names
 });
 
 Deno.test("kubeconfig: tokenFile is resolved relative to the kubeconfig's directory", async () => {
-  const conn = await resolveKubeconfig(parseKubeconfig(INLINE), {
+  const conn = await resolveKubeconfig(await parseKubeconfig(INLINE), {
     context: "rotating@local",
     baseDir: "/etc/kube",
   });
@@ -94,14 +94,22 @@ Deno.test("kubeconfig: tokenFile is resolved relative to the kubeconfig's direct
 });
 
 Deno.test("kubeconfig: unknown contexts, dangling references and plugins are refused", async () => {
-  const kc = parseKubeconfig(INLINE);
+  const kc = await parseKubeconfig(INLINE);
   await assert.rejects(resolveKubeconfig(kc, { context: "nope" }), KubeconfigError);
   await assert.rejects(resolveKubeconfig(kc, { context: "broken" }), /cluster "nowhere"/);
   await assert.rejects(resolveKubeconfig(kc, { context: "plugin@local" }), /exec/);
   await assert.rejects(resolveKubeconfig({}), /current-context/);
-  assert.throws(() => parseKubeconfig("clusters: 3"), /must be a list/);
-  assert.throws(() => parseKubeconfig("- a"), /mapping/);
-  assert.deepEqual(parseKubeconfig(""), {});
+  await assert.rejects(() => parseKubeconfig("clusters: 3"), /must be a list/);
+  await assert.rejects(() => parseKubeconfig("- a"), /mapping/);
+  assert.deepEqual(await parseKubeconfig(""), {});
+});
+
+Deno.test("kubeconfig: a JSON kubeconfig reads the same as its YAML form", async () => {
+  const fromYaml = await parseKubeconfig(INLINE);
+  assert.deepEqual(await parseKubeconfig(JSON.stringify(fromYaml, null, 2)), fromYaml);
+  // A YAML flow mapping starts like JSON but is not JSON: the YAML parser still reads it.
+  assert.deepEqual(await parseKubeconfig("{current-context: a}"), { "current-context": "a" });
+  await assert.rejects(() => parseKubeconfig("{ not: [valid"), /invalid YAML/);
 });
 
 Deno.test("kubeconfig: certificate files are read relative to the kubeconfig file", async () => {
