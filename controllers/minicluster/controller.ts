@@ -29,7 +29,7 @@ import {
 import type { KubeObject, Store, StoreEvent } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import type { RuntimeLog } from "../../runtime/watcher.ts";
-import { jobView, podView } from "./cache_view.ts";
+import { dataView, jobView, podView } from "./cache_view.ts";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, MINICLUSTER_LABEL } from "./children/names.ts";
 import { MINICLUSTER_KIND } from "./children/owner.ts";
 import { EventRecorder } from "./events.ts";
@@ -64,8 +64,18 @@ export const WATCHED: ReadonlyArray<
   }
 > = [
   { key: "miniClusters", rt: MiniClusters },
-  { key: "configMaps", rt: ConfigMaps, labelSelector: MANAGED_SELECTOR },
-  { key: "secrets", rt: Secrets, labelSelector: MANAGED_SELECTOR },
+  {
+    key: "configMaps",
+    rt: ConfigMaps,
+    labelSelector: MANAGED_SELECTOR,
+    transform: dataView as Transform<KubeObject>,
+  },
+  {
+    key: "secrets",
+    rt: Secrets,
+    labelSelector: MANAGED_SELECTOR,
+    transform: dataView as Transform<KubeObject>,
+  },
   { key: "services", rt: Services, labelSelector: MANAGED_SELECTOR },
   {
     key: "jobs",

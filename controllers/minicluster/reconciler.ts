@@ -58,6 +58,7 @@ import {
   desiredChildren,
   TEMPLATE_HASH_ANNOTATION,
 } from "./desired.ts";
+import { dataView } from "./cache_view.ts";
 import { differingPaths, upToDate } from "./diff.ts";
 import { conditionEvents, errorMessage, type EventRecorder } from "./events.ts";
 import { finalizer } from "./finalizer.ts";
@@ -363,7 +364,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       this.#view(child.kind, ns, name, this.#storeOf(child.kind).get(ns, name));
     const notOwned = this.#notOwned(mc, child.kind, observed);
     if (notOwned) return { problem: notOwned };
-    if (upToDate(observed, obj)) return {};
+    if (upToDate(comparable(child.kind, observed), comparable(child.kind, obj))) return {};
     await fresh();
     if (child.kind === "Pod" && observed) {
       // A Pod's spec is immutable: replace the services pod.
@@ -857,4 +858,10 @@ function keyOf(mc: MiniCluster): string {
 /** RFC 3339 without fractional seconds, as metav1.Time serializes. */
 function rfc3339(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** ConfigMaps and Secrets are compared as the cache keeps them: values as digests (cache_view.ts). */
+function comparable<T extends Obj | undefined>(kind: Child["kind"], obj: T): T {
+  if (!obj || (kind !== "ConfigMap" && kind !== "Secret")) return obj;
+  return dataView(obj as ConfigMap | Secret) as T;
 }

@@ -1,4 +1,4 @@
-// Spec changes reach the children: the entrypoint ConfigMap follows, a new container with ports
+// Spec changes reach the children: the entrypoint ConfigMap follows (and a hand edit is undone), a new container with ports
 // gets its Service (and loses it again), a Job template change is reported by condition and
 // event naming the fields, and Job labels still follow.
 import assert from "node:assert/strict";
@@ -31,6 +31,18 @@ integrationTest(
         assert.notEqual(cm.data?.["wait-0"], before.data?.["wait-0"]);
       });
       await waitForCondition(env, "upd", "Unappliable", "False");
+
+      // A hand edit of a script is undone (the cache keeps only digests of the values, and the
+      // digest of the edited value differs from the desired one's).
+      const wanted = (await client.get<ConfigMap>(ConfigMaps, namespace, "upd-entrypoint"))
+        .data?.["wait-0"];
+      await client.patch(ConfigMaps, namespace, "upd-entrypoint", {
+        data: { "wait-0": "#!/bin/sh\necho tampered\n" },
+      }, "merge");
+      await eventually(async () => {
+        const cm = await client.get<ConfigMap>(ConfigMaps, namespace, "upd-entrypoint");
+        assert.equal(cm.data?.["wait-0"], wanted);
+      });
 
       // A new sidecar with ports: its Service appears; the pod template of the running Job cannot
       // change, which is reported with the fields; jobLabels still reach the Job.

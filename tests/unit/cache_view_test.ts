@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { ConfigMap, Pod } from "kubernetes-types/core/v1.d.ts";
-import { jobView, podView } from "../../controllers/minicluster/cache_view.ts";
+import type { ConfigMap, Pod, Secret } from "kubernetes-types/core/v1.d.ts";
+import { dataView, digestOf, jobView, podView } from "../../controllers/minicluster/cache_view.ts";
+import { upToDate } from "../../controllers/minicluster/diff.ts";
+import { WORKSPACE_ROLE, WORKSPACE_ROLE_LABEL } from "../../controllers/minicluster/workspace.ts";
 import { activePods, brokerPod, countReadyPods } from "../../controllers/minicluster/status.ts";
 import { Cache, type StoreEvent } from "../../runtime/store.ts";
 import { dropManagedFields } from "../../runtime/transforms.ts";
@@ -132,4 +134,56 @@ Deno.test("dropManagedFields: a copy without managedFields; objects without them
   assert.ok(pod.metadata?.managedFields, "the input is not changed");
   const bare = { metadata: { name: "x" } };
   assert.equal(dropManagedFields(bare), bare);
+});
+
+Deno.test("digestOf: stable, fixed length, and different for nearly equal strings", () => {
+  const script = "#!/bin/sh\necho hello \u2014 world\n".repeat(200);
+  assert.equal(digestOf(script), digestOf(script.slice()));
+  assert.match(digestOf(script), /^digest:\d+:[0-9a-f]{16}$/);
+  const seen = new Set<string>();
+  for (let i = 0; i < script.length; i += 97) {
+    seen.add(digestOf(script.slice(0, i) + "X" + script.slice(i + 1)));
+  }
+  seen.add(digestOf(script));
+  seen.add(digestOf(script + " "));
+  seen.add(digestOf(""));
+  seen.add(digestOf("a"));
+  seen.add(digestOf("b"));
+  assert.equal(seen.size, Math.ceil(script.length / 97) + 5);
+});
+
+Deno.test("dataView: values become digests, a view of a view is itself, the workspace stays whole", () => {
+  const cm: ConfigMap = {
+    metadata: { name: "mc-entrypoint", labels: { app: "x" } },
+    data: { "start.sh": "echo start\n".repeat(500), "empty": "" },
+  };
+  const view = dataView(cm);
+  assert.equal(view.metadata, cm.metadata);
+  assert.deepEqual(Object.keys(view.data!), ["start.sh", "empty"]);
+  assert.equal(view.data!["start.sh"], digestOf(cm.data!["start.sh"]));
+  assert.ok(view.data!["start.sh"].length < 40);
+  assert.equal(dataView(view), view);
+  assert.equal(cm.data!["empty"], ""); // the input is not changed
+
+  const secret: Secret = { metadata: { name: "s" }, data: { "curve.cert": btoa("key") } };
+  assert.notEqual(dataView(secret).data!["curve.cert"], secret.data!["curve.cert"]);
+
+  const workspace: ConfigMap = {
+    metadata: { name: "mc-workspace", labels: { [WORKSPACE_ROLE_LABEL]: WORKSPACE_ROLE } },
+    data: { maxSize: "4", size: "2" },
+  };
+  assert.equal(dataView(workspace), workspace);
+});
+
+Deno.test("dataView: drift in a value is still seen once both sides are views", () => {
+  const desired: ConfigMap = {
+    metadata: { name: "mc-entrypoint" },
+    data: { "start.sh": "echo start\n", "other": "x" },
+  };
+  const cached = dataView({ ...desired, metadata: { ...desired.metadata, uid: "u" } });
+  assert.ok(upToDate(cached, dataView(desired)));
+  const edited = dataView({ ...desired, data: { ...desired.data, "start.sh": "echo evil\n" } });
+  assert.ok(!upToDate(edited, dataView(desired)));
+  const missing = dataView({ ...desired, data: { "start.sh": "echo start\n" } });
+  assert.ok(!upToDate(missing, dataView(desired)));
 });
