@@ -169,7 +169,8 @@ export class Controller<T extends KubeObject> {
     this.#started = true;
     const { primary, secondaries = [], filter } = this.#opts;
     this.#unsubscribe.push(primary.subscribe((event) => {
-      if (!filter || filter(event)) this.queue.add(objectKey(event.object));
+      // What the user asked for goes before what the world reported (see WorkQueue: urgent).
+      if (!filter || filter(event)) this.queue.add(objectKey(event.object), { urgent: true });
     }));
     for (const { store, mapper } of secondaries) {
       this.#unsubscribe.push(store.subscribe((event) => {

@@ -12,7 +12,11 @@
  * - `addRateLimited` delays by a per-key exponential backoff (5 ms doubling to a cap) that `forget`
  *   resets after a success;
  * - `shutDown` stops intake at once, hands no more keys out, and resolves when the in-flight keys are
- *   `done`.
+ *   `done`;
+ * - keys added as `urgent` are handed out before the others (each lane in order of arrival): a
+ *   controller marks what a user asked for (a new or changed primary) urgent, so that under load
+ *   new clusters get their children before existing ones get their status refreshed. Adding an
+ *   already pending key as urgent moves it to the urgent lane; nothing ever moves a key back.
  *
  * All waiting goes through an injectable `Clock`, so tests run on fake time.
  */
@@ -49,6 +53,10 @@ export class WorkQueue {
 
   /** Keys ready to hand out, in order. Each is also in #dirty. */
   #queue: string[] = [];
+  /** Urgent keys ready to hand out, in order, before any of #queue. Each is also in #dirty. */
+  #urgent: string[] = [];
+  /** Dirty keys added as urgent (also those parked while a worker holds them). */
+  #urgentKeys = new Set<string>();
   /** Keys that need a run: queued, or parked behind a worker that holds them. */
   #dirty = new Set<string>();
   /** Keys held by a worker, with the time it got them. */
@@ -73,7 +81,7 @@ export class WorkQueue {
 
   /** Keys waiting to be handed out (not the delayed ones, not the in-flight ones). */
   get len(): number {
-    return this.#queue.length;
+    return this.#queue.length + this.#urgent.length;
   }
 
   /** Keys waiting on a delay. */
@@ -90,11 +98,20 @@ export class WorkQueue {
     return this.#shuttingDown;
   }
 
-  /** Makes `key` due now. */
-  add(key: string): void {
+  /** Makes `key` due now (`urgent`: before every key not added as urgent). */
+  add(key: string, opts: { urgent?: boolean } = {}): void {
     if (this.#shuttingDown) return;
     this.#metrics?.added();
     this.#cancelDelay(key);
+    if (opts.urgent && !this.#urgentKeys.has(key)) {
+      this.#urgentKeys.add(key);
+      // Already pending in the other lane: move it up.
+      const at = this.#queue.indexOf(key);
+      if (at >= 0) {
+        this.#queue.splice(at, 1);
+        this.#urgent.push(key);
+      }
+    }
     if (this.#dirty.has(key)) return;
     this.#dirty.add(key);
     this.#addedAt.set(key, this.#clock.now());
@@ -150,7 +167,7 @@ export class WorkQueue {
    */
   get(): Promise<string | undefined> {
     if (this.#shuttingDown) return Promise.resolve(undefined);
-    const key = this.#queue.shift();
+    const key = this.#urgent.shift() ?? this.#queue.shift();
     if (key !== undefined) return Promise.resolve(this.#handOut(key));
     return new Promise((resolve) => this.#getters.push(resolve));
   }
@@ -178,6 +195,8 @@ export class WorkQueue {
       for (const { timer } of this.#waiting.values()) this.#clock.clearTimeout(timer);
       this.#waiting.clear();
       this.#queue = [];
+      this.#urgent = [];
+      this.#urgentKeys.clear();
       this.#dirty.clear();
       this.#addedAt.clear();
       this.#metrics?.depth(0);
@@ -193,18 +212,19 @@ export class WorkQueue {
       getter(this.#handOut(key));
       return;
     }
-    this.#queue.push(key);
-    this.#metrics?.depth(this.#queue.length);
+    (this.#urgentKeys.has(key) ? this.#urgent : this.#queue).push(key);
+    this.#metrics?.depth(this.len);
   }
 
   #handOut(key: string): string {
     const now = this.#clock.now();
     this.#dirty.delete(key);
+    this.#urgentKeys.delete(key);
     this.#processing.set(key, now);
     const added = this.#addedAt.get(key);
     this.#addedAt.delete(key);
     if (added !== undefined) this.#metrics?.queued((now - added) / 1000);
-    this.#metrics?.depth(this.#queue.length);
+    this.#metrics?.depth(this.len);
     return key;
   }
 

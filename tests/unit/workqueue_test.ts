@@ -203,3 +203,40 @@ Deno.test("workqueue: metrics hooks see adds, retries, depth and latency", async
   assert.deepEqual(seen.depth, [1, 0]);
   await q.shutDown();
 });
+
+Deno.test("workqueue: urgent keys go first, in their own order; pending keys move up", async () => {
+  const q = new WorkQueue({ clock: new FakeClock() });
+  q.add("status/a");
+  q.add("status/b");
+  q.add("new/x", { urgent: true });
+  q.add("status/c");
+  q.add("status/b", { urgent: true }); // pending: moves up, behind x
+  q.add("new/y", { urgent: true });
+  q.add("new/x"); // a plain add never moves a key back
+  assert.equal(q.len, 5);
+  const order = [];
+  for (let i = 0; i < 5; i++) order.push(await q.get());
+  assert.deepEqual(order, ["new/x", "status/b", "new/y", "status/a", "status/c"]);
+  for (const k of order) q.done(k!);
+  await q.shutDown();
+});
+
+Deno.test("workqueue: an urgent add while a key is held or delayed keeps it urgent", async () => {
+  const clock = new FakeClock();
+  const q = new WorkQueue({ clock });
+  q.add("held");
+  assert.equal(await q.get(), "held");
+  q.add("held", { urgent: true }); // parked until done
+  q.addAfter("later", 1000);
+  q.add("later", { urgent: true }); // supersedes the delay
+  q.add("plain");
+  q.done("held");
+  assert.deepEqual([await q.get(), await q.get(), await q.get()], ["later", "held", "plain"]);
+  // Handed out: the next plain add of the same key is plain again.
+  q.done("held");
+  q.add("other");
+  q.add("held");
+  assert.deepEqual([await q.get(), await q.get()], ["other", "held"]);
+  for (const k of ["later", "plain", "other", "held"]) q.done(k);
+  await q.shutDown();
+});
