@@ -30,7 +30,12 @@ import type { KubeObject, Store, StoreEvent } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import type { RuntimeLog } from "../../runtime/watcher.ts";
 import { dataView, jobView, podView } from "./cache_view.ts";
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, MINICLUSTER_LABEL } from "./children/names.ts";
+import {
+  FINALIZER,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  MINICLUSTER_LABEL,
+} from "./children/names.ts";
 import { MINICLUSTER_KIND } from "./children/owner.ts";
 import { EventRecorder } from "./events.ts";
 import {
@@ -100,18 +105,27 @@ export function miniClusterStores(watch: WatchFn): MiniClusterStores {
 }
 
 /**
- * Reconcile on spec and metadata changes, not on our own status writes: a status-only update
- * (same generation, same labels/annotations/finalizers/deletion) carries nothing to act on.
+ * Reconcile on spec and metadata changes, not on our own writes: a status-only update (same
+ * generation, same labels/annotations/finalizers/deletion) carries nothing to act on, and neither
+ * does our finalizer appearing on the same object — the reconcile that added it went on with the
+ * object its patch returned (finalizer.ts), so running again would only repeat that work.
  */
 export function interestingMiniClusterEvent(event: StoreEvent<MiniCluster>): boolean {
   if (event.type !== "updated" || !event.old) return true;
   const a = event.old.metadata ?? {};
   const b = event.object.metadata ?? {};
-  return a.generation !== b.generation ||
+  return a.uid !== b.uid ||
+    a.generation !== b.generation ||
     a.deletionTimestamp !== b.deletionTimestamp ||
-    JSON.stringify(a.finalizers) !== JSON.stringify(b.finalizers) ||
+    (JSON.stringify(a.finalizers) !== JSON.stringify(b.finalizers) &&
+      !onlyOurFinalizerAdded(a.finalizers, b.finalizers)) ||
     JSON.stringify(a.labels) !== JSON.stringify(b.labels) ||
     JSON.stringify(a.annotations) !== JSON.stringify(b.annotations);
+}
+
+function onlyOurFinalizerAdded(before: string[] = [], after: string[] = []): boolean {
+  return !before.includes(FINALIZER) &&
+    JSON.stringify([...before, FINALIZER]) === JSON.stringify(after);
 }
 
 export interface MiniClusterControllerOptions
