@@ -204,7 +204,13 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   // ---------------------------------------------------------------------------------------------
   // Apply: the live MiniCluster.
 
-  async #apply(mc: MiniCluster, log: RuntimeLog, live: boolean): Promise<Action> {
+  /** `known`: the workspace as just read from the API server, when the caller has it. */
+  async #apply(
+    mc: MiniCluster,
+    log: RuntimeLog,
+    live: boolean,
+    known?: Workspace,
+  ): Promise<Action> {
     const requestedSize = mc.spec?.size ?? 1;
     let defaulted: DefaultedMiniCluster;
     try {
@@ -226,30 +232,43 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     const fresh = live ? () => Promise.resolve() : this.#freshnessCheck(mc);
 
     // The workspace fixes the maximum for the cluster's whole life (the hostlist is written for it).
-    let maximumSize: number;
-    try {
-      let workspace = this.#knownWorkspace(mc);
-      if (!workspace) {
-        ({ workspace } = await ensureWorkspace(
-          this.#client,
-          mc,
-          { maxSize: defaulted.spec.maxSize, size: defaulted.spec.size },
-          // Our finalizer was only just added: nobody reconciled this MiniCluster before, so its
-          // workspace almost surely does not exist yet. Create it without asking first.
-          { createFirst: live, beforeCreate: fresh },
-        ));
-        this.#workspaces.set(keyOf(mc), { uid: mc.metadata?.uid ?? "", workspace });
-      }
-      maximumSize = workspace.maxSize;
-    } catch (e) {
+    const initial = { maxSize: defaulted.spec.maxSize, size: defaulted.spec.size };
+    const workspaceFailed = (e: unknown): Promise<Action> | Action => {
       if (e instanceof StaleViewError) return this.#staleView(mc, log, e);
       if (e instanceof WorkspaceError) {
-        return await this.#finish(mc, {
+        return this.#finish(mc, {
           requestedSize,
           unappliable: { reason: "WorkspaceInvalid", message: e.message },
         });
       }
-      return await this.#finish(mc, { requestedSize, unappliable: this.#problem(e, "workspace") });
+      return this.#finish(mc, { requestedSize, unappliable: this.#problem(e, "workspace") });
+    };
+    let maximumSize: number;
+    // A workspace being created alongside the other children (see below), and what it resolves to.
+    let workspaceCreate: Promise<{ workspace?: Workspace; error?: unknown }> | undefined;
+    try {
+      let workspace = known ?? this.#knownWorkspace(mc);
+      const ns = mc.metadata?.namespace;
+      const untouched = !this.#stores.jobs.get(ns, jobName(mc)) &&
+        !this.#stores.configMaps.get(ns, workspaceName(mc));
+      if (!workspace && live && untouched) {
+        // Our finalizer was only just added and no child is in sight: nobody reconciled this
+        // MiniCluster before, so its workspace almost surely does not exist yet and will hold
+        // `initial`. Create it with the other children, in the same round trip, instead of before
+        // them; should it exist after all with another maximum, everything is built again from it
+        // before the Job is written (below).
+        workspaceCreate = ensureWorkspace(this.#client, mc, initial, { createFirst: true }).then(
+          ({ workspace }) => ({ workspace }),
+          (error) => ({ error }),
+        );
+        workspace = initial;
+      } else if (!workspace) {
+        ({ workspace } = await ensureWorkspace(this.#client, mc, initial, { beforeCreate: fresh }));
+        this.#workspaces.set(keyOf(mc), { uid: mc.metadata?.uid ?? "", workspace });
+      }
+      maximumSize = workspace.maxSize;
+    } catch (e) {
+      return await workspaceFailed(e);
     }
     const effectiveSize = Math.min(Math.max(requestedSize, 1), maximumSize);
     const sizes = { requestedSize, effectiveSize, maximumSize };
@@ -292,10 +311,22 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     try {
       // The children are independent of each other: write them concurrently (a new MiniCluster
       // costs one round trip for all of them, not one each), then the Job, whose pods mount them.
-      const outcomes = await Promise.all([
+      const [created, ...outcomes] = await Promise.all([
+        workspaceCreate,
         curveSecret(),
         ...childrenInOrder(desired).map((child) => this.#applyChild(mc, child, fresh)),
       ]);
+      if (created) {
+        if (!created.workspace) return await workspaceFailed(created.error);
+        this.#workspaces.set(keyOf(mc), {
+          uid: mc.metadata?.uid ?? "",
+          workspace: created.workspace,
+        });
+        if (created.workspace.maxSize !== initial.maxSize) {
+          // It existed, made for another maximum: build everything again from it.
+          return await this.#apply(mc, log, live, created.workspace);
+        }
+      }
       for (const outcome of outcomes as { problem?: Problem; requeueAfter?: number }[]) {
         if (outcome.problem) problems.push(outcome.problem);
         if (outcome.requeueAfter !== undefined) requeue = outcome.requeueAfter;

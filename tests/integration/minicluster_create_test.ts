@@ -5,6 +5,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import { ConfigMaps, Jobs, MiniClusters, Secrets, Services } from "../../runtime/resources.ts";
 import { FINALIZER } from "../../controllers/minicluster/children/names.ts";
+import { buildWorkspace } from "../../controllers/minicluster/workspace.ts";
 import { eventually, fullCluster, integrationTest } from "../harness.ts";
 import {
   eventsFor,
@@ -112,3 +113,34 @@ integrationTest("minicluster create: services pod and per-container Services", a
     );
   });
 }, { timeoutMs: 90_000 });
+
+integrationTest(
+  "minicluster create: a workspace that exists before our finalizer (removed by hand) decides",
+  async (env) => {
+    const { client, namespace } = env;
+    // The MiniCluster exists before any operator runs; its workspace says maxSize 5, not the
+    // spec's 3. The first reconcile guesses the spec's values and writes the children with the
+    // workspace in one round trip; it must then rebuild them from the workspace before the Job.
+    const mc = await client.create(
+      MiniClusters,
+      miniCluster("adopt", namespace, { size: 2, maxSize: 3, pod: { annotations: KEEP_RUNNING } }),
+    );
+    // Without our labels, as an older operator version may have left it: the cache cannot see
+    // it, so only the create's AlreadyExists tells.
+    const ws = buildWorkspace(mc, { maxSize: 5, size: 2 });
+    await client.create(ConfigMaps, { ...ws, metadata: { ...ws.metadata, labels: {} } });
+    await withOperator(env, async () => {
+      const job = await eventually(() => client.get<Job>(Jobs, namespace, "adopt"), {
+        timeoutMs: 20_000,
+      });
+      assert.equal(job.spec?.parallelism, 2);
+      const cm = await client.get<ConfigMap>(ConfigMaps, namespace, "adopt-entrypoint");
+      assert.match(cm.data!["flux-view"], /adopt-\[0-4\]/, "the hostlist is the workspace's");
+      const ws = await client.get<ConfigMap>(ConfigMaps, namespace, "adopt");
+      assert.equal(ws.data?.["bootstrap-max-size"], "5");
+      await waitForCondition(env, "adopt", "Unappliable", "False");
+      const status = (await getMiniCluster(env, "adopt")).status as { maximumSize?: number };
+      assert.equal(status.maximumSize, 5);
+    });
+  },
+);
