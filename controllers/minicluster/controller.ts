@@ -46,6 +46,9 @@ import {
 
 export const CONTROLLER_NAME = "minicluster";
 
+/** How long the events of children and pods are batched before their MiniCluster is reconciled. */
+export const SECONDARY_DELAY_MS = 1_000;
+
 /** The label selector of every child watch: only what this operator created. */
 export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 
@@ -157,12 +160,22 @@ export function miniClusterController(
     name: CONTROLLER_NAME,
     primary: stores.miniClusters,
     filter: interestingMiniClusterEvent,
+    // Children's and pods' events are batched for a second: a new MiniCluster's own creates and
+    // its pods turning Ready one by one cost one reconcile each burst, not one each.
     secondaries: [
-      { store: stores.configMaps as Store<ConfigMap>, mapper: byOwner },
-      { store: stores.secrets as Store<Secret>, mapper: byOwner },
-      { store: stores.services as Store<Service>, mapper: byOwner },
-      { store: stores.jobs as Store<Job>, mapper: byOwner },
-      { store: stores.pods as Store<Pod>, mapper: mapByLabel(MINICLUSTER_LABEL) },
+      {
+        store: stores.configMaps as Store<ConfigMap>,
+        mapper: byOwner,
+        delayMs: SECONDARY_DELAY_MS,
+      },
+      { store: stores.secrets as Store<Secret>, mapper: byOwner, delayMs: SECONDARY_DELAY_MS },
+      { store: stores.services as Store<Service>, mapper: byOwner, delayMs: SECONDARY_DELAY_MS },
+      { store: stores.jobs as Store<Job>, mapper: byOwner, delayMs: SECONDARY_DELAY_MS },
+      {
+        store: stores.pods as Store<Pod>,
+        mapper: mapByLabel(MINICLUSTER_LABEL),
+        delayMs: SECONDARY_DELAY_MS,
+      },
     ],
     reconciler,
   };

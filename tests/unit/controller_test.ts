@@ -250,3 +250,46 @@ Deno.test("controller: a deleted primary calls the optional deleted hook", async
   assert.deepEqual(deleted, ["ns/a"]);
   await c.stop();
 });
+
+Deno.test("controller: a secondary's delay batches its events; the primary's own come at once", async () => {
+  const clock = new FakeClock();
+  const primary = new Cache<ConfigMap>("configmaps");
+  const pods = new Cache<ConfigMap>("pods");
+  let runs = 0;
+  const c = new Controller<ConfigMap>({
+    name: "t",
+    primary,
+    secondaries: [{ store: pods, mapper: mapByLabel("parent"), delayMs: 1000 }],
+    reconciler: {
+      reconcile() {
+        runs++;
+        return Promise.resolve(Action.awaitChange());
+      },
+    },
+    clock,
+    resyncPeriodMs: 0,
+  });
+  primary.replace([cm("a")], { synced: true });
+  pods.replace([], { synced: true });
+  await c.start();
+  await tick();
+  assert.equal(runs, 1);
+  // Four pods change within the window: one reconcile, a second after the first event.
+  for (let i = 0; i < 4; i++) {
+    pods.apply("ADDED", cm(`a-${i}`, "1", { labels: { parent: "a" } }));
+    await clock.advance(200);
+  }
+  assert.equal(runs, 1);
+  await clock.advance(200);
+  assert.equal(runs, 2);
+  await clock.advance(10_000);
+  assert.equal(runs, 2);
+  // A pending delayed key is run at once by a change of the primary itself.
+  pods.apply("MODIFIED", cm("a-0", "2", { labels: { parent: "a" } }));
+  primary.apply("MODIFIED", cm("a", "2"));
+  await tick();
+  assert.equal(runs, 3);
+  await clock.advance(10_000);
+  assert.equal(runs, 3);
+  await c.stop();
+});
