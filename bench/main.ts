@@ -253,6 +253,7 @@ async function scaleRun(ctx: Context, n: number, first: boolean) {
       miniClusters: 0,
       pods: 0,
       rssBytes: op.rssBytes(),
+      rssAnonBytes: op.rssSplit().anonBytes,
       idleCpuPercent,
       startupToSyncedMs: startupMs,
     });
@@ -431,6 +432,7 @@ async function idleAndRestart(
   const windowMs = performance.now() - t0;
   const cpuPercent = (100 * (op.cpuSeconds() - c0)) / (windowMs / 1000);
   const rssBytes = op.rssBytes();
+  const rssAnonBytes = op.rssSplit().anonBytes;
   const byVerb = diffCounts(
     groupBy(m0, "api_requests_total", "verb"),
     groupBy(m1, "api_requests_total", "verb"),
@@ -466,6 +468,7 @@ async function idleAndRestart(
         miniClusters: n,
         pods,
         rssBytes,
+        rssAnonBytes,
         idleCpuPercent: cpuPercent,
         startupToSyncedMs,
         writesAfterRestart,
@@ -519,12 +522,13 @@ async function tenThousand(ctx: Context, present: number): Promise<ResourcePoint
   }
   const idleCpuPercent = await cpuOver(op, 20_000);
   const rssBytes = op.rssBytes();
+  const rssAnonBytes = op.rssSplit().anonBytes;
   const pods = await countPods(client, ns);
   await op.stop();
   const next = await OperatorProcess.start(op.opts);
   const startupToSyncedMs = await next.ready(600_000);
   await next.stop();
-  return { miniClusters: n, pods, rssBytes, idleCpuPercent, startupToSyncedMs };
+  return { miniClusters: n, pods, rssBytes, rssAnonBytes, idleCpuPercent, startupToSyncedMs };
 }
 
 async function main(): Promise<number> {

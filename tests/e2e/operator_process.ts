@@ -199,6 +199,15 @@ export class OperatorProcess {
     return readRssBytes(this.pid);
   }
 
+  /**
+   * The resident memory split: `anon` is the process's own (heap, stacks, buffers: what grows with
+   * the objects it holds); `file` is mapped file pages, nearly all the Deno executable's code,
+   * shared with the page cache and reclaimable under pressure.
+   */
+  rssSplit(): { anonBytes: number; fileBytes: number } {
+    return parseRssSplit(Deno.readTextFileSync(`/proc/${this.pid}/status`));
+  }
+
   /** CPU time consumed so far (utime + stime of /proc/<pid>/stat). */
   cpuSeconds(): number {
     return readCpuSeconds(this.pid);
@@ -279,6 +288,13 @@ export function parseVmRss(status: string): number {
   const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
   if (!m) throw new Error("no VmRSS line");
   return Number(m[1]) * 1024;
+}
+
+/** RssAnon and RssFile (+ RssShmem, counted as anonymous) in bytes from /proc/<pid>/status. */
+export function parseRssSplit(status: string): { anonBytes: number; fileBytes: number } {
+  const kb = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status)?.[1] ?? 0);
+  return { anonBytes: (kb("RssAnon") + kb("RssShmem")) * 1024, fileBytes: kb("RssFile") * 1024 };
 }
 
 /** utime + stime of a process, in seconds. */

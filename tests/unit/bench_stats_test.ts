@@ -20,7 +20,12 @@ import {
   sumOf,
   writeCount,
 } from "../../tests/e2e/metrics_text.ts";
-import { parseCpuSeconds, parseVmRss, servingPort } from "../../tests/e2e/operator_process.ts";
+import {
+  parseCpuSeconds,
+  parseRssSplit,
+  parseVmRss,
+  servingPort,
+} from "../../tests/e2e/operator_process.ts";
 
 Deno.test("quantile: nearest rank, always an observed sample", () => {
   const xs = Array.from({ length: 100 }, (_, i) => i + 1); // 1..100
@@ -100,6 +105,12 @@ Deno.test("sumOf, groupBy, writeCount, diffCounts", () => {
 Deno.test("/proc parsing: VmRSS and utime+stime, a command name with spaces and parens", () => {
   assert.equal(parseVmRss("Name:\tdeno\nVmRSS:\t   51200 kB\nVmSwap:\t0 kB\n"), 51200 * 1024);
   assert.throws(() => parseVmRss("Name: x\n"));
+  assert.deepEqual(
+    parseRssSplit(
+      "VmRSS:\t  58296 kB\nRssAnon:\t   17300 kB\nRssFile:\t   40996 kB\nRssShmem:\t 0 kB\n",
+    ),
+    { anonBytes: 17300 * 1024, fileBytes: 40996 * 1024 },
+  );
   const stat = "1234 (de no) (x)) S 1 1234 1234 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 9 0 " +
     "100 1000000 2000 18446744073709551615";
   assert.equal(parseCpuSeconds(stat), 3);
