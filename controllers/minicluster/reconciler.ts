@@ -127,6 +127,9 @@ class StaleViewError extends Error {
  */
 const STATUS_PROGRESS_INTERVAL_MS = 3_000;
 
+/** How long after creating a Job its MiniCluster's status is first written (see #apply). */
+const FIRST_STATUS_DELAY_MS = 1_000;
+
 /** How often a MiniCluster whose child name is taken by someone else checks again. */
 const NAME_TAKEN_RECHECK_MS = 10_000;
 
@@ -286,6 +289,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
 
     const problems: Problem[] = [];
     let requeue: number | undefined;
+    let jobCreated = false;
 
     const curveSecret = async (): Promise<{ problem?: Problem }> => {
       if (desired.curveSecret) return {};
@@ -334,6 +338,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
 
       const job = await this.#applyJob(mc, desired.job, fresh);
       if (job.problem) problems.push(job.problem);
+      jobCreated = job.created === true;
 
       problems.push(...await this.#pruneStale(mc, desired, fresh));
     } catch (e) {
@@ -355,6 +360,13 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       return Action.awaitChange();
     }
 
+    if (jobCreated && problems.length === 0 && requeue === undefined) {
+      // The Job was created a moment ago: it has no pods, so the status could only say "not
+      // ready". Write it with the next reconcile instead (the children's and pods' events bring
+      // one within a second): under load the writes that start clusters go first, and a cluster
+      // that is Ready by then costs one status write instead of two.
+      return Action.requeueAfter(FIRST_STATUS_DELAY_MS);
+    }
     const unappliable = problems.length === 0 ? undefined : {
       reason: problems[0].reason,
       message: problems.map((p) => p.message).join("; "),
@@ -447,7 +459,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     desired: Job,
     fresh: () => Promise<void>,
     seen?: Job,
-  ): Promise<{ job?: Job; problem?: Problem }> {
+  ): Promise<{ job?: Job; problem?: Problem; created?: boolean }> {
     const ns = desired.metadata?.namespace;
     const name = desired.metadata!.name!;
     const observed = seen ?? this.#view("Job", ns, name, this.#stores.jobs.get(ns, name));
@@ -469,7 +481,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         }
         const applied = created.applied as Job;
         this.#recent.record("Job", undefined, applied);
-        return { job: applied };
+        return { job: applied, created: true };
       }
       if (!templateChanged) {
         const applied = await this.#client.apply<Job>(Jobs, desired, {
