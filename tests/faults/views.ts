@@ -28,6 +28,7 @@ import {
   assertGuardedWrites,
   type PlanResult,
   pool,
+  QUIET_MS,
   settle,
   sleep,
   startOperator,
@@ -127,7 +128,7 @@ async function withViewEnv(
       const before = await snapshot(client, ns);
       const writesBefore = proxy.writes;
       await ctx.restart();
-      await settle(proxy, 2_000);
+      await settle(proxy, QUIET_MS);
       const diff = describeDifference(before, await snapshot(client, ns));
       if (diff) throw new Error(`a fresh operator changed the converged state:\n${diff}`);
       const extra = proxy.requests.filter((r) => r.write && r.code && r.code < 300)
