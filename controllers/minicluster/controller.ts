@@ -16,6 +16,7 @@ import {
   type ControllerOptions,
   mapByControllerOwner,
   mapByLabel,
+  type Secondary,
 } from "../../runtime/controller.ts";
 import {
   ConfigMaps,
@@ -162,21 +163,13 @@ export function miniClusterController(
     filter: interestingMiniClusterEvent,
     // Children's and pods' events are batched for a second: a new MiniCluster's own creates and
     // its pods turning Ready one by one cost one reconcile each burst, not one each.
-    secondaries: [
-      {
-        store: stores.configMaps as Store<ConfigMap>,
-        mapper: byOwner,
-        delayMs: SECONDARY_DELAY_MS,
-      },
-      { store: stores.secrets as Store<Secret>, mapper: byOwner, delayMs: SECONDARY_DELAY_MS },
-      { store: stores.services as Store<Service>, mapper: byOwner, delayMs: SECONDARY_DELAY_MS },
-      { store: stores.jobs as Store<Job>, mapper: byOwner, delayMs: SECONDARY_DELAY_MS },
-      {
-        store: stores.pods as Store<Pod>,
-        mapper: mapByLabel(MINICLUSTER_LABEL),
-        delayMs: SECONDARY_DELAY_MS,
-      },
-    ],
+    secondaries: ([
+      { store: stores.configMaps as Store<ConfigMap>, mapper: byOwner },
+      { store: stores.secrets as Store<Secret>, mapper: byOwner },
+      { store: stores.services as Store<Service>, mapper: byOwner },
+      { store: stores.jobs as Store<Job>, mapper: byOwner },
+      { store: stores.pods as Store<Pod>, mapper: mapByLabel(MINICLUSTER_LABEL) },
+    ] as Secondary[]).map((s) => ({ ...s, delayMs: SECONDARY_DELAY_MS })),
     reconciler,
   };
 }

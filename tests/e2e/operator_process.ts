@@ -285,15 +285,20 @@ export function readRssBytes(pid: number): number {
 
 /** VmRSS in bytes from the text of /proc/<pid>/status. */
 export function parseVmRss(status: string): number {
-  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-  if (!m) throw new Error("no VmRSS line");
-  return Number(m[1]) * 1024;
+  const kb = statusKb(status, "VmRSS");
+  if (kb === undefined) throw new Error("no VmRSS line");
+  return kb * 1024;
+}
+
+/** A "<field>: <n> kB" line of /proc/<pid>/status, in kB; undefined when absent. */
+function statusKb(status: string, field: string): number | undefined {
+  const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status);
+  return m ? Number(m[1]) : undefined;
 }
 
 /** RssAnon and RssFile (+ RssShmem, counted as anonymous) in bytes from /proc/<pid>/status. */
 export function parseRssSplit(status: string): { anonBytes: number; fileBytes: number } {
-  const kb = (field: string) =>
-    Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status)?.[1] ?? 0);
+  const kb = (field: string) => statusKb(status, field) ?? 0;
   return { anonBytes: (kb("RssAnon") + kb("RssShmem")) * 1024, fileBytes: kb("RssFile") * 1024 };
 }
 
