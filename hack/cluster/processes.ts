@@ -55,7 +55,11 @@ export function isRunning(pid: number, binary: string): boolean {
   const stat = readStat(pid);
   if (!stat || stat.state === "Z" || stat.state === "X") return false;
   const argv = cmdline(pid);
-  const argv0 = argv[0] ?? "";
+  // Mid-exec the kernel has installed the new image but not yet its arguments, so cmdline
+  // reads empty; loading a big binary from a cold page cache makes that window long enough
+  // to be seen (a first `cluster up` once reported "kube-apiserver exited" with an empty log).
+  if (argv.length === 0) return true;
+  const argv0 = argv[0];
   // Right after spawnDaemon the pid may still be the `sh -c 'exec ...'` shim (argv: sh, -c,
   // script, logFile, binary, ...): it is about to become `binary`, so it counts as running.
   if (argv0 === "/bin/sh" && argv[1] === "-c" && argv[4] === binary) return true;

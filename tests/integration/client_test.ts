@@ -155,13 +155,16 @@ integrationTest("client: watch sees ADDED, MODIFIED and DELETED, then stops on a
   client,
   namespace,
 }) => {
-  const list = await client.list<ConfigMap>(ConfigMaps, { namespace });
+  // Only our objects: the controller manager may publish kube-root-ca.crt meanwhile.
+  const labelSelector = "app=client-test";
+  const list = await client.list<ConfigMap>(ConfigMaps, { namespace, labelSelector });
   const abort = new AbortController();
   const events: WatchEvent<ConfigMap>[] = [];
   const consumer = (async () => {
     for await (
       const ev of client.watch<ConfigMap>(ConfigMaps, {
         namespace,
+        labelSelector,
         resourceVersion: list.metadata.resourceVersion,
         allowWatchBookmarks: true,
         signal: abort.signal,
@@ -301,11 +304,15 @@ integrationTest("client: a watch ends quietly when the server-side timeout expir
   client,
   namespace,
 }) => {
-  const { metadata } = await client.list(ConfigMaps, { namespace });
+  // A selector no object has: with a controller manager running, kube-root-ca.crt may be
+  // published into the fresh namespace between the list and the watch (CI caught that).
+  const labelSelector = "test=watch-timeout";
+  const { metadata } = await client.list(ConfigMaps, { namespace, labelSelector });
   const start = performance.now();
   let events = 0;
   const watch = client.watch(ConfigMaps, {
     namespace,
+    labelSelector,
     resourceVersion: metadata.resourceVersion,
     timeoutSeconds: 1,
   });

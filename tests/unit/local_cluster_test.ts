@@ -17,6 +17,7 @@ import {
 } from "../../hack/cluster/kwok_stages.ts";
 import { fakeNode } from "../../hack/cluster/nodes.ts";
 import { pkiFiles } from "../../hack/cluster/pki.ts";
+import { isRunning, spawnDaemon, stopGroups } from "../../hack/cluster/processes.ts";
 import { parseDenoTestSummary } from "../../hack/test.ts";
 import { namespaceSlug, testNamespaceName } from "../harness.ts";
 
@@ -124,5 +125,19 @@ Deno.test("test namespaces are valid DNS labels of at most 63 characters", () =>
     const ns = testNamespaceName(name);
     assert.ok(ns.length <= 63, ns);
     assert.match(ns, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+  }
+});
+
+Deno.test("daemons: a spawned daemon runs under its binary's name until its group is stopped", async () => {
+  const dir = await Deno.makeTempDir();
+  const pid = spawnDaemon({ binary: "/bin/sleep", args: ["30"], logFile: `${dir}/log` });
+  try {
+    assert.ok(isRunning(pid, "/bin/sleep"), "running from the first moment (shim or binary)");
+    assert.ok(!isRunning(pid, "/bin/cat"), "another binary under this pid is not ours");
+    await stopGroups([pid]);
+    assert.ok(!isRunning(pid, "/bin/sleep"), "gone (or a zombie) once stopped");
+  } finally {
+    await stopGroups([pid]);
+    await Deno.remove(dir, { recursive: true });
   }
 });
