@@ -87,9 +87,10 @@ export function validateSpec(mc: MiniCluster): string[] {
     });
   }
 
-  // Names the operator derives from metadata.name that must be DNS labels too (the CRD only checks
-  // the pod hostnames <name>-<index>): the pods' entrypoint volume, the longest of them (the services
-  // pod's hostname <name>-services is shorter).
+  // Names the operator derives from metadata.name that must be DNS labels too: the pods' entrypoint
+  // volume, the longest of them (the services pod's hostname <name>-services is shorter). The CRD
+  // refuses such names at apply time too; this catches MiniClusters stored before that rule (a
+  // CRD upgrade does not validate existing objects again).
   const entrypointVolume = `${name}-entrypoint`;
   if (entrypointVolume.length > MAX_DNS_LABEL) {
     problems.push(

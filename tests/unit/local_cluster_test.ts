@@ -133,6 +133,14 @@ Deno.test("daemons: a spawned daemon runs under its binary's name until its grou
   const pid = spawnDaemon({ binary: "/bin/sleep", args: ["30"], logFile: `${dir}/log` });
   try {
     assert.ok(isRunning(pid, "/bin/sleep"), "running from the first moment (shim or binary)");
+    // Once sleep has replaced the shim (an empty cmdline mid-exec counts as running whatever the
+    // binary), another binary under this pid is not ours.
+    const argv0 = () => Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0")[0];
+    for (let i = 0; i < 200 && argv0() !== "/bin/sleep"; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.equal(argv0(), "/bin/sleep");
+    assert.ok(isRunning(pid, "/bin/sleep"));
     assert.ok(!isRunning(pid, "/bin/cat"), "another binary under this pid is not ours");
     await stopGroups([pid]);
     assert.ok(!isRunning(pid, "/bin/sleep"), "gone (or a zombie) once stopped");
