@@ -9,6 +9,11 @@
  * because the store only wakes listeners for changes it can see, also the reconciles a pod's or a
  * Job's irrelevant updates would cause.
  *
+ * A pod that cannot start also keeps why, for the Ready condition's message: its PodScheduled
+ * condition while it is False (the scheduler's reason and message), and the containers waiting for a
+ * reason other than the routine ContainerCreating/PodInitializing (ImagePullBackOff,
+ * CreateContainerConfigError, CrashLoopBackOff, ...). A healthy pod keeps none of this.
+ *
  * The services pod is a child the reconciler compares field by field: pods not owned by a Job are
  * kept whole.
  *
@@ -18,9 +23,16 @@
  * 8 KiB per MiniCluster), and a Secret's key then never sits in the operator's heap.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { ConfigMap, Pod, PodCondition, Secret } from "kubernetes-types/core/v1.d.ts";
+import type {
+  ConfigMap,
+  ContainerStatus,
+  Pod,
+  PodCondition,
+  Secret,
+} from "kubernetes-types/core/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { controllerOf } from "../../runtime/store.ts";
+import { ROUTINE_WAITING_REASONS } from "./status.ts";
 import { isWorkspace } from "./workspace.ts";
 
 /** A Job's pod reduced to what status.ts and the reconciler read; other pods unchanged. */
@@ -37,14 +49,41 @@ export function podView(pod: Pod): Pod {
     labels: m.labels,
     ownerReferences: m.ownerReferences,
   };
-  const ready = pod.status?.conditions?.filter((c) => c.type === "Ready")
-    .map((c): PodCondition => ({ type: c.type, status: c.status }));
+  const conditions = (pod.status?.conditions ?? []).flatMap((c): PodCondition[] => {
+    if (c.type === "Ready") return [{ type: c.type, status: c.status }];
+    if (c.type === "PodScheduled" && c.status === "False") {
+      const { type, status, reason, message } = c;
+      return [{ type, status, ...(reason ? { reason } : {}), ...(message ? { message } : {}) }];
+    }
+    return [];
+  });
+  const initContainerStatuses = stuckContainers(pod.status?.initContainerStatuses);
+  const containerStatuses = stuckContainers(pod.status?.containerStatuses);
   return {
     apiVersion: pod.apiVersion,
     kind: pod.kind,
     metadata,
-    status: { phase: pod.status?.phase, ...(ready?.length ? { conditions: ready } : {}) },
+    status: {
+      phase: pod.status?.phase,
+      ...(conditions.length ? { conditions } : {}),
+      ...(initContainerStatuses ? { initContainerStatuses } : {}),
+      ...(containerStatuses ? { containerStatuses } : {}),
+    },
   };
+}
+
+/** The containers waiting for a reason worth reporting, reduced to name, reason and message. */
+function stuckContainers(statuses?: ContainerStatus[]): ContainerStatus[] | undefined {
+  const stuck: ContainerStatus[] = [];
+  for (const cs of statuses ?? []) {
+    const waiting = cs.state?.waiting;
+    if (!waiting?.reason || ROUTINE_WAITING_REASONS.has(waiting.reason)) continue;
+    // The view keeps only what status.ts reads; the API's required fields are not among it.
+    const { reason, message } = waiting;
+    const view = { name: cs.name, state: { waiting: message ? { reason, message } : { reason } } };
+    stuck.push(view as ContainerStatus);
+  }
+  return stuck.length ? stuck : undefined;
 }
 
 /** A Job without the status counters: metadata, spec and conditions stay. */

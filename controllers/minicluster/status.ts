@@ -138,9 +138,72 @@ function readyCondition(
   if (failed) return [false, "JobFailed", "the Job has failed"];
   const size = input.job.spec?.parallelism ?? input.effectiveSize;
   const message = `${readyPods}/${size} pods ready`;
-  return readyPods >= size && size > 0
-    ? [true, "PodsReady", message]
-    : [false, "PodsNotReady", message];
+  if (readyPods >= size && size > 0) return [true, "PodsReady", message];
+  // Why the others are not: the reason stays PodsNotReady (a container between ErrImagePull and
+  // ImagePullBackOff must not make Events flap); the message names what holds the pods back.
+  const why = podProblems(input.pods, input.job);
+  return [false, "PodsNotReady", why.length ? `${message}; ${why.join("; ")}` : message];
+}
+
+/** Waiting reasons every container goes through on its way to running: not worth reporting. */
+export const ROUTINE_WAITING_REASONS: ReadonlySet<string> = new Set([
+  "ContainerCreating",
+  "PodInitializing",
+]);
+
+/** At most this many distinct problems are named, and this many pods for each. */
+const MAX_PROBLEMS = 3;
+const MAX_PODS_PER_PROBLEM = 3;
+/** Scheduler and kubelet messages can be long; the condition message stays readable. */
+const MAX_DETAIL = 200;
+
+/**
+ * Why active pods of the Job are not running: unschedulable, or a container waiting for a reason
+ * other than the routine ones (the pod cache keeps only those, see cache_view.ts). Pods with the
+ * same problem are named together, e.g. `Unschedulable: 0/4 nodes are available: ... (pods mc-0-x,
+ * mc-1-y)`. Deterministic (sorted), so an unchanged cluster gives an unchanged message.
+ */
+export function podProblems(pods: readonly Pod[], job?: Job): string[] {
+  const byProblem = new Map<string, string[]>();
+  const note = (problem: string, pod: string) => {
+    const names = byProblem.get(problem) ?? [];
+    names.push(pod);
+    byProblem.set(problem, names);
+  };
+  const sorted = [...activePods(pods, job)].sort((a, b) =>
+    (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "")
+  );
+  for (const pod of sorted) {
+    const name = pod.metadata?.name ?? "";
+    const status = pod.status;
+    const unscheduled = status?.conditions?.find((c) =>
+      c.type === "PodScheduled" && c.status === "False"
+    );
+    if (unscheduled) note(detail(unscheduled.reason || "Unschedulable", unscheduled.message), name);
+    for (const cs of [...status?.initContainerStatuses ?? [], ...status?.containerStatuses ?? []]) {
+      const waiting = cs.state?.waiting;
+      if (!waiting?.reason || ROUTINE_WAITING_REASONS.has(waiting.reason)) continue;
+      note(detail(`${waiting.reason} (container ${cs.name})`, waiting.message), name);
+    }
+  }
+  const problems = [...byProblem].map(([problem, names]) => {
+    const shown = names.slice(0, MAX_PODS_PER_PROBLEM).join(", ");
+    const more = names.length > MAX_PODS_PER_PROBLEM
+      ? ` and ${names.length - MAX_PODS_PER_PROBLEM} more`
+      : "";
+    return `${problem} (${names.length === 1 ? "pod" : "pods"} ${shown}${more})`;
+  });
+  if (problems.length <= MAX_PROBLEMS) return problems;
+  return [
+    ...problems.slice(0, MAX_PROBLEMS),
+    `${problems.length - MAX_PROBLEMS} more problems`,
+  ];
+}
+
+function detail(what: string, message?: string): string {
+  const text = message?.replace(/\s+/g, " ").trim();
+  if (!text) return what;
+  return `${what}: ${text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text}`;
 }
 
 function sizeCondition(input: StatusInput): [boolean, string, string] {

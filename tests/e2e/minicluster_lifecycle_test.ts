@@ -4,9 +4,11 @@
 // state must be the same.
 import assert from "node:assert/strict";
 import { kubectl } from "../harness.ts";
-import { MiniClusters } from "../../runtime/resources.ts";
+import type { Node } from "kubernetes-types/core/v1.d.ts";
+import { MiniClusters, Nodes } from "../../runtime/resources.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import {
+  conditionOf,
   type E2EEnv,
   e2eTest,
   eventsOf,
@@ -259,3 +261,61 @@ for (const d of DISRUPTIONS) {
     await op.stop();
   });
 }
+
+e2eTest(
+  "e2e unschedulable: the Ready condition says why the pods wait, until they can run",
+  async (env) => {
+    // A node label only this test sets: the scheduler finds no node until the test labels one.
+    const label = `e2e.minicluster.flux-framework.org/${env.namespace}`;
+    const op = await env.startOperator();
+    const nodes = await env.client.list<Node>(Nodes, {});
+    const node = nodes.items.map((n) => n.metadata!.name!).find((n) => n.startsWith("kwok-node-"));
+    assert.ok(node, "a KWOK node");
+    try {
+      await env.client.create(
+        MiniClusters,
+        miniCluster("waiting", env.namespace, {
+          size: 2,
+          pod: { annotations: KEEP_RUNNING, nodeSelector: { [label]: "yes" } },
+        }),
+      );
+      const stuck = await eventually(async () => {
+        const mc = await getMiniCluster(env, "waiting");
+        const ready = conditionOf(mc, "Ready");
+        assert.equal(ready?.status, "False");
+        assert.equal(ready?.reason, "PodsNotReady");
+        assert.match(
+          ready?.message ?? "",
+          /^0\/2 pods ready; Unschedulable: .*node affinity\/selector/,
+        );
+        return ready!.message!;
+      }, { timeoutMs: 45_000, intervalMs: 250 });
+      assert.match(stuck, /\(pods waiting-0-\w+, waiting-1-\w+\)$/, stuck);
+      // Unschedulable is not a condition change: no Event beyond what a new MiniCluster gets.
+      assert.deepEqual((await eventsOf(env, "waiting")).map((e) => e.reason), []);
+
+      await env.client.patch(
+        Nodes,
+        undefined,
+        node,
+        { metadata: { labels: { [label]: "yes" } } },
+        "merge",
+      );
+      await waitForRunningPods(env, "waiting", 2);
+      const mc = await waitForCondition(env, "waiting", "Ready", {
+        status: "True",
+        reason: "PodsReady",
+      });
+      assert.equal(conditionOf(mc, "Ready")?.message, "2/2 pods ready");
+    } finally {
+      await env.client.patch(
+        Nodes,
+        undefined,
+        node,
+        { metadata: { labels: { [label]: null } } },
+        "merge",
+      );
+      await op.stop();
+    }
+  },
+);

@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { ConfigMap, Pod, Secret } from "kubernetes-types/core/v1.d.ts";
+import type { ConfigMap, Pod, PodCondition, Secret } from "kubernetes-types/core/v1.d.ts";
 import { dataView, digestOf, jobView, podView } from "../../controllers/minicluster/cache_view.ts";
 import { upToDate } from "../../controllers/minicluster/diff.ts";
 import { WORKSPACE_ROLE, WORKSPACE_ROLE_LABEL } from "../../controllers/minicluster/workspace.ts";
-import { activePods, brokerPod, countReadyPods } from "../../controllers/minicluster/status.ts";
+import {
+  activePods,
+  brokerPod,
+  countReadyPods,
+  podProblems,
+} from "../../controllers/minicluster/status.ts";
 import { Cache, type StoreEvent } from "../../runtime/store.ts";
 import { dropManagedFields } from "../../runtime/transforms.ts";
 
@@ -69,6 +74,53 @@ Deno.test("podView: a Job's pod keeps identity, owner, labels, phase and readine
   assert.equal(countReadyPods(viewed, job), countReadyPods(whole, job));
   assert.equal(activePods(viewed, job).length, activePods(whole, job).length);
   assert.equal(brokerPod(viewed, "mc")?.metadata?.uid, "p1");
+});
+
+Deno.test("podView: a pod that cannot start keeps why, and status reads the same from it", () => {
+  const stuck = jobPod("7", "Pending", false, {
+    podIP: undefined,
+    conditions: [{
+      type: "PodScheduled",
+      status: "False",
+      reason: "Unschedulable",
+      message: "0/4 nodes are available",
+      lastTransitionTime: "t7",
+      lastProbeTime: null,
+    } as unknown as PodCondition],
+    initContainerStatuses: [{
+      name: "flux-view",
+      image: "v",
+      imageID: "",
+      ready: false,
+      restartCount: 3,
+      state: { waiting: { reason: "CrashLoopBackOff", message: "back-off 40s" } },
+      lastState: { terminated: { exitCode: 1, reason: "Error" } },
+    }],
+    containerStatuses: [{
+      name: "c",
+      image: "i",
+      imageID: "",
+      ready: false,
+      restartCount: 0,
+      state: { waiting: { reason: "PodInitializing" } },
+    }],
+  });
+  assert.deepEqual(podView(stuck).status, {
+    phase: "Pending",
+    conditions: [{
+      type: "PodScheduled",
+      status: "False",
+      reason: "Unschedulable",
+      message: "0/4 nodes are available",
+    }],
+    initContainerStatuses: [{
+      name: "flux-view",
+      state: { waiting: { reason: "CrashLoopBackOff", message: "back-off 40s" } },
+    }],
+  });
+  const job = { metadata: { uid: "job-1" } } as Job;
+  assert.deepEqual(podProblems([podView(stuck)], job), podProblems([stuck], job));
+  assert.equal(podProblems([stuck], job).length, 2);
 });
 
 Deno.test("podView: pods not owned by a Job (the services pod) are kept whole", () => {

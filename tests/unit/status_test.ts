@@ -185,3 +185,102 @@ Deno.test("status: the broker pod is index 0 of this Job, found by the Job's lab
   assert.ok(brokerFinished([pod(0, "Succeeded", false)], "mc"));
   assert.ok(brokerFinished([pod(0, "Failed", false)], "mc"));
 });
+
+/** A pod of the Job that is not running yet, with the given status parts. */
+function stuckPod(index: number, status: Pod["status"]): Pod {
+  const p = pod(index, "Pending", false);
+  return { ...p, status: { ...status, phase: "Pending" } };
+}
+
+const UNSCHEDULABLE = {
+  type: "PodScheduled",
+  status: "False",
+  reason: "Unschedulable",
+  message: "0/4 nodes are available: 4 node(s) didn't match Pod's node affinity/selector.",
+};
+
+const waitingFor = (name: string, reason: string, message?: string) => ({
+  name,
+  image: "i",
+  imageID: "",
+  ready: false,
+  restartCount: 0,
+  state: { waiting: { reason, ...(message ? { message } : {}) } },
+});
+
+Deno.test("status: pods that cannot be scheduled are named in the Ready message, grouped", () => {
+  const s = computeStatus(input({
+    job: job(3),
+    requestedSize: 3,
+    effectiveSize: 3,
+    pods: [2, 0, 1].map((i) => stuckPod(i, { conditions: [UNSCHEDULABLE] })),
+  }));
+  const ready = cond(s, "Ready");
+  assert.equal(ready.reason, "PodsNotReady", "the reason stays, so Events do not flap");
+  assert.equal(
+    ready.message,
+    "0/3 pods ready; Unschedulable: 0/4 nodes are available: 4 node(s) didn't match Pod's node " +
+      "affinity/selector. (pods mc-0-x, mc-1-x, mc-2-x)",
+  );
+});
+
+Deno.test("status: containers waiting for a reason are named; routine waits are not", () => {
+  const s = computeStatus(input({
+    job: job(4),
+    requestedSize: 4,
+    effectiveSize: 4,
+    pods: [
+      pod(0, "Running", true),
+      stuckPod(1, {
+        containerStatuses: [
+          waitingFor("flux", "ImagePullBackOff", 'Back-off pulling image "ghcr.io/no/such:tag"'),
+        ],
+      }),
+      stuckPod(2, {
+        initContainerStatuses: [waitingFor("flux-view", "PodInitializing")],
+        containerStatuses: [waitingFor("flux", "ContainerCreating")],
+      }),
+      stuckPod(3, {
+        containerStatuses: [
+          waitingFor("flux", "CreateContainerConfigError", 'secret "creds" not found'),
+        ],
+      }),
+    ],
+  }));
+  assert.equal(
+    cond(s, "Ready").message,
+    '1/4 pods ready; ImagePullBackOff (container flux): Back-off pulling image "ghcr.io/no/such:tag" ' +
+      '(pod mc-1-x); CreateContainerConfigError (container flux): secret "creds" not found (pod mc-3-x)',
+  );
+});
+
+Deno.test("status: the Ready message stays short however many pods and problems there are", () => {
+  const long = `0/9 nodes are available:\n${"x ".repeat(300)}`;
+  const pods = [
+    ...[0, 1, 2, 3, 4].map((i) =>
+      stuckPod(i, { conditions: [{ ...UNSCHEDULABLE, message: long }] })
+    ),
+    ...["A", "B", "C", "D"].map((reason, i) =>
+      stuckPod(5 + i, { containerStatuses: [waitingFor("flux", `Err${reason}`)] })
+    ),
+  ];
+  const s = computeStatus(input({ job: job(9), requestedSize: 9, effectiveSize: 9, pods }));
+  const message = cond(s, "Ready").message!;
+  assert.ok(message.startsWith("0/9 pods ready; Unschedulable: 0/9 nodes are available: x x"));
+  assert.ok(message.includes("… (pods mc-0-x, mc-1-x, mc-2-x and 2 more)"), message);
+  assert.ok(message.includes("; ErrA (container flux) (pod mc-5-x); ErrB"), message);
+  assert.ok(message.endsWith("; 2 more problems"), message);
+  assert.ok(!message.includes("\n"));
+  assert.ok(message.length < 600, `${message.length} characters`);
+  // Finished pods and pods being deleted are not what holds the cluster back.
+  const gone = computeStatus(input({
+    job: job(1),
+    requestedSize: 1,
+    effectiveSize: 1,
+    pods: [stuckPod(0, { conditions: [UNSCHEDULABLE] })].map((p) => ({
+      ...p,
+      metadata: { ...p.metadata, deletionTimestamp: NOW },
+    })),
+  }));
+  assert.equal(cond(gone, "Ready").message, "0/1 pods ready");
+});
