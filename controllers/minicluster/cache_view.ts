@@ -32,7 +32,7 @@ import type {
 } from "kubernetes-types/core/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { controllerOf } from "../../runtime/store.ts";
-import { ROUTINE_WAITING_REASONS } from "./status.ts";
+import { isUnscheduled, reportableWait } from "./status.ts";
 import { isWorkspace } from "./workspace.ts";
 
 /** A Job's pod reduced to what status.ts and the reconciler read; other pods unchanged. */
@@ -51,7 +51,7 @@ export function podView(pod: Pod): Pod {
   };
   const conditions = (pod.status?.conditions ?? []).flatMap((c): PodCondition[] => {
     if (c.type === "Ready") return [{ type: c.type, status: c.status }];
-    if (c.type === "PodScheduled" && c.status === "False") {
+    if (isUnscheduled(c)) {
       const { type, status, reason, message } = c;
       return [{ type, status, ...(reason ? { reason } : {}), ...(message ? { message } : {}) }];
     }
@@ -76,8 +76,8 @@ export function podView(pod: Pod): Pod {
 function stuckContainers(statuses?: ContainerStatus[]): ContainerStatus[] | undefined {
   const stuck: ContainerStatus[] = [];
   for (const cs of statuses ?? []) {
-    const waiting = cs.state?.waiting;
-    if (!waiting?.reason || ROUTINE_WAITING_REASONS.has(waiting.reason)) continue;
+    const waiting = reportableWait(cs);
+    if (!waiting) continue;
     // The view keeps only what status.ts reads; the API's required fields are not among it.
     const { reason, message } = waiting;
     const view = { name: cs.name, state: { waiting: message ? { reason, message } : { reason } } };

@@ -8,7 +8,12 @@
  */
 import type { Condition } from "kubernetes-types/meta/v1.d.ts";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { Pod } from "kubernetes-types/core/v1.d.ts";
+import type {
+  ContainerStateWaiting,
+  ContainerStatus,
+  Pod,
+  PodCondition,
+} from "kubernetes-types/core/v1.d.ts";
 import { COMPLETION_INDEX_LABEL } from "./children/names.ts";
 
 export type { Condition };
@@ -146,10 +151,21 @@ function readyCondition(
 }
 
 /** Waiting reasons every container goes through on its way to running: not worth reporting. */
-export const ROUTINE_WAITING_REASONS: ReadonlySet<string> = new Set([
+const ROUTINE_WAITING_REASONS: ReadonlySet<string> = new Set([
   "ContainerCreating",
   "PodInitializing",
 ]);
+
+/** A container's wait when it is worth reporting (not a routine step of starting). */
+export function reportableWait(cs: ContainerStatus): ContainerStateWaiting | undefined {
+  const waiting = cs.state?.waiting;
+  return waiting?.reason && !ROUTINE_WAITING_REASONS.has(waiting.reason) ? waiting : undefined;
+}
+
+/** The pod condition saying the scheduler could not place the pod (yet). */
+export function isUnscheduled(c: PodCondition): boolean {
+  return c.type === "PodScheduled" && c.status === "False";
+}
 
 /** At most this many distinct problems are named, and this many pods for each. */
 const MAX_PROBLEMS = 3;
@@ -176,14 +192,11 @@ export function podProblems(pods: readonly Pod[], job?: Job): string[] {
   for (const pod of sorted) {
     const name = pod.metadata?.name ?? "";
     const status = pod.status;
-    const unscheduled = status?.conditions?.find((c) =>
-      c.type === "PodScheduled" && c.status === "False"
-    );
+    const unscheduled = status?.conditions?.find(isUnscheduled);
     if (unscheduled) note(detail(unscheduled.reason || "Unschedulable", unscheduled.message), name);
     for (const cs of [...status?.initContainerStatuses ?? [], ...status?.containerStatuses ?? []]) {
-      const waiting = cs.state?.waiting;
-      if (!waiting?.reason || ROUTINE_WAITING_REASONS.has(waiting.reason)) continue;
-      note(detail(`${waiting.reason} (container ${cs.name})`, waiting.message), name);
+      const waiting = reportableWait(cs);
+      if (waiting) note(detail(`${waiting.reason} (container ${cs.name})`, waiting.message), name);
     }
   }
   const problems = [...byProblem].map(([problem, names]) => {
