@@ -15,9 +15,12 @@ import {
   MiniClusters,
   type ResourceType,
   Secrets,
-  Services,
 } from "../runtime/resources.ts";
-import { childrenInOrder, desiredChildren } from "../controllers/minicluster/desired.ts";
+import {
+  childrenInOrder,
+  childResource,
+  desiredChildren,
+} from "../controllers/minicluster/desired.ts";
 import { buildWorkspace } from "../controllers/minicluster/workspace.ts";
 import {
   buildCurveSecret,
@@ -49,10 +52,7 @@ export async function childObjects(mc: MiniCluster): Promise<ChildObject[]> {
     out.push({ rt: Secrets, object: buildCurveSecret(defaulted, cert.text) });
   }
   for (const c of childrenInOrder(desired)) {
-    out.push({
-      rt: c.kind === "ConfigMap" ? ConfigMaps : c.kind === "Secret" ? Secrets : Services,
-      object: c.object as Obj,
-    });
+    out.push({ rt: childResource(c.kind), object: c.object as Obj });
   }
   out.push({ rt: Jobs, object: desired.job });
   return out;

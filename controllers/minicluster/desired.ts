@@ -11,6 +11,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { DefaultedMiniCluster } from "../../api/mod.ts";
+import { ConfigMaps, Pods, type ResourceType, Secrets, Services } from "../../runtime/resources.ts";
 import { buildEntrypointConfigMap } from "./children/entrypoint.ts";
 import { buildCurveSecret, parseCurveCertificate, userCurveCert } from "./children/curve.ts";
 import { buildJob } from "./children/job.ts";
@@ -101,6 +102,20 @@ export type ChildKind = "ConfigMap" | "Secret" | "Service" | "Pod";
 export interface Child {
   kind: ChildKind;
   object: ConfigMap | Secret | Service | Pod;
+}
+
+/** The API resource a child of `kind` is read and written through. */
+export function childResource(kind: ChildKind): ResourceType {
+  switch (kind) {
+    case "ConfigMap":
+      return ConfigMaps;
+    case "Secret":
+      return Secrets;
+    case "Service":
+      return Services;
+    case "Pod":
+      return Pods;
+  }
 }
 
 /** Every desired child but the Job, in the order they should be written (what pods mount first). */

@@ -29,15 +29,7 @@ import {
   TerminalError,
 } from "../../runtime/controller.ts";
 import { ApiError, isConflict, isInvalid, isNotFound, isRetryable } from "../../runtime/errors.ts";
-import {
-  ConfigMaps,
-  Jobs,
-  MiniClusters,
-  Pods,
-  type ResourceType,
-  Secrets,
-  Services,
-} from "../../runtime/resources.ts";
+import { Jobs, MiniClusters, Pods, type ResourceType, Services } from "../../runtime/resources.ts";
 import { controllerOf, type Store } from "../../runtime/store.ts";
 import { type RuntimeLog, silentLog } from "../../runtime/watcher.ts";
 import { buildCurveSecret, curveMetadataFor, generateCurveCertificate } from "./children/curve.ts";
@@ -54,6 +46,7 @@ import {
   BuildError,
   type Child,
   childrenInOrder,
+  childResource,
   type DesiredChildren,
   desiredChildren,
   TEMPLATE_HASH_ANNOTATION,
@@ -399,7 +392,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     fresh: () => Promise<void>,
     seen?: Obj,
   ): Promise<{ problem?: Problem; requeueAfter?: number }> {
-    const rt = resourceOf(child.kind);
+    const rt = childResource(child.kind);
     const obj = child.object;
     const ns = obj.metadata?.namespace;
     const name = obj.metadata!.name!;
@@ -555,7 +548,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       if (wanted.has(`${kind}/${obj.metadata?.name}`) || obj.metadata?.deletionTimestamp) continue;
       await fresh();
       try {
-        await this.#delete(resourceOf(kind), kind, obj);
+        await this.#delete(childResource(kind), kind, obj);
       } catch (e) {
         problems.push(this.#problem(e, `${kind} ${obj.metadata?.name}`));
       }
@@ -687,7 +680,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       ] as const
     ) {
       for (const obj of (store as Store<Obj>).byIndex("owner", uid ?? "")) {
-        if (!obj.metadata?.deletionTimestamp) await this.#delete(resourceOf(kind), kind, obj);
+        if (!obj.metadata?.deletionTimestamp) await this.#delete(childResource(kind), kind, obj);
       }
     }
     this.#workspaces.delete(keyOf(mc));
@@ -879,19 +872,6 @@ function mutableJobPatch(observed: Job, desired: Job): Record<string, unknown> |
 }
 
 const isHeadless = (s: Obj) => (s as Service).spec?.clusterIP === "None";
-
-function resourceOf(kind: Child["kind"]): ResourceType {
-  switch (kind) {
-    case "ConfigMap":
-      return ConfigMaps;
-    case "Secret":
-      return Secrets;
-    case "Service":
-      return Services;
-    case "Pod":
-      return Pods;
-  }
-}
 
 /** "namespace/name", the workqueue key of a MiniCluster. */
 function keyOf(mc: MiniCluster): string {
