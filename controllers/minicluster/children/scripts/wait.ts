@@ -14,7 +14,8 @@
  * Differences from the Go operator: broker options and flags are bash arrays (paths and values
  * with spaces or quotes stay single words); the certificate is never printed; a failing follower
  * does not end the loop under `logging.strict`; flux.wrap applies to followers too (the Go script
- * says so in its log line but does not pass it).
+ * says so in its log line but does not pass it); the script exits with Flux's exit code (Go's
+ * always exits 0, so a failed run counts as a succeeded Job).
  */
 import {
   commandLine,
@@ -149,6 +150,8 @@ function followerBroker(settings: Settings, container: ContainerInput): string[]
   const retry = settings.flux.completeWorkers
     ? [
       `  echo "The follower broker exited with \${exitcode}; completeWorkers is set. Goodbye!"`,
+      "  # Completing is what completeWorkers asks for: the pod succeeds",
+      "  exitcode=0",
       "  break",
     ]
     : [
@@ -276,5 +279,7 @@ export function waitScript(settings: Settings, index: number): string {
     "# Marker for the view provider to clean up",
     `touch "\${viewbase}/${COMPLETE_MARKER}"`,
     `echo "Flux finished with exit code \${exitcode}"${silencedWhen(quiet)}`,
+    "# The container (so the Job index, so the MiniCluster) fails when Flux did",
+    `exit "\${exitcode}"`,
   ]);
 }

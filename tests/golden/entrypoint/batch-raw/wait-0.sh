@@ -160,3 +160,5 @@ fi
 # Marker for the view provider to clean up
 touch "${viewbase}/flux-operator-complete.txt"
 echo "Flux finished with exit code ${exitcode}"
+# The container (so the Job index, so the MiniCluster) fails when Flux did
+exit "${exitcode}"

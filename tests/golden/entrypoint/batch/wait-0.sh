@@ -168,3 +168,5 @@ echo post
 # Marker for the view provider to clean up
 touch "${viewbase}/flux-operator-complete.txt"
 echo "Flux finished with exit code ${exitcode}"
+# The container (so the Job index, so the MiniCluster) fails when Flux did
+exit "${exitcode}"

@@ -145,3 +145,5 @@ fi
 # Marker for the view provider to clean up
 touch "${viewbase}/flux-operator-complete.txt"
 echo "Flux finished with exit code ${exitcode}" > /dev/null 2>&1
+# The container (so the Job index, so the MiniCluster) fails when Flux did
+exit "${exitcode}"
