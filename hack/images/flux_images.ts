@@ -1,0 +1,91 @@
+/**
+ * The Flux images: flux-app (Debian bookworm with what Flux needs at run time, the base of
+ * application containers) and flux-view (the same rootfs plus Flux under /opt/software and a
+ * spack-like view of it under /opt/views, as the operator's flux-view init script expects).
+ * flux-view's first layer is flux-app's layer, so a node that has one has half of the other.
+ */
+import { ensureRootfs } from "./rootfs.ts";
+import { cachedLayer } from "./layers.ts";
+import { ensureFluxInstall, FLUX_PREFIX } from "./flux_install.ts";
+import { FLUX_RUNTIME_PACKAGES } from "./flux_packages.ts";
+import type { ImageSpec, Layer } from "./docker_archive.ts";
+import { run } from "./progress.ts";
+import { writeView } from "./view.ts";
+import {
+  FLUX_APP_IMAGE,
+  FLUX_APP_IMAGE_LATEST,
+  FLUX_CORE_VERSION,
+  FLUX_SCHED_VERSION,
+  FLUX_VIEW_IMAGE,
+  FLUX_VIEW_IMAGE_LATEST,
+  SOURCE_DATE_EPOCH,
+} from "./refs.ts";
+
+/** Where the views are, and the link to the current one that the scripts use as the Flux root. */
+export const VIEWS_DIR = "/opt/views/._view";
+export const VIEW_LINK = "/opt/view";
+
+const PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** Bump when the view layer is laid out differently. */
+const VIEW_RECIPE = 1;
+
+async function fluxAppLayer(): Promise<Layer> {
+  const rootfs = await ensureRootfs({ name: "flux-app", packages: FLUX_RUNTIME_PACKAGES });
+  return cachedLayer(
+    "flux-app",
+    { rootfs: rootfs.split("/").at(-2) },
+    `mmdebstrap --variant=minbase --include=${
+      [...FLUX_RUNTIME_PACKAGES].sort().join(",")
+    } bookworm`,
+    () => Promise.resolve(rootfs),
+  );
+}
+
+export async function fluxAppImageSpec(): Promise<ImageSpec> {
+  return {
+    refs: [FLUX_APP_IMAGE, FLUX_APP_IMAGE_LATEST],
+    layers: [await fluxAppLayer()],
+    config: { Cmd: ["/bin/bash"], Env: [`PATH=${PATH}`, "LANG=C.UTF-8"] },
+    created: SOURCE_DATE_EPOCH,
+  };
+}
+
+/** The view's directory name: a hash, as spack names its views, here of the install's inputs. */
+export function viewHash(installKey: string): string {
+  return installKey;
+}
+
+export async function fluxViewImageSpec(): Promise<ImageSpec> {
+  const [base, install] = await Promise.all([fluxAppLayer(), ensureFluxInstall()]);
+  const viewDir = `${VIEWS_DIR}/${viewHash(install.key)}`;
+  const layer = await cachedLayer(
+    "flux-view",
+    { install: install.key, VIEW_RECIPE, FLUX_PREFIX, viewDir },
+    `flux-core ${FLUX_CORE_VERSION} + flux-sched ${FLUX_SCHED_VERSION} at ${FLUX_PREFIX}, ` +
+      `view ${viewDir}, ${VIEW_LINK} -> ${viewDir}`,
+    async (tree) => {
+      await Deno.mkdir(`${tree}${FLUX_PREFIX.slice(0, FLUX_PREFIX.lastIndexOf("/"))}`, {
+        recursive: true,
+      });
+      // Hard links: the tree only lives until it is tarred.
+      await run(["cp", "-al", install.dir, `${tree}${FLUX_PREFIX}`]);
+      await writeView(install.dir, FLUX_PREFIX, `${tree}${viewDir}`);
+      await Deno.symlink(viewDir, `${tree}${VIEW_LINK}`);
+      return tree;
+    },
+  );
+  return {
+    refs: [FLUX_VIEW_IMAGE, FLUX_VIEW_IMAGE_LATEST],
+    layers: [base, layer],
+    config: {
+      Cmd: ["/bin/bash"],
+      Env: [`PATH=${VIEW_LINK}/bin:${PATH}`, "LANG=C.UTF-8"],
+      Labels: {
+        "org.opencontainers.image.version": FLUX_CORE_VERSION,
+        "flux-framework.org/flux-sched-version": FLUX_SCHED_VERSION,
+      },
+    },
+    created: SOURCE_DATE_EPOCH,
+  };
+}

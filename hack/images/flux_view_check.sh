@@ -1,0 +1,38 @@
+#!/bin/bash
+# Runs inside the flux-view image's rootfs and plays the operator's contract with it: the flux-view
+# init container copies the view and /opt/software into the shared volume, an application
+# container (here: the same rootfs without /opt) copies the software back to /opt/software and
+# runs Flux from the copied view. Then a single broker must start, run a job and have Fluxion.
+set -euo pipefail
+shared=/mnt/flux
+mkdir -p "$shared/view"
+
+# flux-view init container (flux-view-init.ts)
+set -- /opt/views/._view/*
+view="$1"
+cp -R "$view"/* "$shared/view"
+cp -R /opt/software "$shared/"
+
+# application container (view-environment.ts), in an image without Flux
+rm -rf /opt/software /opt/views /opt/view
+cp -R "$shared/software" /opt/software
+viewroot="$shared/view"
+export PATH="$PATH:$viewroot/bin"
+foundroot=$(find "$viewroot" -maxdepth 2 -type d -path "$viewroot/lib/python3*" | head -n 1)
+[ -n "$foundroot" ] || {
+  echo "no lib/python3* directory in the view" >&2
+  exit 1
+}
+export PYTHONPATH="$foundroot/site-packages"
+echo "view Python root: $foundroot"
+
+flux version
+python3 -c 'import flux, fluxion; print("python: flux and fluxion import")'
+ls "$viewroot/etc/flux/rc1.d"
+# A single-broker instance: its size, its resources, its modules, a job through the scheduler.
+flux start flux getattr size
+flux start sh -c 'flux resource list && flux module list' | tee /tmp/modules
+grep -q sched-fluxion-qmanager /tmp/modules
+grep -q sched-fluxion-resource /tmp/modules
+flux start flux run -N1 -n1 echo "job ran"
+echo "flux-view check passed"
