@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Builds the Kubernetes control-plane binaries, etcd and KWOK from their Go modules
-# (through the Go module proxy) into a cache outside the repository, keyed by version.
+# Builds the Kubernetes binaries, etcd, KWOK and CoreDNS from their Go modules (through the Go
+# module proxy) into a cache outside the repository, keyed by version.
 # Re-running is cheap: a binary that is already in the cache is not rebuilt.
+#
+#   build-binaries.sh [NAME...]   NAME: etcd kube-apiserver kube-controller-manager
+#                                 kube-scheduler kwok kubelet kube-proxy coredns
+#                                 (default: the first five, what a KWOK cluster runs)
 #
 # Prints the cache directory as its last line.
 set -euo pipefail
@@ -9,6 +13,7 @@ set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-v1.33.13}"
 ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
 KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
+COREDNS_VERSION="${COREDNS_VERSION:-v1.12.3}"
 CACHE_ROOT="${MINICLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-operator}"
 BIN_DIR="$CACHE_ROOT/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
 WORK="$CACHE_ROOT/build"
@@ -32,10 +37,16 @@ with_progress() {
   step "  built $what in $((SECONDS - start)) s"
 }
 
+wanted() { # name
+  local w
+  for w in "${WANTED[@]}"; do [ "$w" = "$1" ] && return 0; done
+  return 1
+}
+
 build_kubernetes() {
-  local names=(kube-apiserver kube-controller-manager kube-scheduler)
+  local names=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
   local missing=()
-  for n in "${names[@]}"; do [ -x "$BIN_DIR/$n" ] || missing+=("$n"); done
+  for n in "${names[@]}"; do wanted "$n" && { [ -x "$BIN_DIR/$n" ] || missing+=("$n"); }; done
   [ ${#missing[@]} -eq 0 ] && return 0
   local dir="$WORK/kubernetes-$K8S_VERSION"
   mkdir -p "$dir"
@@ -70,6 +81,7 @@ build_kubernetes() {
 
 build_module_binary() { # name module version package
   local name="$1" module="$2" version="$3" pkg="$4"
+  wanted "$name" || return 0
   [ -x "$BIN_DIR/$name" ] && return 0
   local dir="$WORK/$name-$version"
   mkdir -p "$dir"
@@ -81,9 +93,34 @@ build_module_binary() { # name module version package
   mv "$BIN_DIR/$name.tmp" "$BIN_DIR/$name"
 }
 
+# CoreDNS with only the plugins a cluster needs (hack/coredns/main.go); its Kubernetes client
+# libraries are pinned to the cluster's version, which shares the Go build cache with the rest.
+build_coredns() {
+  wanted coredns || return 0
+  [ -x "$BIN_DIR/coredns" ] && return 0
+  local dir="$WORK/coredns-$COREDNS_VERSION"
+  local staging="v0.${K8S_VERSION#v1.}"
+  mkdir -p "$dir"
+  step "coredns $COREDNS_VERSION (plugins of hack/coredns/main.go)"
+  cp "$(dirname "$0")/coredns/main.go" "$dir/main.go"
+  if [ ! -f "$dir/go.sum" ]; then
+    {
+      printf 'module local/corednsbuild\n\ngo 1.24.0\n\nrequire github.com/coredns/coredns %s\n' "$COREDNS_VERSION"
+      for m in api apimachinery client-go; do printf 'replace k8s.io/%s => k8s.io/%s %s\n' "$m" "$m" "$staging"; done
+    } >"$dir/go.mod"
+    (cd "$dir" && go mod tidy >&2)
+  fi
+  (cd "$dir" && with_progress coredns go build -trimpath -ldflags "-s -w" -o "$BIN_DIR/coredns.tmp" .)
+  mv "$BIN_DIR/coredns.tmp" "$BIN_DIR/coredns"
+}
+
+if [ $# -gt 0 ]; then WANTED=("$@"); else
+  WANTED=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+fi
 start=$SECONDS
 build_module_binary etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/server/v3
 build_kubernetes
 build_module_binary kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
+build_coredns
 step "all binaries ready in $((SECONDS - start)) s"
 echo "$BIN_DIR"

@@ -2,7 +2,8 @@
 // kube-apiserver and (unless --control-plane-only) kube-controller-manager, kube-scheduler and
 // KWOK with fake Nodes, all as local processes with their state in .cluster/.
 //
-//   up [--control-plane-only] [--nodes N] [--dir D]   prints the kubeconfig path as last line
+//   up [--control-plane-only] [--nodes N] [--real-nodes N] [--dir D]
+//                                                      prints the kubeconfig path as last line
 //   down [--dir D]                                     stops every process, removes D
 //   status [--dir D] [--quiet]                         exit 0 when the cluster is healthy
 
@@ -13,6 +14,8 @@ const USAGE = `usage: deno task cluster <up|down|status> [options]
   up       start (or reuse) the cluster; prints the kubeconfig path last
            --control-plane-only   only etcd + kube-apiserver
            --nodes N              fake KWOK nodes (default 4)
+           --real-nodes N         real nodes beside them (kubelet + containerd, cluster DNS);
+                                  needs root; builds the local images on first use
   down     stop every process of the cluster and remove its state
   status   show what runs (exit 0 when healthy, 1 otherwise); --quiet prints nothing
 common:    --dir D                state directory (default .cluster)`;
@@ -24,6 +27,7 @@ async function main(argv: string[]): Promise<number> {
     options: {
       "control-plane-only": { type: "boolean", default: false },
       nodes: { type: "string", default: "4" },
+      "real-nodes": { type: "string", default: "0" },
       dir: { type: "string", default: ".cluster" },
       quiet: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -36,10 +40,15 @@ async function main(argv: string[]): Promise<number> {
   }
   switch (command) {
     case "up": {
-      const nodes = Number(values.nodes);
-      if (!Number.isInteger(nodes) || nodes < 0) throw new Error(`--nodes: ${values.nodes}`);
+      const count = (flag: "nodes" | "real-nodes") => {
+        const n = Number(values[flag]);
+        if (!Number.isInteger(n) || n < 0) throw new Error(`--${flag}: ${values[flag]}`);
+        return n;
+      };
       const mode = values["control-plane-only"] ? "control-plane-only" : "full";
-      console.log(await up({ dir: values.dir, mode, nodes }));
+      console.log(
+        await up({ dir: values.dir, mode, nodes: count("nodes"), realNodes: count("real-nodes") }),
+      );
       return 0;
     }
     case "down":
@@ -55,6 +64,9 @@ async function main(argv: string[]): Promise<number> {
             console.log(
               `  ${c.name.padEnd(24)} ${c.running ? "running" : "stopped"} pid ${c.pid ?? "-"}`,
             );
+          }
+          for (const n of s.realNodes) {
+            console.log(`  real node ${n.name.padEnd(14)} ${n.ready ? "Ready" : "NOT Ready"}`);
           }
           console.log(`kubeconfig: ${s.kubeconfig}`);
         }

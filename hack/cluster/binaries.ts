@@ -4,12 +4,13 @@
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type ComponentName, COMPONENTS } from "./state.ts";
+import { COMPONENTS } from "./state.ts";
 
 const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "..", "build-binaries.sh");
 
+/** `needed`: binary names hack/build-binaries.sh knows (it builds only those). */
 export async function ensureBinaries(
-  needed: readonly ComponentName[] = COMPONENTS,
+  needed: readonly string[] = COMPONENTS,
 ): Promise<string> {
   const fromEnv = Deno.env.get("MINICLUSTER_BIN_DIR");
   if (fromEnv) {
@@ -17,7 +18,7 @@ export async function ensureBinaries(
     return fromEnv;
   }
   const out = await new Deno.Command("bash", {
-    args: [BUILD_SCRIPT],
+    args: [BUILD_SCRIPT, ...needed],
     stdin: "null",
     stdout: "piped",
     stderr: "inherit",
@@ -29,7 +30,7 @@ export async function ensureBinaries(
   return dir;
 }
 
-async function assertComplete(dir: string, needed: readonly ComponentName[]): Promise<void> {
+async function assertComplete(dir: string, needed: readonly string[]): Promise<void> {
   for (const name of needed) {
     const info = await Deno.stat(join(dir, name)).catch(() => undefined);
     if (!info?.isFile) throw new Error(`missing binary ${join(dir, name)}`);

@@ -2,6 +2,7 @@
 // `ComponentContext`, which keeps them easy to read side by side and to unit-test.
 
 import type { Pki } from "./pki.ts";
+import { BRIDGE_IP } from "./real_node_config.ts";
 import type { ComponentName, Ports } from "./state.ts";
 
 export const SERVICE_CIDR = "10.96.0.0/16";
@@ -50,6 +51,13 @@ export interface ComponentContext {
   kubeconfig: string;
   etcdDataDir: string;
   kwokConfig: string;
+  /**
+   * Real nodes run: pods must reach the apiserver through the `kubernetes` Service, so it
+   * advertises the bridge address (endpoints refuse loopback) and listens beyond loopback (a
+   * firewall chain keeps it to loopback and the bridge, see host.ts); `kubectl logs/exec` need a
+   * client certificate for the kubelets.
+   */
+  realNodes: boolean;
 }
 
 export function etcdArgs(c: ComponentContext): string[] {
@@ -72,8 +80,8 @@ export function etcdArgs(c: ComponentContext): string[] {
 export function apiserverArgs(c: ComponentContext): string[] {
   return [
     `--etcd-servers=http://127.0.0.1:${c.ports.etcdClient}`,
-    "--bind-address=127.0.0.1",
-    "--advertise-address=127.0.0.1",
+    `--bind-address=${c.realNodes ? "0.0.0.0" : "127.0.0.1"}`,
+    `--advertise-address=${c.realNodes ? BRIDGE_IP : "127.0.0.1"}`,
     `--secure-port=${c.ports.apiserver}`,
     `--tls-cert-file=${c.pki.servingCert}`,
     `--tls-private-key-file=${c.pki.servingKey}`,
@@ -85,6 +93,16 @@ export function apiserverArgs(c: ComponentContext): string[] {
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
     "--allow-privileged=true",
     "--profiling=false",
+    ...(c.realNodes
+      ? [
+        // The admin identity (system:masters) passes the kubelets' webhook authorization.
+        `--kubelet-client-certificate=${c.pki.adminCert}`,
+        `--kubelet-client-key=${c.pki.adminKey}`,
+        `--kubelet-certificate-authority=${c.pki.caCert}`,
+        // A real node's hostname does not resolve on the machine; its InternalIP does.
+        "--kubelet-preferred-address-types=InternalIP,Hostname",
+      ]
+      : []),
   ];
 }
 

@@ -11,6 +11,16 @@ import { createPki, type Pki, pkiFiles } from "./pki.ts";
 import { freeLoopbackPorts } from "./ports.ts";
 import { groupMembers, isRunning, spawnDaemon, stopGroups } from "./processes.ts";
 import {
+  preflight,
+  prepareHost,
+  realNodeDaemons,
+  type RealNodeImages,
+  startRealNodes,
+  stopRealNodes,
+} from "./real_nodes.ts";
+import { REAL_NODE_BINARIES, realNodeImages } from "./real_node_images.ts";
+import { realNodeName } from "./real_node_config.ts";
+import {
   type ClusterMode,
   ClusterPaths,
   type ClusterState,
@@ -25,6 +35,8 @@ export interface UpOptions {
   dir: string;
   mode: ClusterMode;
   nodes: number;
+  /** Real nodes (kubelet + containerd) to run beside the KWOK ones; needs mode "full". */
+  realNodes?: number;
 }
 
 const log = (msg: string) => console.error(`[cluster] ${msg}`);
@@ -61,6 +73,7 @@ function context(paths: ClusterPaths, state: ClusterState, pki: Pki): ComponentC
     kubeconfig: paths.kubeconfig,
     etcdDataDir: paths.etcdData,
     kwokConfig: paths.kwokConfig,
+    realNodes: state.real !== undefined,
   };
 }
 
@@ -138,8 +151,12 @@ function waitHealthy(
   });
 }
 
+function binariesOf(opts: UpOptions): readonly string[] {
+  return [...componentsOf(opts.mode), ...((opts.realNodes ?? 0) > 0 ? REAL_NODE_BINARIES : [])];
+}
+
 async function freshState(paths: ClusterPaths, opts: UpOptions): Promise<ClusterState> {
-  const binDir = await ensureBinaries(componentsOf(opts.mode));
+  const binDir = await ensureBinaries(binariesOf(opts));
   await Deno.mkdir(paths.logs, { recursive: true });
   await Deno.mkdir(paths.pki, { recursive: true });
   const [etcdClient, etcdPeer, apiserver, controllerManager, scheduler] = freeLoopbackPorts(5);
@@ -268,9 +285,18 @@ async function credentials(paths: ClusterPaths) {
 export async function up(opts: UpOptions): Promise<string> {
   const t0 = performance.now();
   const paths = new ClusterPaths(opts.dir);
+  const realNodes = opts.realNodes ?? 0;
+  let images: RealNodeImages | undefined;
+  if (realNodes > 0) {
+    if (opts.mode !== "full") throw new Error("real nodes need a full cluster");
+    // Everything slow or refusable comes before the machine or a running cluster is touched.
+    await preflight(paths.dir);
+    images = await realNodeImages(await ensureBinaries(binariesOf(opts)));
+  }
   let state = await readState(paths);
   if (state && CONTROL_PLANE.every((n) => running(state!, n))) {
     log(`reusing the cluster in ${paths.dir}`);
+    if (realNodes > 0) await prepareHost(paths, state);
     // Restarts whatever this checkout would start differently, then waits for /readyz.
     await startControlPlane(paths, state);
   } else {
@@ -280,6 +306,7 @@ export async function up(opts: UpOptions): Promise<string> {
     }
     state = await freshState(paths, opts);
     try {
+      if (realNodes > 0) await prepareHost(paths, state);
       await startControlPlane(paths, state);
     } catch (e) {
       await down(opts.dir, { quiet: true });
@@ -293,6 +320,15 @@ export async function up(opts: UpOptions): Promise<string> {
     }
     await startWorkers(paths, state, opts.nodes);
   }
+  if (state.real && (realNodes > 0 || state.real.count > 0)) {
+    images ??= await realNodeImages(state.binDir);
+    const api = await connect(paths, state);
+    try {
+      await startRealNodes(paths, state, api, realNodes, images, nodeSchedulable);
+    } finally {
+      api.close();
+    }
+  }
   log(`up in ${since(t0)}; logs in ${paths.logs}`);
   return paths.kubeconfig;
 }
@@ -301,20 +337,25 @@ async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);
 }
 
+/** Daemons of real nodes (containerd's shims among them). */
+const REAL_NODE_DAEMONS = ["kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2"];
+/** Binaries whose processes belong to a cluster when their command line names its directory. */
+const CLUSTER_BINARIES: readonly string[] = [...COMPONENTS, ...REAL_NODE_DAEMONS];
+
 /**
  * Process groups of components (by binary name) whose command line mentions `dir`: all of ours
- * do, also those an interrupted `up` started but did not record. Other programs pointed at the
- * cluster (kubectl, an operator) are left alone.
+ * do, also those an interrupted `up` started but did not record, and containerd's shims. Other
+ * programs pointed at the cluster (kubectl, an operator) are left alone.
  */
-function groupsReferencing(dir: string): number[] {
+function groupsReferencing(dir: string, binaries = CLUSTER_BINARIES): number[] {
   const groups = new Set<number>();
   for (const entry of Deno.readDirSync("/proc")) {
     const pid = Number(entry.name);
     if (!Number.isInteger(pid) || pid === Deno.pid) continue;
     try {
       const args = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
-      const binary = (args[0] ?? "").split("/").pop() as ComponentName;
-      if (COMPONENTS.includes(binary) && args.some((a) => a.includes(`${dir}/`))) {
+      const binary = (args[0] ?? "").split("/").pop() ?? "";
+      if (binaries.includes(binary) && args.some((a) => a.includes(`${dir}/`))) {
         const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
         const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
         // Only groups that lead their own session: our daemons, never the caller's shell.
@@ -336,6 +377,8 @@ export function clusterGroups(dir: string, state: ClusterState | undefined): num
 export async function down(dir: string, opts: { quiet?: boolean } = {}): Promise<void> {
   const paths = new ClusterPaths(dir);
   const state = await readState(paths).catch(() => undefined);
+  // Real nodes first: their containers, mounts and host changes, while the apiserver still runs.
+  await stopRealNodes(paths, state, groupsReferencing(paths.dir, REAL_NODE_DAEMONS));
   const groups = clusterGroups(dir, state);
   await stopGroups(groups);
   await Deno.remove(paths.dir, { recursive: true }).catch((e) => {
@@ -376,28 +419,50 @@ export interface ClusterStatus {
   dir: string;
   mode?: ClusterMode;
   kubeconfig?: string;
-  components: { name: ComponentName; pid?: number; running: boolean }[];
-  /** Every component the recorded mode needs runs and the apiserver is ready. */
+  /** Control plane, KWOK, and the real nodes' daemons ("kubelet/mc-real-0", ...). */
+  components: { name: string; pid?: number; running: boolean }[];
+  realNodes: { name: string; ready: boolean }[];
+  /** Every daemon runs, the apiserver is ready, and so is every real node. */
   healthy: boolean;
 }
 
 export async function status(dir: string): Promise<ClusterStatus> {
   const paths = new ClusterPaths(dir);
   const state = await readState(paths);
-  if (!state) return { dir: paths.dir, components: [], healthy: false };
-  const components = componentsOf(state.mode).map((name) => ({
-    name,
-    pid: state.pids[name],
-    running: running(state, name),
-  }));
+  if (!state) return { dir: paths.dir, components: [], realNodes: [], healthy: false };
+  const components = [
+    ...componentsOf(state.mode).map((name) => ({
+      name,
+      pid: state.pids[name],
+      running: running(state, name),
+    })),
+    ...realNodeDaemons(state),
+  ];
   let healthy = components.every((c) => c.running);
+  let realNodes: ClusterStatus["realNodes"] = [];
   if (healthy) {
     const api = await connect(paths, state);
     try {
       healthy = await api.ok("/readyz");
+      realNodes = await Promise.all(
+        Array.from({ length: state.real?.count ?? 0 }, (_, i) => realNodeName(i)).map(
+          async (name) => ({
+            name,
+            ready: nodeSchedulable(await api.getJson<NodeStatus>(`/api/v1/nodes/${name}`)),
+          }),
+        ),
+      );
+      healthy &&= realNodes.every((n) => n.ready);
     } finally {
       api.close();
     }
   }
-  return { dir: paths.dir, mode: state.mode, kubeconfig: paths.kubeconfig, components, healthy };
+  return {
+    dir: paths.dir,
+    mode: state.mode,
+    kubeconfig: paths.kubeconfig,
+    components,
+    realNodes,
+    healthy,
+  };
 }

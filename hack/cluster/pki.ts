@@ -95,6 +95,34 @@ async function issue(
   await Deno.remove(ext);
 }
 
+const leaf = (usage: string) =>
+  `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=${usage}\n`;
+
+export interface LeafCert {
+  cert: string;
+  key: string;
+}
+
+/**
+ * A further certificate signed by the cluster CA, written as `<name>.crt`/`<name>.key` beside
+ * the others: the real nodes' kubelet client and serving certificates and kube-proxy's. The
+ * cluster has no CSR signer; certificates signed by the CA directly are what the apiserver and
+ * kubelets trust.
+ */
+export async function issueLeaf(
+  dir: string,
+  name: string,
+  opts: { subject: string; usage: "clientAuth" | "serverAuth"; subjectAltNames?: string[] },
+): Promise<LeafCert> {
+  const pki = pkiFiles(dir);
+  const out = { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+  const sans = opts.subjectAltNames?.length
+    ? `subjectAltName=${opts.subjectAltNames.join(",")}\n`
+    : "";
+  await issue(pki, out.key, out.cert, opts.subject, leaf(opts.usage) + sans);
+  return out;
+}
+
 /** Creates every key and certificate in `dir` (which must exist). */
 export async function createPki(dir: string, serviceIp: string): Promise<Pki> {
   const pki = pkiFiles(dir);
@@ -116,8 +144,6 @@ export async function createPki(dir: string, serviceIp: string): Promise<Pki> {
     "-out",
     pki.caCert,
   ]);
-  const leaf = (usage: string) =>
-    `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=${usage}\n`;
   await Promise.all([
     issue(
       pki,

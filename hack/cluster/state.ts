@@ -3,6 +3,7 @@
 // `up` can always be cleaned up.
 
 import { join, resolve } from "node:path";
+import type { HostRecord } from "./host.ts";
 
 export const COMPONENTS = [
   "etcd",
@@ -38,7 +39,23 @@ export interface ClusterState {
    * reused cluster restarts a component whose fingerprint no longer matches this checkout.
    */
   fingerprints?: Partial<Record<ComponentName, string>>;
+  /** Real nodes (kubelet + containerd) beside the KWOK ones, when `up --real-nodes N` ran. */
+  real?: RealNodesState;
   startedAt: string;
+}
+
+/** The real nodes' part of the state; `host` is recorded before the machine is changed. */
+export interface RealNodesState {
+  count: number;
+  host: HostRecord;
+  /** Process group ids by daemon: "containerd/<node>", "kubelet/<node>", "kube-proxy". */
+  pids: Record<string, number>;
+  ports: {
+    kubelet: number[];
+    kubeletHealthz: number[];
+    proxyHealthz: number;
+    proxyMetrics: number;
+  };
 }
 
 /** Where each artefact of a cluster lives inside its state directory. */
@@ -67,6 +84,13 @@ export class ClusterPaths {
   }
   get logs() {
     return join(this.dir, "logs");
+  }
+  /** A real node's directory: containerd's root and state, the kubelet's root, CNI, configs. */
+  node(name: string) {
+    return join(this.dir, "nodes", name);
+  }
+  daemonLog(name: string) {
+    return join(this.dir, "logs", `${name.replace("/", "-")}.log`);
   }
 }
 

@@ -34,6 +34,7 @@ const ctx: ComponentContext = {
   kubeconfig: "/state/kubeconfig",
   etcdDataDir: "/state/etcd",
   kwokConfig: "/state/kwok.yaml",
+  realNodes: false,
 };
 
 Deno.test("apiserver: TLS on its port, RBAC+Node, service accounts signed with our key", () => {

@@ -1,0 +1,67 @@
+// The images every real node gets: the sandbox (pause) image, cluster DNS, and the images
+// MiniClusters run (flux-view, flux-app, the operator), all built locally (hack/images) and
+// imported, since no registry is ever reachable from a node.
+
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { cachedDir, imageCacheRoot, inputKey, sha256File } from "../images/cache.ts";
+import { writeImageArchive } from "../images/docker_archive.ts";
+import { ensureImages } from "../images/images.ts";
+import { run } from "../images/progress.ts";
+import { LOCAL_REGISTRY, PAUSE_IMAGE, SOURCE_DATE_EPOCH } from "../images/refs.ts";
+import type { RealNodeImages } from "./real_nodes.ts";
+
+/** Binaries of hack/build-binaries.sh that real nodes need beside the control plane's. */
+export const REAL_NODE_BINARIES = ["kubelet", "kube-proxy", "coredns"];
+
+export const COREDNS_IMAGE = `${LOCAL_REGISTRY}/coredns:local`;
+
+const LAYER_TAR = join(dirname(fileURLToPath(import.meta.url)), "..", "images", "layer_tar.sh");
+
+/**
+ * CoreDNS as an image: the static binary alone, one layer. Keyed by the binary's digest, so a
+ * rebuilt CoreDNS is a new archive (and a new import).
+ */
+async function coreDnsArchive(binDir: string): Promise<string> {
+  const binary = join(binDir, "coredns");
+  const key = await inputKey({ coredns: await sha256File(binary), created: SOURCE_DATE_EPOCH });
+  const dir = await cachedDir(join(imageCacheRoot(), `coredns-${key}`), async (tmp) => {
+    const root = join(tmp, "rootfs");
+    await Deno.mkdir(root);
+    await Deno.copyFile(binary, join(root, "coredns"));
+    await Deno.chmod(join(root, "coredns"), 0o755);
+    const layer = join(tmp, "layer.tar");
+    await run(["bash", LAYER_TAR, root, layer, `${SOURCE_DATE_EPOCH}`]);
+    const staging = join(tmp, "staging");
+    await Deno.mkdir(staging);
+    await writeImageArchive(
+      {
+        refs: [COREDNS_IMAGE],
+        layers: [{
+          path: layer,
+          digest: `sha256:${await sha256File(layer)}`,
+          size: (await Deno.stat(layer)).size,
+          createdBy: "hack/cluster/real_node_images.ts: the coredns binary",
+        }],
+        config: { Entrypoint: ["/coredns"] },
+        created: SOURCE_DATE_EPOCH,
+      },
+      staging,
+      join(tmp, "image.tar"),
+    );
+    await Deno.remove(staging, { recursive: true });
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(layer);
+  });
+  return join(dir, "image.tar");
+}
+
+/** Builds (or finds in the cache) every image a real node imports. */
+export async function realNodeImages(binDir: string): Promise<RealNodeImages> {
+  const built = await ensureImages();
+  return {
+    pause: PAUSE_IMAGE,
+    coredns: COREDNS_IMAGE,
+    archives: [await coreDnsArchive(binDir), ...built.map((i) => i.archive)],
+  };
+}

@@ -1,0 +1,224 @@
+// The real-node e2e environment: a cluster with real nodes (kubelet + containerd), the operator
+// installed in it from deploy/install.yaml and running from the local image, and one namespace
+// that operator watches, where every real-node scenario creates its MiniClusters.
+//
+// Assertions come from what really ran: pod logs and `kubectl exec`, never the operator's view.
+//
+// Which cluster: $MC_KUBECONFIG with MC_REAL_NODES=1 (set by `deno task test`, which starts real
+// nodes), else a healthy .cluster/ with real nodes (`deno task cluster up --real-nodes 1`).
+// Without either the scenarios are not registered as runnable: `deno task test` always provides
+// real nodes and fails when the machine cannot run them.
+
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments, stringify } from "yaml";
+import type { Pod } from "kubernetes-types/core/v1.d.ts";
+import type { MiniCluster } from "../../api/mod.ts";
+import { KubeClient } from "../../runtime/client.ts";
+import { Pods } from "../../runtime/resources.ts";
+import { JOB_NAME_LABEL } from "../../controllers/minicluster/children/names.ts";
+import { REAL_NODE_LABEL } from "../../hack/cluster/real_node_config.ts";
+import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE, OPERATOR_IMAGE } from "../../hack/images/refs.ts";
+import { eventually, type TestEnv, withTimeout } from "../harness.ts";
+import { installCrds } from "../e2e/env.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const DEV_STATE = join(ROOT, ".cluster", "state.json");
+/** The namespace the in-cluster operator watches; every real scenario works in it. */
+export const REAL_NAMESPACE = "mc-real-e2e";
+export const OPERATOR_NAMESPACE = "minicluster-system";
+
+/** Decided without IO at registration time (like `fullCluster()` for the KWOK e2e). */
+export function realNodesAvailable(): boolean {
+  if (Deno.env.get("MC_KUBECONFIG")) return Deno.env.get("MC_REAL_NODES") === "1";
+  try {
+    return (JSON.parse(Deno.readTextFileSync(DEV_STATE)).real?.count ?? 0) > 0;
+  } catch {
+    return false;
+  }
+}
+
+function kubeconfigPath(): string {
+  return Deno.env.get("MC_KUBECONFIG") ?? join(ROOT, ".cluster", "kubeconfig");
+}
+
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** kubectl against the real cluster; resolves stdout, throws with stderr. */
+export async function kubectl(args: string[], opts: { stdin?: string } = {}): Promise<string> {
+  const child = new Deno.Command("kubectl", {
+    args: ["--kubeconfig", kubeconfigPath(), ...args],
+    stdin: opts.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (opts.stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(opts.stdin));
+    await w.close();
+  }
+  const out = await child.output();
+  if (!out.success) {
+    throw new Error(`kubectl ${args.join(" ")} failed (${out.code}): ${text(out.stderr)}`);
+  }
+  return text(out.stdout);
+}
+
+/**
+ * deploy/install.yaml as a user applies it, with the patch the real-node e2e needs: pinned to a
+ * real node (nodeSelector + toleration), and watching only the real scenarios' namespace (the KWOK
+ * e2e runs operators of its own in other namespaces of the same cluster). The image is the one
+ * install.yaml names, built locally and imported into the node.
+ */
+export async function patchedInstallManifest(): Promise<string> {
+  const docs = parseAllDocuments(await Deno.readTextFile(join(ROOT, "deploy", "install.yaml")))
+    .map((d) => d.toJS());
+  for (const doc of docs) {
+    if (doc?.kind !== "Deployment") continue;
+    const pod = doc.spec.template.spec;
+    if (pod.containers[0].image !== OPERATOR_IMAGE) {
+      throw new Error(
+        `install.yaml names ${pod.containers[0].image}, the local image is ${OPERATOR_IMAGE}`,
+      );
+    }
+    pod.nodeSelector = { ...pod.nodeSelector, [REAL_NODE_LABEL]: "true" };
+    pod.tolerations = [
+      ...(pod.tolerations ?? []),
+      { key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" },
+    ];
+    pod.containers[0].env.push({ name: "OPERATOR_NAMESPACES", value: REAL_NAMESPACE });
+  }
+  return docs.map((d) => stringify(d)).join("---\n");
+}
+
+let installed: Promise<void> | undefined;
+
+/**
+ * Installs the operator (once per process): applies the patched install manifest, restarts its
+ * pods so they run the image imported for this checkout, and waits for the rollout. Also makes
+ * the scenarios' namespace.
+ */
+export function inClusterOperator(): Promise<void> {
+  return installed ??= (async () => {
+    await installCrds(kubeconfigPath());
+    await kubectl(["apply", "--server-side", "--force-conflicts", "-f", "-"], {
+      stdin: await patchedInstallManifest(),
+    });
+    await kubectl(["-n", OPERATOR_NAMESPACE, "rollout", "restart", "deploy/minicluster-operator"]);
+    await kubectl([
+      "-n",
+      OPERATOR_NAMESPACE,
+      "rollout",
+      "status",
+      "deploy/minicluster-operator",
+      "--timeout=180s",
+    ]);
+    await kubectl(["apply", "-f", "-"], {
+      stdin: stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: REAL_NAMESPACE } }),
+    });
+  })();
+}
+
+export interface RealEnv extends TestEnv {
+  /** Creates the MiniCluster (pinned to real nodes, local images) and returns it. */
+  apply(mc: MiniCluster): Promise<void>;
+  /** The MiniCluster's pods, by Job completion index. */
+  pods(name: string): Promise<Pod[]>;
+  logs(pod: string, container: string): Promise<string>;
+  exec(pod: string, container: string, command: string[], stdin?: string): Promise<string>;
+}
+
+/**
+ * A MiniCluster of the local images, pinned to real nodes: `spec` is merged over it and
+ * `container` over its one Flux container.
+ */
+export function realMiniCluster(
+  name: string,
+  spec: Partial<MiniCluster["spec"]> = {},
+  container: Record<string, unknown> = {},
+): MiniCluster {
+  return {
+    apiVersion: "flux-framework.org/v1alpha2",
+    kind: "MiniCluster",
+    metadata: { name, namespace: REAL_NAMESPACE },
+    spec: {
+      size: 1,
+      containers: [{ name: "flux", image: FLUX_APP_IMAGE, ...container }],
+      flux: { container: { image: FLUX_VIEW_IMAGE } },
+      pod: {
+        nodeSelector: { [REAL_NODE_LABEL]: "true" },
+        tolerations: [{ key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" }],
+      },
+      ...spec,
+    } as MiniCluster["spec"],
+  };
+}
+
+/**
+ * Registers a real-node scenario; its MiniClusters are deleted afterwards (also on failure) and
+ * their pods waited for, so scenarios do not compete for the node.
+ */
+export function realTest(
+  name: string,
+  fn: (env: RealEnv) => Promise<void>,
+  opts: { timeoutMs?: number } = {},
+): void {
+  Deno.test({
+    name,
+    ignore: !realNodesAvailable(),
+    sanitizeOps: false,
+    sanitizeResources: false,
+    async fn() {
+      const kubeconfig = kubeconfigPath();
+      await inClusterOperator();
+      const client = await KubeClient.fromKubeconfig(kubeconfig);
+      const created: string[] = [];
+      const env: RealEnv = {
+        client,
+        kubeconfig,
+        namespace: REAL_NAMESPACE,
+        async apply(mc) {
+          created.push(mc.metadata!.name!);
+          await kubectl(["apply", "-f", "-"], { stdin: stringify(mc) });
+        },
+        async pods(name) {
+          const list = await client.list<Pod>(Pods, {
+            namespace: REAL_NAMESPACE,
+            labelSelector: `${JOB_NAME_LABEL}=${name}`,
+          });
+          const index = (p: Pod) =>
+            Number(p.metadata?.labels?.["batch.kubernetes.io/job-completion-index"] ?? -1);
+          return list.items.sort((a, b) => index(a) - index(b));
+        },
+        logs: (pod, container) => kubectl(["-n", REAL_NAMESPACE, "logs", pod, "-c", container]),
+        exec: (pod, container, command, stdin) =>
+          kubectl([
+            "-n",
+            REAL_NAMESPACE,
+            "exec",
+            ...(stdin === undefined ? [] : ["-i"]),
+            pod,
+            "-c",
+            container,
+            "--",
+            ...command,
+          ], { stdin }),
+      };
+      try {
+        await withTimeout(fn(env), opts.timeoutMs ?? 240_000, name);
+      } finally {
+        for (const mc of created) {
+          await kubectl(["-n", REAL_NAMESPACE, "delete", "minicluster", mc, "--ignore-not-found"])
+            .catch(() => {});
+        }
+        await eventually(async () => {
+          for (const mc of created) {
+            const left = await env.pods(mc);
+            if (left.length > 0) throw new Error(`pods of ${mc} still exist`);
+          }
+        }, { timeoutMs: 60_000, intervalMs: 500 }).catch(() => {});
+        client.close();
+      }
+    },
+  });
+}

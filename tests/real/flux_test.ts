@@ -1,0 +1,230 @@
+// Real Flux on real nodes: MiniClusters of the local flux-view and flux-app images, reconciled by
+// the operator running in-cluster. Every assertion reads what the brokers printed (pod logs) or
+// what they answer (`kubectl exec`).
+
+import assert from "node:assert/strict";
+import type { Pod } from "kubernetes-types/core/v1.d.ts";
+import type { Condition } from "kubernetes-types/meta/v1.d.ts";
+import type { MiniCluster } from "../../api/mod.ts";
+import { MiniClusters } from "../../runtime/resources.ts";
+import { FLUX_APP_IMAGE } from "../../hack/images/refs.ts";
+import { eventually } from "../harness.ts";
+import { kubectl, REAL_NAMESPACE, type RealEnv, realMiniCluster, realTest } from "./env.ts";
+
+const FLUX = "flux";
+
+async function condition(env: RealEnv, name: string, type: string): Promise<Condition | undefined> {
+  const mc = await env.client.get<MiniCluster>(MiniClusters, REAL_NAMESPACE, name);
+  return (mc.status?.conditions as Condition[] | undefined)?.find((c) => c.type === type);
+}
+
+async function waitCondition(
+  env: RealEnv,
+  name: string,
+  type: string,
+  timeoutMs = 180_000,
+): Promise<Condition> {
+  return await eventually(async () => {
+    const c = await condition(env, name, type);
+    if (c?.status !== "True") throw new Error(`${name}: ${type} is ${JSON.stringify(c)}`);
+    return c;
+  }, { timeoutMs, intervalMs: 1000 });
+}
+
+/** The pods of `name`, once there are `count` of them and each has a container running. */
+async function runningPods(env: RealEnv, name: string, count: number): Promise<Pod[]> {
+  return await eventually(async () => {
+    const pods = await env.pods(name);
+    const running = pods.filter((p) => p.status?.containerStatuses?.some((c) => c.state?.running));
+    if (running.length !== count) {
+      throw new Error(`${name}: ${running.length}/${count} pods running`);
+    }
+    return running;
+  }, { timeoutMs: 180_000, intervalMs: 500 });
+}
+
+/** Runs `script` in the lead broker through the generated connect script (a shell on Flux). */
+function onLeadBroker(env: RealEnv, name: string, script: string): Promise<string> {
+  return env.exec(`${name}-0`, FLUX, ["bash", "/mnt/flux/flux-connect.sh"], script);
+}
+
+/** `flux resource list` → the NNODES of a state ("free", "down", ...). */
+function nodesIn(resourceList: string, state: string): number | undefined {
+  const line = resourceList.split("\n").find((l) => l.trim().startsWith(`${state} `));
+  return line === undefined ? undefined : Number(line.trim().split(/\s+/)[1]);
+}
+
+async function podName(env: RealEnv, name: string, index: number): Promise<string> {
+  const pods = await env.pods(name);
+  const pod = pods.find((p) =>
+    p.metadata?.labels?.["batch.kubernetes.io/job-completion-index"] === `${index}`
+  );
+  if (!pod) throw new Error(`${name}: no pod of index ${index}`);
+  return pod.metadata!.name!;
+}
+
+realTest(
+  "real: three brokers form one instance, run a job on every rank, and succeed",
+  async (env) => {
+    const name = "three";
+    const t0 = performance.now();
+    await env.apply(realMiniCluster(name, { size: 3 }, {
+      launcher: true,
+      commands: {
+        script: [
+          "flux overlay status --no-pretty",
+          "flux resource list",
+          "flux run -N3 hostname",
+        ].join("\n"),
+      },
+    }));
+    await waitCondition(env, name, "Succeeded");
+    const seconds = ((performance.now() - t0) / 1000).toFixed(1);
+    const lead = await podName(env, name, 0);
+    const log = await env.logs(lead, FLUX);
+    // Every broker joined (the overlay is full) and the resource set has three nodes.
+    assert.match(log, /\bfull\b/, log);
+    assert.equal(nodesIn(log, "free"), 3, log);
+    // The job ran once on each rank: each pod's hostname.
+    for (let i = 0; i < 3; i++) assert.match(log, new RegExp(`^${name}-${i}$`, "m"), log);
+    assert.match(log, /Flux finished with exit code 0/);
+    console.log(
+      `  size 3: kubectl apply to Succeeded (all brokers joined, job run) in ${seconds} s`,
+    );
+    const job = JSON.parse(await kubectl(["-n", REAL_NAMESPACE, "get", "job", name, "-o", "json"]));
+    assert.ok(
+      job.status.conditions.some((c: Condition) => c.type === "Complete" && c.status === "True"),
+    );
+  },
+);
+
+realTest("real: batch mode runs every command and logging.timed reports timings", async (env) => {
+  const name = "batch";
+  await env.apply(realMiniCluster(name, { size: 2, logging: { timed: true } }, {
+    batch: true,
+    command: "echo first-output\necho second-output\nhostname",
+    commands: { post: "cat /tmp/fluxout/job-*.out" },
+  }));
+  await waitCondition(env, name, "Succeeded");
+  const log = await env.logs(await podName(env, name, 0), FLUX);
+  assert.match(log, /^first-output$/m, log);
+  assert.match(log, /^second-output$/m, log);
+  assert.match(log, new RegExp(`^${name}-[01]$`, "m"), log);
+  assert.match(log, /FLUXTIME fluxstart wall time \d+:\d+\.\d+/, log);
+});
+
+realTest(
+  "real: an interactive cluster stays up, answers through flux-connect.sh, and goes on delete",
+  async (env) => {
+    const name = "interactive";
+    await env.apply(realMiniCluster(name, { size: 2, interactive: true }));
+    await runningPods(env, name, 2);
+    const list = await eventually(async () => {
+      const out = await onLeadBroker(env, name, "flux resource list\n");
+      if (nodesIn(out, "free") !== 2) throw new Error(`not every broker up yet:\n${out}`);
+      return out;
+    }, { timeoutMs: 120_000, intervalMs: 2000 });
+    assert.equal(nodesIn(list, "free"), 2, list);
+    await waitCondition(env, name, "Ready");
+    await kubectl(["-n", REAL_NAMESPACE, "delete", "minicluster", name, "--wait=true"]);
+    await eventually(async () => {
+      const left = await env.pods(name);
+      if (left.length > 0) throw new Error(`${left.length} pods left`);
+      const children = await kubectl([
+        "-n",
+        REAL_NAMESPACE,
+        "get",
+        "job,svc,cm,secret",
+        "-l",
+        `flux-framework.org/minicluster=${name}`,
+        "-o",
+        "name",
+      ]);
+      if (children.trim() !== "") throw new Error(`children left: ${children}`);
+    }, { timeoutMs: 90_000, intervalMs: 1000 });
+  },
+);
+
+realTest("real: a failing command makes the MiniCluster Failed", async (env) => {
+  const name = "failing";
+  await env.apply(realMiniCluster(name, { size: 1, backoffLimit: 1 }, { command: "false" }));
+  const failed = await waitCondition(env, name, "Failed");
+  const lead = await podName(env, name, 0).catch(() => undefined);
+  if (lead) {
+    const log = await env.logs(lead, FLUX).catch(() => "");
+    if (log) assert.match(log, /Flux finished with exit code [1-9]/, log);
+  }
+  assert.equal(
+    (await condition(env, name, "Succeeded"))?.status ?? "False",
+    "False",
+    failed.message,
+  );
+});
+
+realTest(
+  "real: scaling within maxSize adds a broker to the running instance and removes it",
+  async (env) => {
+    const name = "elastic";
+    await env.apply(realMiniCluster(name, { size: 2, maxSize: 3, interactive: true }));
+    await runningPods(env, name, 2);
+    const resources = async (free: number) =>
+      await eventually(async () => {
+        const out = await onLeadBroker(env, name, "flux resource list\n");
+        if (nodesIn(out, "free") !== free) throw new Error(`want ${free} free nodes:\n${out}`);
+        return out;
+      }, { timeoutMs: 150_000, intervalMs: 2000 });
+    const before = await resources(2);
+    assert.equal(nodesIn(before, "down"), 1, before);
+    await kubectl(["-n", REAL_NAMESPACE, "scale", "minicluster", name, "--replicas=3"]);
+    await runningPods(env, name, 3);
+    const grown = await resources(3);
+    assert.equal(nodesIn(grown, "down"), 0, grown);
+    await kubectl(["-n", REAL_NAMESPACE, "scale", "minicluster", name, "--replicas=2"]);
+    const shrunk = await resources(2);
+    assert.equal(nodesIn(shrunk, "down"), 1, shrunk);
+  },
+);
+
+realTest("real: a sidecar's port is reached by its Service name from another pod", async (env) => {
+  const name = "sidecar";
+  const mc = realMiniCluster(name, { size: 1, interactive: true });
+  mc.spec!.containers!.push({
+    name: "web",
+    image: FLUX_APP_IMAGE,
+    noWrapEntrypoint: true,
+    command: "python3 -m http.server 8080 --directory /etc",
+    ports: [8080],
+  } as never);
+  await env.apply(mc);
+  await runningPods(env, name, 1);
+  // The per-container Service is "<name>-<container>"; a client pod on the real node asks it.
+  const client = realMiniCluster(`${name}-client`, { size: 1 }, {
+    launcher: true,
+    command:
+      `python3 -c "import urllib.request as u; print(u.urlopen('http://${name}-web:8080/hostname').read().decode())"`,
+  });
+  await env.apply(client);
+  await waitCondition(env, `${name}-client`, "Succeeded");
+  const log = await env.logs(await podName(env, `${name}-client`, 0), FLUX);
+  assert.match(log, new RegExp(`^${name}-0$`, "m"), log);
+});
+
+realTest(
+  "real: an image that is not present reports ErrImagePull, at once and locally",
+  async (env) => {
+    const name = "missing-image";
+    await env.apply(realMiniCluster(name, { size: 1 }, { image: "minicluster.local/not-built:1" }));
+    const ready = await eventually(async () => {
+      const c = await condition(env, name, "Ready");
+      if (!/ErrImagePull|ImagePullBackOff/.test(c?.message ?? "")) {
+        throw new Error(`Ready says ${c?.message}`);
+      }
+      return c!;
+    }, { timeoutMs: 90_000, intervalMs: 1000 });
+    assert.equal(ready.status, "False");
+    const pod = (await env.pods(name))[0];
+    const waiting = pod.status?.containerStatuses?.find((c) => c.state?.waiting)?.state?.waiting;
+    // containerd was asked for a registry that is a closed port on loopback, never the network.
+    assert.match(waiting?.message ?? "", /127\.0\.0\.1:9|connection refused/, waiting?.message);
+  },
+);
