@@ -4,9 +4,9 @@
  * spack-like view of it under /opt/views, as the operator's flux-view init script expects).
  * flux-view's first layer is flux-app's layer, so a node that has one has half of the other.
  */
-import { ensureRootfs } from "./rootfs.ts";
+import { ensureRootfs, rootfsEntry, type RootfsSpec } from "./rootfs.ts";
 import { cachedLayer } from "./layers.ts";
-import { ensureFluxInstall, FLUX_PREFIX } from "./flux_install.ts";
+import { ensureFluxInstall, FLUX_PREFIX, fluxInstallKey } from "./flux_install.ts";
 import { FLUX_RUNTIME_PACKAGES } from "./flux_packages.ts";
 import type { ImageSpec, Layer } from "./docker_archive.ts";
 import { run } from "./progress.ts";
@@ -30,15 +30,18 @@ const PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 /** Bump when the view layer is laid out differently. */
 const VIEW_RECIPE = 1;
 
-async function fluxAppLayer(): Promise<Layer> {
-  const rootfs = await ensureRootfs({ name: "flux-app", packages: FLUX_RUNTIME_PACKAGES });
-  return cachedLayer(
-    "flux-app",
-    { rootfs: rootfs.split("/").at(-2) },
-    `mmdebstrap --variant=minbase --include=${
-      [...FLUX_RUNTIME_PACKAGES].sort().join(",")
-    } bookworm`,
-    () => Promise.resolve(rootfs),
+const FLUX_APP_ROOTFS: RootfsSpec = { name: "flux-app", packages: FLUX_RUNTIME_PACKAGES };
+
+function fluxAppLayer(): Promise<Layer> {
+  return rootfsEntry(FLUX_APP_ROOTFS).then(({ name }) =>
+    cachedLayer(
+      "flux-app",
+      { rootfs: name },
+      `mmdebstrap --variant=minbase --include=${
+        [...FLUX_RUNTIME_PACKAGES].sort().join(",")
+      } bookworm`,
+      () => ensureRootfs(FLUX_APP_ROOTFS),
+    )
   );
 }
 
@@ -57,14 +60,16 @@ export function viewHash(installKey: string): string {
 }
 
 export async function fluxViewImageSpec(): Promise<ImageSpec> {
-  const [base, install] = await Promise.all([fluxAppLayer(), ensureFluxInstall()]);
-  const viewDir = `${VIEWS_DIR}/${viewHash(install.key)}`;
+  const base = await fluxAppLayer();
+  const installKey = await fluxInstallKey();
+  const viewDir = `${VIEWS_DIR}/${viewHash(installKey)}`;
   const layer = await cachedLayer(
     "flux-view",
-    { install: install.key, VIEW_RECIPE, FLUX_PREFIX, viewDir },
+    { install: installKey, VIEW_RECIPE, FLUX_PREFIX, viewDir },
     `flux-core ${FLUX_CORE_VERSION} + flux-sched ${FLUX_SCHED_VERSION} at ${FLUX_PREFIX}, ` +
       `view ${viewDir}, ${VIEW_LINK} -> ${viewDir}`,
     async (tree) => {
+      const install = await ensureFluxInstall();
       await Deno.mkdir(`${tree}${FLUX_PREFIX.slice(0, FLUX_PREFIX.lastIndexOf("/"))}`, {
         recursive: true,
       });

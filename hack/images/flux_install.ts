@@ -4,8 +4,8 @@
  * is cached by the sources' sha256, the build scripts and the builder's package list.
  */
 import { cachedDir, imageCacheRoot, inputKey, removeTree, sha256File } from "./cache.ts";
-import { log, run, step, type StepTiming } from "./progress.ts";
-import { ensureRootfs } from "./rootfs.ts";
+import { log, run, step, type StepTiming, timings } from "./progress.ts";
+import { ensureRootfs, rootfsEntry, type RootfsSpec } from "./rootfs.ts";
 import { FLUX_BUILD_PACKAGES } from "./flux_packages.ts";
 import { FLUX_CORE_VERSION, FLUX_SCHED_VERSION } from "./refs.ts";
 
@@ -29,9 +29,9 @@ export interface FluxInstall {
   dir: string;
   /** The cache key, which also names the view. */
   key: string;
-  /** How long each part of the build took (from its log), or empty if it was cached. */
-  timings: StepTiming[];
 }
+
+const BUILDER: RootfsSpec = { name: "flux-builder", packages: FLUX_BUILD_PACKAGES };
 
 const here = new URL(".", import.meta.url).pathname;
 const BUILD_SCRIPT = `${here}flux_build.sh`;
@@ -45,37 +45,38 @@ export function parseStepTimings(buildLog: string): StepTiming[] {
   }));
 }
 
-export async function ensureFluxInstall(): Promise<FluxInstall> {
+/** The install's cache key, from the hashes of its inputs: nothing is built. */
+export async function fluxInstallKey(): Promise<string> {
   const sources = fluxSourceDir();
   const [coreSha, schedSha] = await Promise.all([
     sha256File(`${sources}/${FLUX_CORE_TARBALL}`),
     sha256File(`${sources}/${FLUX_SCHED_TARBALL}`),
   ]);
-  const builder = await ensureRootfs({ name: "flux-builder", packages: FLUX_BUILD_PACKAGES });
-  const key = await inputKey({
+  return inputKey({
     coreSha,
     schedSha,
     prefix: FLUX_PREFIX,
     versions: [FLUX_CORE_VERSION, FLUX_SCHED_VERSION],
-    // The builder's directory name carries the hash of its package list.
-    builder: builder.split("/").at(-2),
+    // "flux-builder-<hash of its package list>"
+    builder: (await rootfsEntry(BUILDER)).name,
     script: await Deno.readTextFile(BUILD_SCRIPT),
     chroot: await Deno.readTextFile(CHROOT_RUN),
   });
+}
+
+/** The install, built (with the builder rootfs, if that is missing too) unless cached. */
+export async function ensureFluxInstall(): Promise<FluxInstall> {
+  const key = await fluxInstallKey();
   const entry = `${imageCacheRoot()}/flux/${key}`;
-  let timings: StepTiming[] = [];
   await cachedDir(entry, async (tmp) => {
+    const sources = fluxSourceDir();
+    const builder = await ensureRootfs(BUILDER);
     const upper = `${tmp}/upper`;
     await Deno.mkdir(`${upper}/build/src`, { recursive: true });
     await Deno.mkdir(`${tmp}/work`);
-    await Deno.copyFile(
-      `${sources}/${FLUX_CORE_TARBALL}`,
-      `${upper}/build/src/${FLUX_CORE_TARBALL}`,
-    );
-    await Deno.copyFile(
-      `${sources}/${FLUX_SCHED_TARBALL}`,
-      `${upper}/build/src/${FLUX_SCHED_TARBALL}`,
-    );
+    for (const tarball of [FLUX_CORE_TARBALL, FLUX_SCHED_TARBALL]) {
+      await Deno.copyFile(`${sources}/${tarball}`, `${upper}/build/src/${tarball}`);
+    }
     await Deno.copyFile(BUILD_SCRIPT, `${upper}/build/flux_build.sh`);
     const buildLog = `${tmp}/build.log`;
     log(`flux build log: ${buildLog}`);
@@ -104,15 +105,12 @@ export async function ensureFluxInstall(): Promise<FluxInstall> {
           "/build/flux_build.sh",
         ], { logFile: buildLog }),
     );
-    timings = parseStepTimings(await Deno.readTextFile(buildLog));
-    await Deno.writeTextFile(`${tmp}/timings.json`, JSON.stringify(timings, null, 2) + "\n");
+    const stepTimings = parseStepTimings(await Deno.readTextFile(buildLog));
+    timings.push(...stepTimings);
+    await Deno.writeTextFile(`${tmp}/timings.json`, JSON.stringify(stepTimings, null, 2) + "\n");
     // Keep only the install; the sources and objects are gigabytes.
     await Deno.rename(`${upper}${FLUX_PREFIX}`, `${tmp}/install`);
     for (const dir of ["upper", "work", "root"]) await removeTree(`${tmp}/${dir}`);
   });
-  if (timings.length === 0) {
-    timings = JSON.parse(await Deno.readTextFile(`${entry}/timings.json`)) as StepTiming[];
-    timings = timings.map((t) => ({ ...t, step: `${t.step} (cached)` }));
-  }
-  return { dir: `${entry}/install`, key, timings };
+  return { dir: `${entry}/install`, key };
 }

@@ -4,7 +4,7 @@
  * and layer digests, so an unchanged image costs only the look-ups of its inputs.
  */
 import { cachedDir, exists, imageCacheRoot, inputKey, removeTree } from "./cache.ts";
-import { imageConfig, type ImageSpec, writeImageArchive } from "./docker_archive.ts";
+import { archiveJsonFiles, type ImageSpec, writeImageArchive } from "./docker_archive.ts";
 import { fluxAppImageSpec, fluxViewImageSpec } from "./flux_images.ts";
 import { operatorImageSpec } from "./operator_image.ts";
 import { pauseImageSpec } from "./pause_image.ts";
@@ -47,7 +47,8 @@ export async function ensureImages(
 async function ensureImage(name: ImageName, options: EnsureOptions): Promise<ImageArchive> {
   const spec = await SPECS[name]();
   const root = imageCacheRoot();
-  const key = await inputKey({ refs: spec.refs, config: imageConfig(spec) });
+  // The archive's JSON files name the refs, the config and every layer digest.
+  const key = await inputKey([...(await archiveJsonFiles(spec)).entries()]);
   const entry = `${root}/archives/${name}-${key}`;
   const archive = `${entry}/${name}.tar`;
   let verified = false;

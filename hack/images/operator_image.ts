@@ -6,7 +6,7 @@
  * flags of deno.json's `compile` task, as 65532, and needs nothing writable but /tmp.
  */
 import denoJson from "../../deno.json" with { type: "json" };
-import { ensureRootfs } from "./rootfs.ts";
+import { ensureRootfs, rootfsEntry, type RootfsSpec } from "./rootfs.ts";
 import { cachedLayer } from "./layers.ts";
 import { sha256File, sha256Hex } from "./cache.ts";
 import type { ImageSpec, Layer } from "./docker_archive.ts";
@@ -76,10 +76,12 @@ async function sourceFiles(): Promise<string[]> {
   return files.sort();
 }
 
+const OPERATOR_BASE: RootfsSpec = { name: "operator-base", packages: ["ca-certificates"] };
+
 /** Bump when the app layer is laid out differently. */
 const APP_RECIPE = 1;
 
-async function appLayer(base: string): Promise<Layer> {
+async function appLayer(): Promise<Layer> {
   const files = await sourceFiles();
   const contents: Record<string, string> = {};
   for (const file of files) {
@@ -105,7 +107,10 @@ async function appLayer(base: string): Promise<Layer> {
         run([deno, "cache", "mod.ts"], {
           cwd: `${tree}${APP_DIR}`,
           env: { DENO_DIR: `${tree}${DENO_DIR}`, DENO_NO_PACKAGE_JSON: "1" },
+          logFile: `${tree}.deno-cache.log`,
         }));
+      const base = await ensureRootfs(OPERATOR_BASE);
+      await Deno.mkdir(`${tree}.work`);
       // One run inside the image (its paths, root, offline) leaves the transpiled sources and
       // V8's code cache in DENO_DIR, which a read-only container could not write.
       await step("operator: warm DENO_DIR in the image", () =>
@@ -133,16 +138,16 @@ async function appLayer(base: string): Promise<Layer> {
 }
 
 export async function operatorImageSpec(): Promise<ImageSpec> {
-  const base = await ensureRootfs({ name: "operator-base", packages: ["ca-certificates"] });
+  const { name } = await rootfsEntry(OPERATOR_BASE);
   const baseLayer = await cachedLayer(
     "operator-base",
-    { rootfs: base.split("/").at(-2) },
+    { rootfs: name },
     "mmdebstrap --variant=minbase --include=ca-certificates bookworm",
-    () => Promise.resolve(base),
+    () => ensureRootfs(OPERATOR_BASE),
   );
   return {
     refs: [OPERATOR_IMAGE],
-    layers: [baseLayer, await appLayer(base)],
+    layers: [baseLayer, await appLayer()],
     config: {
       Entrypoint: operatorEntrypoint(),
       Env: [...OPERATOR_ENV],

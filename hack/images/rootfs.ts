@@ -33,8 +33,8 @@ const DPKG_OPTIONS: readonly string[] = [
 /** Bump to rebuild every rootfs after a change of how they are made that the inputs miss. */
 const RECIPE = 1;
 
-/** The cached rootfs directory for `spec`, made by mmdebstrap if it is missing. */
-export async function ensureRootfs(spec: RootfsSpec): Promise<string> {
+/** Where the rootfs for `spec` is (or will be) cached; `name` is "<spec.name>-<key>". */
+export async function rootfsEntry(spec: RootfsSpec): Promise<{ name: string; dir: string }> {
   const packages = [...new Set(spec.packages)].sort();
   const key = await inputKey({
     RECIPE,
@@ -43,7 +43,14 @@ export async function ensureRootfs(spec: RootfsSpec): Promise<string> {
     dpkg: DPKG_OPTIONS,
     epoch: SOURCE_DATE_EPOCH,
   });
-  const entry = `${imageCacheRoot()}/rootfs/${spec.name}-${key}`;
+  const name = `${spec.name}-${key}`;
+  return { name, dir: `${imageCacheRoot()}/rootfs/${name}` };
+}
+
+/** The cached rootfs directory for `spec`, made by mmdebstrap if it is missing. */
+export async function ensureRootfs(spec: RootfsSpec): Promise<string> {
+  const packages = [...new Set(spec.packages)].sort();
+  const { dir: entry } = await rootfsEntry(spec);
   await cachedDir(
     entry,
     (tmp) =>
