@@ -90,8 +90,24 @@ export function refTag(ref: string): string {
 }
 
 /**
- * One index entry per reference, named the way containerd (io.containerd.image.name) and Docker
- * (org.opencontainers.image.ref.name) read them.
+ * A reference in the fully qualified form that containerd stores and the kubelet looks up:
+ * "minicluster-operator:0.1.0" is "docker.io/library/minicluster-operator:0.1.0" there, as
+ * Docker's normalisation says (a first component without "." or ":" is not a registry).
+ */
+export function normalizedRef(ref: string): string {
+  const slash = ref.indexOf("/");
+  const first = slash < 0 ? "" : ref.slice(0, slash);
+  const hasRegistry = slash >= 0 &&
+    (first.includes(".") || first.includes(":") || first === "localhost");
+  const named = hasRegistry ? ref : slash < 0 ? `docker.io/library/${ref}` : `docker.io/${ref}`;
+  const lastSlash = named.lastIndexOf("/");
+  return named.lastIndexOf(":") > lastSlash || named.includes("@") ? named : `${named}:latest`;
+}
+
+/**
+ * One index entry per reference, named the way containerd (io.containerd.image.name, fully
+ * qualified, as `docker save` writes it) and OCI tools (org.opencontainers.image.ref.name, the
+ * tag) read them.
  */
 export function ociIndex(manifest: Descriptor, refs: readonly string[]): Record<string, unknown> {
   return {
@@ -100,7 +116,7 @@ export function ociIndex(manifest: Descriptor, refs: readonly string[]): Record<
     manifests: refs.map((ref) => ({
       ...manifest,
       annotations: {
-        "io.containerd.image.name": ref,
+        "io.containerd.image.name": normalizedRef(ref),
         "org.opencontainers.image.ref.name": refTag(ref),
       },
     })),

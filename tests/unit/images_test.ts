@@ -7,6 +7,7 @@ import {
   type ImageSpec,
   type Layer,
   MEDIA_TYPES,
+  normalizedRef,
   ociIndex,
   refTag,
 } from "../../hack/images/docker_archive.ts";
@@ -75,6 +76,18 @@ Deno.test("images: the OCI index has one named entry per reference", () => {
     },
   ]);
   assert.ok(index.manifests.every((m) => m.digest === "sha256:d"));
+});
+
+Deno.test("images: containerd's names are fully qualified, as the kubelet looks them up", () => {
+  assert.equal(
+    normalizedRef("minicluster-operator:0.1.0"),
+    "docker.io/library/minicluster-operator:0.1.0",
+  );
+  assert.equal(normalizedRef("busybox"), "docker.io/library/busybox:latest");
+  assert.equal(normalizedRef("flux/view:1"), "docker.io/flux/view:1");
+  assert.equal(normalizedRef("minicluster.local/pause:3.10"), "minicluster.local/pause:3.10");
+  assert.equal(normalizedRef("localhost:5000/pause"), "localhost:5000/pause:latest");
+  assert.equal(normalizedRef("localhost/pause:1"), "localhost/pause:1");
 });
 
 Deno.test("images: a reference's tag ignores a registry port", () => {
