@@ -4,7 +4,7 @@
  * at once or not at all (built under a temporary name, then renamed), and one lock per entry keeps
  * two processes from building it at the same time.
  */
-import { log } from "./progress.ts";
+import { log, step } from "./progress.ts";
 
 /** `${MINICLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-operator}/images`. */
 export function imageCacheRoot(): string {
@@ -75,6 +75,16 @@ export async function removeTree(path: string): Promise<void> {
   await Deno.remove(real, { recursive: true });
 }
 
+/** Takes the lock; says so (with a heartbeat) if another process holds it. */
+async function waitForLock(lock: Deno.FsFile, name: string): Promise<void> {
+  const locked = lock.lock(true);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const soon = new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), 500));
+  const free = await Promise.race([locked.then(() => true), soon]);
+  clearTimeout(timer);
+  if (!free) await step(`waiting for another process building ${name}`, () => locked);
+}
+
 /**
  * Returns the cache entry `dir`, building it first if it is missing: `build` fills a temporary
  * directory beside it, which is renamed to `dir` once complete. Holds `dir.lock` (flock) while
@@ -89,7 +99,7 @@ export async function cachedDir(
   const name = dir.slice(dir.lastIndexOf("/") + 1);
   await Deno.mkdir(parent, { recursive: true });
   using lock = await Deno.open(`${dir}.lock`, { create: true, write: true });
-  await lock.lock(true);
+  await waitForLock(lock, name);
   try {
     if (await exists(dir)) return dir;
     // Left by a process that died while holding the lock.
