@@ -79,7 +79,7 @@ async function sourceFiles(): Promise<string[]> {
 const OPERATOR_BASE: RootfsSpec = { name: "operator-base", packages: ["ca-certificates"] };
 
 /** Bump when the app layer is laid out differently. */
-const APP_RECIPE = 1;
+const APP_RECIPE = 2;
 
 async function appLayer(): Promise<Layer> {
   const files = await sourceFiles();
@@ -109,6 +109,12 @@ async function appLayer(): Promise<Layer> {
           env: { DENO_DIR: `${tree}${DENO_DIR}`, DENO_NO_PACKAGE_JSON: "1" },
           logFile: `${tree}.deno-cache.log`,
         }));
+      // The machine's deno also left caches keyed by paths on this machine: keep the downloads.
+      for await (const entry of Deno.readDir(`${tree}${DENO_DIR}`)) {
+        if (entry.name !== "npm" && entry.name !== "remote") {
+          await Deno.remove(`${tree}${DENO_DIR}/${entry.name}`, { recursive: true });
+        }
+      }
       const base = await ensureRootfs(OPERATOR_BASE);
       await Deno.mkdir(`${tree}.work`);
       // One run inside the image (its paths, root, offline) leaves the transpiled sources and
