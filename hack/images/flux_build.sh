@@ -44,10 +44,18 @@ timed sched-install ninja -C build install
 
 # Debian's Python scheme puts packages of a prefix under local/lib/python3.11/dist-packages, where
 # Flux's Python does not look: move them next to flux-core's.
+# flux-sched also links lib/flux/python3.11/fluxion (where flux commands look) to that place: the
+# link follows the move.
 site="$PREFIX/lib/python3.11/site-packages"
-if [ -d "$PREFIX/local/lib/python3.11/dist-packages" ]; then
+debian_site="$PREFIX/local/lib/python3.11/dist-packages"
+if [ -d "$debian_site" ]; then
   mkdir -p "$site"
-  cp -a "$PREFIX/local/lib/python3.11/dist-packages/." "$site/"
+  cp -a "$debian_site/." "$site/"
+  find "$PREFIX" -type l -lname "$debian_site/*" -print0 |
+    while IFS= read -r -d '' link; do
+      target="$(readlink "$link")"
+      ln -sfn "$site/${target#"$debian_site/"}" "$link"
+    done
   rm -rf "$PREFIX/local"
 fi
 
@@ -65,5 +73,12 @@ strip_elf() {
 export -f strip_elf
 timed strip find "$PREFIX" -type f -exec bash -c 'strip_elf "$@"' strip_elf {} +
 
+dangling="$(find "$PREFIX" -xtype l)"
+if [ -n "$dangling" ]; then
+  echo "dangling links in the install:" >&2
+  echo "$dangling" >&2
+  exit 1
+fi
 "$PREFIX/bin/flux" version
+"$PREFIX/bin/flux" python -c 'import flux, fluxion; print("flux python: flux and fluxion import")'
 find "$PREFIX" -name 'sched-fluxion*' -o -name 'resource.so' | sort

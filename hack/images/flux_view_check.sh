@@ -28,6 +28,12 @@ echo "view Python root: $foundroot"
 
 flux version
 python3 -c 'import flux, fluxion; print("python: flux and fluxion import")'
+flux python -c 'import fluxion; print("flux python: fluxion imports")'
+dangling="$(find /opt/software "$viewroot" -xtype l)"
+[ -z "$dangling" ] || {
+  echo "dangling links: $dangling" >&2
+  exit 1
+}
 ls "$viewroot/etc/flux/rc1.d"
 # A single-broker instance: its size, its resources, its modules, a job through the scheduler.
 flux start flux getattr size
