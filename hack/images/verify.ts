@@ -101,8 +101,10 @@ async function verifyFluxView(rootfs: string, work: string): Promise<void> {
     "/bin/bash",
     "/mnt/flux_view_check.sh",
   ], { logFile });
-  const text = await Deno.readTextFile(logFile);
-  log(`flux-view: ${text.trimEnd().split("\n").filter((l) => !l.startsWith("$ ")).join(" | ")}`);
+  const lines = (await Deno.readTextFile(logFile)).trimEnd().split("\n");
+  log(
+    `flux-view: ${lines.at(-1)}: view copied, broker started, Fluxion loaded, job ran (${logFile})`,
+  );
 }
 
 /** Flattens `layers` under `work` and checks the image `name`; removes what it made. */
