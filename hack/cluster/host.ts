@@ -181,17 +181,40 @@ export async function unmountUnder(dir: string): Promise<number> {
   return count;
 }
 
-/** Every cgroup hierarchy's directory for `root` (cgroup v1 controllers and the unified one). */
+/** Mount points of the cgroup hierarchies (cgroup v1 controllers and the unified one). */
+async function cgroupMounts(): Promise<string[]> {
+  const mountinfo = await Deno.readTextFile("/proc/self/mountinfo");
+  return mountinfo.split("\n").flatMap((line) => {
+    const [before, after] = line.split(" - ");
+    return after && /^cgroup2? /.test(after) ? [before.split(" ")[4]] : [];
+  });
+}
+
+/** Every hierarchy's directory for `root` that exists. */
 async function cgroupDirs(root: string): Promise<string[]> {
   const dirs: string[] = [];
-  const mountinfo = await Deno.readTextFile("/proc/self/mountinfo");
-  for (const line of mountinfo.split("\n")) {
-    const [before, after] = line.split(" - ");
-    if (!after || !/^cgroup2? /.test(after)) continue;
-    const dir = `${before.split(" ")[4]}${root}`;
-    if (await exists(dir)) dirs.push(dir);
+  for (const mount of await cgroupMounts()) {
+    if (await exists(`${mount}${root}`)) dirs.push(`${mount}${root}`);
   }
   return dirs;
+}
+
+/**
+ * Creates `root` in every hierarchy: the kubelet refuses a cgroupRoot that does not exist. A new
+ * cgroup v1 cpuset has no CPUs or memory nodes (no task could join it): it gets its parent's.
+ */
+export async function createCgroupRoot(root: string): Promise<void> {
+  for (const mount of await cgroupMounts()) {
+    const dir = `${mount}${root}`;
+    await Deno.mkdir(dir, { recursive: true });
+    for (const file of ["cpuset.cpus", "cpuset.mems"]) {
+      const parent = await Deno.readTextFile(`${mount}/${file}`).catch(() => undefined);
+      const own = await Deno.readTextFile(`${dir}/${file}`).catch(() => undefined);
+      if (parent !== undefined && own?.trim() === "") {
+        await Deno.writeTextFile(`${dir}/${file}`, parent);
+      }
+    }
+  }
 }
 
 async function cgroupTree(dir: string): Promise<string[]> {

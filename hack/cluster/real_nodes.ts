@@ -8,6 +8,7 @@ import { stringify } from "yaml";
 import { type ApiConnection, waitFor } from "./api.ts";
 import {
   assertBridgeFree,
+  createCgroupRoot,
   ensureBridge,
   ensureFirewall,
   type HostRecord,
@@ -335,6 +336,7 @@ export async function startRealNodes(
       () => containerdReady(p.containerdSocket),
     );
     await importImages(l.dir, p.containerdSocket, images.archives);
+    await createCgroupRoot(cgroupRoot(l.name));
     await startDaemon(paths, state, `kubelet/${l.name}`, kubelet, kubeletArgs(l));
   }
   real.count = total;

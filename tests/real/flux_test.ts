@@ -11,7 +11,7 @@ import { FLUX_APP_IMAGE } from "../../hack/images/refs.ts";
 import { eventually } from "../harness.ts";
 import { kubectl, REAL_NAMESPACE, type RealEnv, realMiniCluster, realTest } from "./env.ts";
 
-const FLUX = "flux";
+/** The Flux container is named after its MiniCluster (as the Go operator names it). */
 
 async function condition(env: RealEnv, name: string, type: string): Promise<Condition | undefined> {
   const mc = await env.client.get<MiniCluster>(MiniClusters, REAL_NAMESPACE, name);
@@ -44,8 +44,9 @@ async function runningPods(env: RealEnv, name: string, count: number): Promise<P
 }
 
 /** Runs `script` in the lead broker through the generated connect script (a shell on Flux). */
-function onLeadBroker(env: RealEnv, name: string, script: string): Promise<string> {
-  return env.exec(`${name}-0`, FLUX, ["bash", "/mnt/flux/flux-connect.sh"], script);
+async function onLeadBroker(env: RealEnv, name: string, script: string): Promise<string> {
+  const lead = await podName(env, name, 0);
+  return await env.exec(lead, name, ["bash", "/mnt/flux/flux-connect.sh"], script);
 }
 
 /** `flux resource list` → the NNODES of a state ("free", "down", ...). */
@@ -81,7 +82,7 @@ realTest(
     await waitCondition(env, name, "Succeeded");
     const seconds = ((performance.now() - t0) / 1000).toFixed(1);
     const lead = await podName(env, name, 0);
-    const log = await env.logs(lead, FLUX);
+    const log = await env.logs(lead, name);
     // Every broker joined (the overlay is full) and the resource set has three nodes.
     assert.match(log, /\bfull\b/, log);
     assert.equal(nodesIn(log, "free"), 3, log);
@@ -106,7 +107,7 @@ realTest("real: batch mode runs every command and logging.timed reports timings"
     commands: { post: "cat /tmp/fluxout/job-*.out" },
   }));
   await waitCondition(env, name, "Succeeded");
-  const log = await env.logs(await podName(env, name, 0), FLUX);
+  const log = await env.logs(await podName(env, name, 0), name);
   assert.match(log, /^first-output$/m, log);
   assert.match(log, /^second-output$/m, log);
   assert.match(log, new RegExp(`^${name}-[01]$`, "m"), log);
@@ -151,7 +152,7 @@ realTest("real: a failing command makes the MiniCluster Failed", async (env) => 
   const failed = await waitCondition(env, name, "Failed");
   const lead = await podName(env, name, 0).catch(() => undefined);
   if (lead) {
-    const log = await env.logs(lead, FLUX).catch(() => "");
+    const log = await env.logs(lead, name).catch(() => "");
     if (log) assert.match(log, /Flux finished with exit code [1-9]/, log);
   }
   assert.equal(
@@ -187,7 +188,7 @@ realTest(
 
 realTest("real: a sidecar's port is reached by its Service name from another pod", async (env) => {
   const name = "sidecar";
-  const mc = realMiniCluster(name, { size: 1, interactive: true });
+  const mc = realMiniCluster(name, { size: 1, interactive: true }, { runFlux: true });
   mc.spec!.containers!.push({
     name: "web",
     image: FLUX_APP_IMAGE,
@@ -205,7 +206,7 @@ realTest("real: a sidecar's port is reached by its Service name from another pod
   });
   await env.apply(client);
   await waitCondition(env, `${name}-client`, "Succeeded");
-  const log = await env.logs(await podName(env, `${name}-client`, 0), FLUX);
+  const log = await env.logs(await podName(env, `${name}-client`, 0), `${name}-client`);
   assert.match(log, new RegExp(`^${name}-0$`, "m"), log);
 });
 
