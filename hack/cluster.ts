@@ -3,7 +3,8 @@
 // KWOK with fake Nodes, all as local processes with their state in .cluster/.
 //
 //   up [--control-plane-only] [--nodes N] [--dir D]   prints the kubeconfig path as last line
-//   down [--dir D]                                     stops every process, removes D
+//   down [--dir D]                                     stops every process (also those recorded
+//                                                      in D/*.pid), removes D
 //   status [--dir D] [--quiet]                         exit 0 when the cluster is healthy
 
 import { parseArgs } from "node:util";
@@ -13,7 +14,8 @@ const USAGE = `usage: deno task cluster <up|down|status> [options]
   up       start (or reuse) the cluster; prints the kubeconfig path last
            --control-plane-only   only etcd + kube-apiserver
            --nodes N              fake KWOK nodes (default 4)
-  down     stop every process of the cluster and remove its state
+  down     stop every process of the cluster (and those recorded in its *.pid files) and
+           remove its state
   status   show what runs (exit 0 when healthy, 1 otherwise); --quiet prints nothing
 common:    --dir D                state directory (default .cluster)`;
 
