@@ -121,8 +121,6 @@ async function denoTest(env: Record<string, string>): Promise<{ passed: number; 
 }
 
 async function main(): Promise<number> {
-  // Child deno processes must not resolve the toolchain pin in package.json (see ./task).
-  Deno.env.set("DENO_NO_PACKAGE_JSON", "1");
   const t0 = performance.now();
   let clusterDir: string | undefined; // set when this script started the cluster
   // One teardown shared by the normal path and the signal handlers: whoever comes second waits

@@ -78,7 +78,7 @@ export class OperatorProcess {
       stdin: "null",
       stdout: "null",
       stderr: "piped",
-      env: { NO_COLOR: "1", DENO_NO_PACKAGE_JSON: "1" },
+      env: { NO_COLOR: "1" },
     }).spawn();
     let foundPort: (port: number) => void = () => {};
     let noPort: (e: Error) => void = () => {};
