@@ -1,6 +1,7 @@
 // deno task test — the whole suite, as CI runs it (.ci/run):
 //   shellcheck → Kubernetes binaries → deno task check → generated code up to date →
-//   full local cluster (KWOK) → deno test -A tests/ (unit, integration, e2e) with MC_KUBECONFIG.
+//   full local cluster (KWOK) → deno test -A tests/ (unit, integration, e2e) with MC_KUBECONFIG →
+//   deno.lock unchanged by all of it.
 // A cluster this script starts is torn down at the end, also on failure or SIGINT/SIGTERM.
 // Ends with the plain line "N passed, N failed": deno test's counts plus one per static step.
 
@@ -142,6 +143,9 @@ async function main(): Promise<number> {
     });
   }
 
+  // deno.json freezes the lock, so Deno itself refuses to change it; this also catches a change
+  // by any other means during the run.
+  const lockAtStart = await Deno.readTextFile("deno.lock");
   try {
     await step("shellcheck", async () => {
       await ensureShellcheck();
@@ -186,6 +190,14 @@ async function main(): Promise<number> {
     const tests = await denoTest(env);
     await teardown();
     if (signaled) return signaled === "SIGINT" ? 130 : 143;
+    await step("deno.lock unchanged by the run", async () => {
+      if (await Deno.readTextFile("deno.lock") !== lockAtStart) {
+        throw new Error(
+          "deno.lock changed during the run: lock the dependency (deno install --frozen=false) " +
+            "and commit deno.lock",
+        );
+      }
+    });
 
     const stepsPassed = results.filter((r) => r.ok).length;
     const stepsFailed = results.length - stepsPassed;
