@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import { parse, stringify } from "yaml";
 import { startRecorded, up } from "./cluster/lifecycle.ts";
 import { groupMembers } from "./cluster/processes.ts";
+import { compilePermissions } from "./permissions.ts";
 
 const ROOT = resolve(new URL("..", import.meta.url).pathname);
 const DIR = join(ROOT, ".cluster");
@@ -23,19 +24,6 @@ const READY_TIMEOUT = "180s";
 const NAMESPACE = "default";
 
 const say = (msg: string) => console.error(`[demo] ${msg}`);
-
-/**
- * The permission flags (and V8 flags) of `deno task compile`, so the demo runs with exactly the
- * image's rights and memory settings.
- */
-export function compilePermissions(denoJson: string): string[] {
-  const task: string = JSON.parse(denoJson).tasks?.compile ?? "";
-  const flags = task.split(/\s+/).filter((a) => /^--(allow|deny)-|^--v8-flags=/.test(a));
-  if (!flags.some((f) => /^--(allow|deny)-/.test(f))) {
-    throw new Error("deno.json: the compile task has no permission flags");
-  }
-  return flags;
-}
 
 /** The example as the demo applies it: KWOK's pods stay Running, so Ready can be seen. */
 export function demoManifest(exampleYaml: string): string {
