@@ -388,11 +388,11 @@ export function recordedGroups(dir: string): number[] {
  * and the processes recorded by `startRecorded`.
  */
 export function clusterGroups(dir: string, state: ClusterState | undefined): number[] {
-  const recorded = Object.values(state?.pids ?? {}).filter((p) => groupMembers(p).length > 0);
+  const components = Object.values(state?.pids ?? {}).filter((p) => groupMembers(p).length > 0);
   return [
     ...new Set([
       ...recordedGroups(dir),
-      ...recorded,
+      ...components,
       ...groupsReferencing(new ClusterPaths(dir).dir),
     ]),
   ];
