@@ -9,8 +9,8 @@
 # --v8-flags=--optimize-for-size, which deno compile bakes into the binary).
 FROM denoland/deno:2.9.6 AS build
 WORKDIR /src
-# deno.json and its lock (not package.json: that only pins the toolchain for ./task, and the
-# image brings its own Deno).
+# deno.json and its lock (not .tools/: that only pins the toolchain for ./task, and the image
+# brings its own Deno).
 COPY deno.json deno.lock ./
 COPY api/ api/
 COPY runtime/ runtime/

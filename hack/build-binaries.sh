@@ -2,6 +2,9 @@
 # Builds the Kubernetes binaries, etcd, KWOK and CoreDNS from their Go modules (through the Go
 # module proxy) into a cache outside the repository, keyed by version.
 # Re-running is cheap: a binary that is already in the cache is not rebuilt.
+# Concurrent runs are safe: each holds an exclusive lock on the cache for its whole build (a second
+# run waits, then finds the binaries built), and every output is written under a unique temporary
+# name in its final directory and renamed into place.
 #
 #   build-binaries.sh [NAME...]   NAME: etcd kube-apiserver kube-controller-manager
 #                                 kube-scheduler kwok kubelet kube-proxy coredns
@@ -22,19 +25,52 @@ mkdir -p "$BIN_DIR" "$WORK"
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 step() { printf '[build-binaries] %s\n' "$*" >&2; }
 
-# Shows that a long `go build` is alive: elapsed time every 20 s.
+# One build of the cache at a time (`./task demo` and `./task test` started together once raced
+# on the same temporary file). The lock is released when this script exits.
+LOCK="$CACHE_ROOT/build.lock"
+exec 9>>"$LOCK"
+if ! flock -n 9; then
+  step "waiting for another build of $CACHE_ROOT to finish (lock $LOCK)"
+  flock 9
+fi
+
+# Temporary outputs of this run, removed if it stops halfway.
+TEMPS=()
+trap 'rm -f "${TEMPS[@]}"' EXIT
+# new_temp PATH: sets TMP to a new, empty, uniquely named file next to PATH (same directory, so
+# that the final mv is an atomic rename). Not in a subshell: TEMPS must see it.
+new_temp() {
+  TMP=$(mktemp "$1.tmp.XXXXXX")
+  TEMPS+=("$TMP")
+}
+
+# Shows that a long `go build` is alive: elapsed time every 20 s (checked every second, so a
+# short build is not held up).
 with_progress() {
   local what="$1"; shift
-  local start=$SECONDS
+  local start=$SECONDS next=$((SECONDS + 20))
   "$@" &
   local pid=$!
   while kill -0 "$pid" 2>/dev/null; do
-    sleep 20 &
-    wait $! || true
-    kill -0 "$pid" 2>/dev/null && step "  ... still building $what ($((SECONDS - start)) s)"
+    sleep 1
+    if [ "$SECONDS" -ge "$next" ] && kill -0 "$pid" 2>/dev/null; then
+      step "  ... still building $what ($((SECONDS - start)) s)"
+      next=$((next + 20))
+    fi
   done
   wait "$pid"
   step "  built $what in $((SECONDS - start)) s"
+}
+
+# go_build DIR NAME LDFLAGS PACKAGE: builds PACKAGE in module DIR into $BIN_DIR/NAME.
+go_build() {
+  local dir="$1" name="$2" ldflags="$3" pkg="$4" tmp
+  new_temp "$BIN_DIR/$name"
+  tmp=$TMP
+  # go build overwrites the empty file that mktemp made.
+  (cd "$dir" && with_progress "$name" go build -trimpath -ldflags "$ldflags" -o "$tmp" "$pkg")
+  chmod 0755 "$tmp"
+  mv "$tmp" "$BIN_DIR/$name"
 }
 
 wanted() { # name
@@ -55,8 +91,10 @@ build_kubernetes() {
   if [ ! -f "$dir/go.mod" ]; then
     # A throwaway module that requires k8s.io/kubernetes and points each staging module
     # (declared as v0.0.0 with a local replace upstream) at its published v0.x version.
-    local upstream
+    local upstream tmp
     upstream=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+    new_temp "$dir/go.mod"
+    tmp=$TMP
     {
       echo "module local/k8sbuild"
       echo
@@ -66,16 +104,15 @@ build_kubernetes() {
       echo
       grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging' "$upstream" | awk '{print $1}' | sort -u |
         while read -r m; do echo "replace $m => $m $staging"; done
-    } >"$dir/go.mod.tmp"
-    mv "$dir/go.mod.tmp" "$dir/go.mod"
+    } >"$tmp"
+    mv "$tmp" "$dir/go.mod"
   fi
   local pkg="k8s.io/component-base/version"
   local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
   local ldflags="-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
   ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION -X $pkg.buildDate=1970-01-01T00:00:00Z"
   for n in "${missing[@]}"; do
-    (cd "$dir" && with_progress "$n" go build -trimpath -ldflags "$ldflags" -o "$BIN_DIR/$n.tmp" "k8s.io/kubernetes/cmd/$n")
-    mv "$BIN_DIR/$n.tmp" "$BIN_DIR/$n"
+    go_build "$dir" "$n" "$ldflags" "k8s.io/kubernetes/cmd/$n"
   done
 }
 
@@ -87,10 +124,13 @@ build_module_binary() { # name module version package
   mkdir -p "$dir"
   step "$name from $module@$version"
   if [ ! -f "$dir/go.mod" ]; then
-    printf 'module local/%sbuild\n\ngo 1.24.0\n\nrequire %s %s\n' "$name" "$module" "$version" >"$dir/go.mod"
+    local tmp
+    new_temp "$dir/go.mod"
+    tmp=$TMP
+    printf 'module local/%sbuild\n\ngo 1.24.0\n\nrequire %s %s\n' "$name" "$module" "$version" >"$tmp"
+    mv "$tmp" "$dir/go.mod"
   fi
-  (cd "$dir" && with_progress "$name" go build -trimpath -ldflags "-s -w" -o "$BIN_DIR/$name.tmp" "$pkg")
-  mv "$BIN_DIR/$name.tmp" "$BIN_DIR/$name"
+  go_build "$dir" "$name" "-s -w" "$pkg"
 }
 
 # CoreDNS with only the plugins a cluster needs (hack/coredns/main.go); its Kubernetes client
@@ -110,8 +150,7 @@ build_coredns() {
     } >"$dir/go.mod"
     (cd "$dir" && go mod tidy >&2)
   fi
-  (cd "$dir" && with_progress coredns go build -trimpath -ldflags "-s -w" -o "$BIN_DIR/coredns.tmp" .)
-  mv "$BIN_DIR/coredns.tmp" "$BIN_DIR/coredns"
+  go_build "$dir" coredns "-s -w" .
 }
 
 if [ $# -gt 0 ]; then WANTED=("$@"); else

@@ -4,7 +4,9 @@
 //
 //   up [--control-plane-only] [--nodes N] [--real-nodes N] [--dir D]
 //                                                      prints the kubeconfig path as last line
-//   down [--dir D]                                     stops every process, removes D
+//   down [--dir D]                                     stops every process (also those recorded
+//                                                      in D/*.pid), undoes what real nodes
+//                                                      changed on the machine, removes D
 //   status [--dir D] [--quiet]                         exit 0 when the cluster is healthy
 
 import { parseArgs } from "node:util";
@@ -16,7 +18,8 @@ const USAGE = `usage: deno task cluster <up|down|status> [options]
            --nodes N              fake KWOK nodes (default 4)
            --real-nodes N         real nodes beside them (kubelet + containerd, cluster DNS);
                                   needs root; builds the local images on first use
-  down     stop every process of the cluster and remove its state
+  down     stop every process of the cluster (and those recorded in its *.pid files), undo
+           what real nodes changed on the machine, and remove its state
   status   show what runs (exit 0 when healthy, 1 otherwise); --quiet prints nothing
 common:    --dir D                state directory (default .cluster)`;
 

@@ -4,19 +4,19 @@
 //   → wait until the MiniCluster is Ready → print what the operator made.
 //
 // The operator keeps running afterwards so you can play with it; `./task cluster down` stops it
-// together with the cluster (it runs in its own session and names .cluster/ on its command line,
-// which is how `down` finds every process of the cluster). Running the demo again restarts the
-// operator on the current code and reuses the cluster.
+// together with the cluster (it runs in its own session, recorded in .cluster/operator.pid, and
+// `down` stops every process group recorded there). Running the demo again restarts the operator
+// on the current code and reuses the cluster.
 
 import { join, resolve } from "node:path";
 import { parse, stringify } from "yaml";
-import { up } from "./cluster/lifecycle.ts";
-import { groupMembers, spawnDaemon, stopGroups } from "./cluster/processes.ts";
+import { startRecorded, up } from "./cluster/lifecycle.ts";
+import { groupMembers } from "./cluster/processes.ts";
+import { compilePermissions } from "./permissions.ts";
 
 const ROOT = resolve(new URL("..", import.meta.url).pathname);
 const DIR = join(ROOT, ".cluster");
 const OPERATOR_LOG = join(DIR, "operator.log");
-const OPERATOR_PID = join(DIR, "operator.pid");
 const EXAMPLE = join(ROOT, "examples", "hello-world.yaml");
 const CRD = join(ROOT, "crds", "minicluster.yaml");
 const READY_TIMEOUT = "180s";
@@ -24,19 +24,6 @@ const READY_TIMEOUT = "180s";
 const NAMESPACE = "default";
 
 const say = (msg: string) => console.error(`[demo] ${msg}`);
-
-/**
- * The permission flags (and V8 flags) of `deno task compile`, so the demo runs with exactly the
- * image's rights and memory settings.
- */
-export function compilePermissions(denoJson: string): string[] {
-  const task: string = JSON.parse(denoJson).tasks?.compile ?? "";
-  const flags = task.split(/\s+/).filter((a) => /^--(allow|deny)-|^--v8-flags=/.test(a));
-  if (!flags.some((f) => /^--(allow|deny)-/.test(f))) {
-    throw new Error("deno.json: the compile task has no permission flags");
-  }
-  return flags;
-}
 
 /** The example as the demo applies it: KWOK's pods stay Running, so Ready can be seen. */
 export function demoManifest(exampleYaml: string): string {
@@ -66,14 +53,6 @@ async function kubectl(kubeconfig: string, args: string[], stdin?: string): Prom
   const text = (b: Uint8Array) => new TextDecoder().decode(b);
   if (!out.success) throw new Error(`kubectl ${args.join(" ")}:\n${text(out.stderr)}`);
   return text(out.stdout);
-}
-
-/** Stops the operator a previous demo started (its own process group), if it still runs. */
-async function stopPreviousOperator(): Promise<void> {
-  const pid = Number(await Deno.readTextFile(OPERATOR_PID).catch(() => ""));
-  if (!Number.isInteger(pid) || pid <= 0 || groupMembers(pid).length === 0) return;
-  say(`stopping the operator of a previous demo (pid ${pid})`);
-  await stopGroups([pid], 30_000);
 }
 
 function freePort(): number {
@@ -123,7 +102,6 @@ async function main(): Promise<number> {
     "--timeout=60s",
   ]);
 
-  await stopPreviousOperator();
   const permissions = compilePermissions(await Deno.readTextFile(join(ROOT, "deno.json")));
   const port = freePort();
   const args = [
@@ -139,8 +117,13 @@ async function main(): Promise<number> {
     "--bind-address=127.0.0.1",
   ];
   say(`operator: deno ${args.join(" ")}`);
-  const pid = spawnDaemon({ binary: Deno.execPath(), args, logFile: OPERATOR_LOG, cwd: ROOT });
-  await Deno.writeTextFile(OPERATOR_PID, `${pid}\n`);
+  // Recorded in .cluster/operator.pid: `./task cluster down` stops it; an earlier one is stopped.
+  const pid = await startRecorded(DIR, "operator", {
+    binary: Deno.execPath(),
+    args,
+    logFile: OPERATOR_LOG,
+    cwd: ROOT,
+  });
   await waitReady(pid, port);
   say(`operator ready (pid ${pid}, /readyz on 127.0.0.1:${port})`);
 

@@ -2,7 +2,7 @@
 //   shellcheck → Kubernetes binaries → deno task check → generated code up to date →
 //   full local cluster (KWOK nodes and a real node, with the local images) →
 //   deno test -A tests/ (unit, integration, e2e on KWOK, real/ on the real node) with
-//   MC_KUBECONFIG and MC_REAL_NODES=1.
+//   MC_KUBECONFIG and MC_REAL_NODES=1 → deno.lock unchanged by all of it.
 // A cluster this script starts is torn down at the end, also on failure or SIGINT/SIGTERM.
 // Ends with the plain line "N passed, N failed": deno test's counts plus one per static step.
 
@@ -123,8 +123,6 @@ async function denoTest(env: Record<string, string>): Promise<{ passed: number; 
 }
 
 async function main(): Promise<number> {
-  // Child deno processes must not resolve the toolchain pin in package.json (see ./task).
-  Deno.env.set("DENO_NO_PACKAGE_JSON", "1");
   const t0 = performance.now();
   let clusterDir: string | undefined; // set when this script started the cluster
   // One teardown shared by the normal path and the signal handlers: whoever comes second waits
@@ -146,6 +144,9 @@ async function main(): Promise<number> {
     });
   }
 
+  // deno.json freezes the lock, so Deno itself refuses to change it; this also catches a change
+  // by any other means during the run.
+  const lockAtStart = await Deno.readTextFile("deno.lock");
   try {
     await step("shellcheck", async () => {
       await ensureShellcheck();
@@ -197,6 +198,14 @@ async function main(): Promise<number> {
     const tests = await denoTest(env);
     await teardown();
     if (signaled) return signaled === "SIGINT" ? 130 : 143;
+    await step("deno.lock unchanged by the run", async () => {
+      if (await Deno.readTextFile("deno.lock") !== lockAtStart) {
+        throw new Error(
+          "deno.lock changed during the run: lock the dependency (deno install --frozen=false) " +
+            "and commit deno.lock",
+        );
+      }
+    });
 
     const stepsPassed = results.filter((r) => r.ok).length;
     const stepsFailed = results.length - stepsPassed;

@@ -14,6 +14,7 @@ import {
   isInCluster,
   KubeconfigError,
   loadKubeconfig,
+  splitKubeconfigList,
 } from "./kubeconfig.ts";
 import { apiVersionOf, resourceName, resourcePath, type ResourceType } from "./resources.ts";
 
@@ -210,8 +211,8 @@ export class KubeClient {
   }
 
   /**
-   * The client for wherever the process runs: an explicit kubeconfig path, else `$KUBECONFIG`,
-   * else the in-cluster ServiceAccount, else `~/.kube/config`.
+   * The client for wherever the process runs: an explicit kubeconfig file, else the `$KUBECONFIG`
+   * list, else the in-cluster ServiceAccount, else `~/.kube/config`.
    */
   static async load(
     opts: { kubeconfig?: string; context?: string } & ClientOptions = {},
@@ -219,7 +220,9 @@ export class KubeClient {
     const { kubeconfig, context, ...clientOptions } = opts;
     if (kubeconfig) return await KubeClient.fromKubeconfig(kubeconfig, context, clientOptions);
     const env = Deno.env.get("KUBECONFIG");
-    if (env) return await KubeClient.fromKubeconfig(env, context, clientOptions);
+    if (env) {
+      return await KubeClient.fromKubeconfig(splitKubeconfigList(env), context, clientOptions);
+    }
     if (isInCluster()) return await KubeClient.inCluster(clientOptions);
     const home = `${homeDir()}/.kube/config`;
     try {
@@ -233,9 +236,9 @@ export class KubeClient {
     return await KubeClient.fromKubeconfig(home, context, clientOptions);
   }
 
-  /** A client from a kubeconfig file (or a `$KUBECONFIG`-style list of files). */
+  /** A client from one kubeconfig file, or from a list of them merged like `$KUBECONFIG`. */
   static async fromKubeconfig(
-    path: string,
+    path: string | string[],
     context?: string,
     options?: ClientOptions,
   ): Promise<KubeClient> {

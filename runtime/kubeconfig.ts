@@ -224,31 +224,49 @@ function missingUser(user: string, context: string): never {
   throw new KubeconfigError(`user "${user}" of context "${context}" not found`);
 }
 
-/** Loads and resolves kubeconfig file(s); `paths` may be a `$KUBECONFIG`-style list. */
+/**
+ * Loads and resolves kubeconfig file(s). A string names exactly one file (`--kubeconfig`): it must
+ * be readable, and a colon in it is part of the name. A list (`$KUBECONFIG`, see
+ * `splitKubeconfigList`) is merged; like kubectl, files of it that do not exist are skipped, but
+ * when none can be read the error names every path tried.
+ */
 export async function loadKubeconfig(
   paths: string | string[],
   context?: string,
 ): Promise<ClusterConnection> {
-  const list = (Array.isArray(paths) ? paths : splitPathList(paths)).filter((p) => p !== "");
-  if (list.length === 0) throw new KubeconfigError("no kubeconfig path given");
+  const single = !Array.isArray(paths);
+  const list = single ? [paths] : paths.filter((p) => p !== "");
+  if (list.length === 0 || list[0] === "") throw new KubeconfigError("no kubeconfig path given");
   const configs: Kubeconfig[] = [];
+  const read: string[] = [];
   for (const path of list) {
     let text: string;
     try {
       text = await Deno.readTextFile(path);
     } catch (e) {
-      // Like kubectl, a missing file in a $KUBECONFIG list is skipped; a single one is an error.
-      if (e instanceof Deno.errors.NotFound && list.length > 1) continue;
+      if (e instanceof Deno.errors.NotFound && !single) continue;
       throw new KubeconfigError(`cannot read kubeconfig ${path}: ${(e as Error).message}`);
     }
     configs.push(await parseKubeconfig(text, path));
+    read.push(path);
+  }
+  if (read.length === 0) {
+    throw new KubeconfigError(`no kubeconfig found: none of ${list.join(", ")} exists`);
   }
   // Relative paths are resolved against the file that holds the winning entries; with a single
   // file (the usual case) that is exact, with a list the first file's directory is used.
-  return await resolveKubeconfig(mergeKubeconfigs(configs), {
-    context,
-    baseDir: dirname(absolutePath(list[0])),
-  });
+  try {
+    return await resolveKubeconfig(mergeKubeconfigs(configs), {
+      context,
+      baseDir: dirname(absolutePath(read[0])),
+    });
+  } catch (e) {
+    // Name the file(s): "no current-context" alone does not say which kubeconfig was read.
+    if (e instanceof KubeconfigError) {
+      throw new KubeconfigError(`kubeconfig ${read.join(":")}: ${e.message}`);
+    }
+    throw e;
+  }
 }
 
 /** The ServiceAccount connection of a Pod (`KUBERNETES_SERVICE_HOST/PORT` + mounted files). */
@@ -292,8 +310,9 @@ export function isInCluster(
   }
 }
 
-function splitPathList(paths: string): string[] {
-  return paths.split(Deno.build.os === "windows" ? ";" : ":");
+/** The files of a `$KUBECONFIG`-style list (`a:b`, `;` on Windows), empty entries dropped. */
+export function splitKubeconfigList(paths: string): string[] {
+  return paths.split(Deno.build.os === "windows" ? ";" : ":").filter((p) => p !== "");
 }
 
 function decodeBase64(data: string): string {

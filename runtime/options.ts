@@ -53,7 +53,7 @@ export const FLAGS: readonly FlagSpec[] = [
     name: "kubeconfig",
     key: "kubeconfig",
     kind: "string",
-    help: "Path to a kubeconfig file. Unset: $KUBECONFIG, then in-cluster, then ~/.kube/config.",
+    help: "One kubeconfig file (not a list). Unset: $KUBECONFIG, in-cluster, ~/.kube/config.",
   },
   { name: "context", key: "context", kind: "string", help: "Kubeconfig context to use." },
   {
@@ -276,6 +276,8 @@ export function parseOptions(
 }
 
 function validate(o: OperatorOptions): void {
+  // An empty path is a mistake (`--kubeconfig=$UNSET`), not a request for the defaults.
+  if (o.kubeconfig === "") throw new OptionsError("--kubeconfig: empty path");
   if (o.concurrency < 1) throw new OptionsError("--concurrency must be at least 1");
   if (o.healthPort > 65535) throw new OptionsError("--health-port must be at most 65535");
   if (o.retryPeriodMs <= 0) throw new OptionsError("--retry-period must be positive");

@@ -7,9 +7,18 @@ import { componentArgs, type ComponentContext, KUBERNETES_SERVICE_IP } from "./c
 import { renderKubeconfig } from "./kubeconfig.ts";
 import { renderKwokConfig } from "./kwok_stages.ts";
 import { fakeNode, fakeNodeName } from "./nodes.ts";
-import { createPki, type Pki, pkiFiles } from "./pki.ts";
+import { createPki, pkiFiles } from "./pki.ts";
 import { freeLoopbackPorts } from "./ports.ts";
-import { groupMembers, isRunning, spawnDaemon, stopGroups } from "./processes.ts";
+import {
+  cmdline,
+  type DaemonSpec,
+  groupMembers,
+  isRunning,
+  recordedProcess,
+  spawnDaemon,
+  stopGroups,
+  writeProcessRecord,
+} from "./processes.ts";
 import {
   preflight,
   prepareHost,
@@ -27,6 +36,7 @@ import {
   type ComponentName,
   COMPONENTS,
   CONTROL_PLANE,
+  PROCESS_RECORD,
   readState,
   writeState,
 } from "./state.ts";
@@ -65,11 +75,12 @@ async function connect(paths: ClusterPaths, state: ClusterState): Promise<ApiCon
   });
 }
 
-function context(paths: ClusterPaths, state: ClusterState, pki: Pki): ComponentContext {
+/** What the components of a recorded cluster are started with (see components.ts). */
+export function componentContext(paths: ClusterPaths, state: ClusterState): ComponentContext {
   return {
     bin: (name) => bin(state, name),
     ports: state.ports,
-    pki,
+    pki: pkiFiles(paths.pki),
     kubeconfig: paths.kubeconfig,
     etcdDataDir: paths.etcdData,
     kwokConfig: paths.kwokConfig,
@@ -96,7 +107,7 @@ async function startMissing(
   state: ClusterState,
   names: readonly ComponentName[],
 ): Promise<ComponentName[]> {
-  const ctx = context(paths, state, pkiFiles(paths.pki));
+  const ctx = componentContext(paths, state);
   const started: ComponentName[] = [];
   state.fingerprints ??= {};
   for (const name of names) {
@@ -368,23 +379,83 @@ function groupsReferencing(dir: string, binaries = CLUSTER_BINARIES): number[] {
   return [...groups];
 }
 
-/** The process groups `down` stops: the recorded ones plus any stray daemon of this dir. */
+/**
+ * Starts a daemon that belongs to the cluster without being one of its components (the demo's
+ * operator) and records it in the state directory (`<name>.pid`), so that `down` stops it with
+ * the cluster. The process of an earlier record of that name is stopped first.
+ */
+export async function startRecorded(dir: string, name: string, spec: DaemonSpec): Promise<number> {
+  const paths = new ClusterPaths(dir);
+  const file = paths.processRecord(name);
+  const previous = readRecord(paths, file);
+  if (previous !== undefined) {
+    log(`stopping the previous ${name} (pid ${previous})`);
+    await stopGroups([previous], 30_000);
+  }
+  const pid = spawnDaemon(spec);
+  await writeProcessRecord(file, pid);
+  return pid;
+}
+
+function readRecord(paths: ClusterPaths, file: string): number | undefined {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+  } catch {
+    return undefined;
+  }
+  // A bare pid (the demo before records had a start time) counts only for a process whose
+  // command line names this cluster, as the demo's operator does with its kubeconfig path.
+  return recordedProcess(text, (pid) => cmdline(pid).some((a) => a.includes(`${paths.dir}/`)));
+}
+
+/** The live process groups recorded by `startRecorded` in the state directory. */
+export function recordedGroups(dir: string): number[] {
+  const paths = new ClusterPaths(dir);
+  const groups: number[] = [];
+  try {
+    for (const entry of Deno.readDirSync(paths.dir)) {
+      if (!entry.isFile || !entry.name.endsWith(PROCESS_RECORD)) continue;
+      const pid = readRecord(paths, join(paths.dir, entry.name));
+      if (pid !== undefined) groups.push(pid);
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return groups;
+}
+
+/**
+ * The process groups `down` stops: the components' recorded ones plus any stray daemon of this dir,
+ * and the processes recorded by `startRecorded`.
+ */
 export function clusterGroups(dir: string, state: ClusterState | undefined): number[] {
-  const recorded = Object.values(state?.pids ?? {}).filter((p) => groupMembers(p).length > 0);
-  return [...new Set([...recorded, ...groupsReferencing(new ClusterPaths(dir).dir)])];
+  const components = Object.values(state?.pids ?? {}).filter((p) => groupMembers(p).length > 0);
+  return [
+    ...new Set([
+      ...recordedGroups(dir),
+      ...components,
+      ...groupsReferencing(new ClusterPaths(dir).dir),
+    ]),
+  ];
 }
 
 export async function down(dir: string, opts: { quiet?: boolean } = {}): Promise<void> {
   const paths = new ClusterPaths(dir);
   const state = await readState(paths).catch(() => undefined);
-  // Real nodes first: their containers, mounts and host changes, while the apiserver still runs.
+  // What runs against the cluster (the demo's operator) stops first, while the API still answers.
+  const extra = recordedGroups(dir);
+  await stopGroups(extra, 30_000); // the operator drains its reconciles for at most 25 s
+  // Then real nodes: their containers, mounts and host changes.
   await stopRealNodes(paths, state, groupsReferencing(paths.dir, REAL_NODE_DAEMONS));
   const groups = clusterGroups(dir, state);
   await stopGroups(groups);
   await Deno.remove(paths.dir, { recursive: true }).catch((e) => {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   });
-  if (!opts.quiet) log(`stopped ${groups.length} processes; removed ${paths.dir}`);
+  if (!opts.quiet) {
+    log(`stopped ${new Set([...extra, ...groups]).size} processes; removed ${paths.dir}`);
+  }
 }
 
 /** Synchronous `down` for `unload` handlers: SIGKILL, then remove the directory. */

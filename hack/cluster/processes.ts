@@ -26,6 +26,8 @@ export function spawnDaemon(spec: DaemonSpec): number {
 interface ProcStat {
   state: string;
   pgrp: number;
+  /** Clock ticks after boot at which the process started: with the pid, it names one process. */
+  startTime: string;
 }
 
 function readStat(pid: number): ProcStat | undefined {
@@ -33,13 +35,14 @@ function readStat(pid: number): ProcStat | undefined {
     const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
     // The command name (field 2) may contain spaces and parentheses: split after the last ")".
     const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { state: rest[0], pgrp: Number(rest[2]) };
+    return { state: rest[0], pgrp: Number(rest[2]), startTime: rest[19] };
   } catch {
     return undefined;
   }
 }
 
-function cmdline(pid: number): string[] {
+/** The command line of `pid` (empty once it has exited). */
+export function cmdline(pid: number): string[] {
   try {
     return Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0").filter((s) => s !== "");
   } catch {
@@ -64,6 +67,32 @@ export function isRunning(pid: number, binary: string): boolean {
   // script, logFile, binary, ...): it is about to become `binary`, so it counts as running.
   if (argv0 === "/bin/sh" && argv[1] === "-c" && argv[4] === binary) return true;
   return argv0 === binary || argv0.endsWith(`/${binary.split("/").pop()}`);
+}
+
+/**
+ * A record of a daemon (`spawnDaemon`) in a file: its pid on the first line, its start time on the
+ * second, so that a pid the kernel has since given to another process is not taken for it.
+ */
+export async function writeProcessRecord(file: string, pid: number): Promise<void> {
+  await Deno.writeTextFile(file, `${pid}\n${readStat(pid)?.startTime ?? ""}\n`);
+}
+
+/**
+ * The pid of a record written by `writeProcessRecord` while that process still runs and leads its
+ * process group; undefined otherwise. `legacy` decides for a record without a start time (a bare
+ * pid file).
+ */
+export function recordedProcess(
+  text: string,
+  legacy: (pid: number) => boolean = () => false,
+): number | undefined {
+  const [pidLine, startTime] = text.split("\n").map((l) => l.trim());
+  const pid = Number(pidLine);
+  if (!/^\d+$/.test(pidLine ?? "") || pid <= 0) return undefined;
+  const stat = readStat(pid);
+  if (!stat || stat.state === "Z" || stat.state === "X" || stat.pgrp !== pid) return undefined;
+  if (startTime) return stat.startTime === startTime ? pid : undefined;
+  return legacy(pid) ? pid : undefined;
 }
 
 /** Live (non-zombie) processes whose process group is `pgid`. */

@@ -92,7 +92,17 @@ export class ClusterPaths {
   daemonLog(name: string) {
     return join(this.dir, "logs", `${name.replace("/", "-")}.log`);
   }
+  /**
+   * The record of a process that belongs to the cluster without being a component (the demo's
+   * operator): `down` stops the process group of every `*.pid` record in the directory.
+   */
+  processRecord(name: string) {
+    return join(this.dir, `${name}${PROCESS_RECORD}`);
+  }
 }
+
+/** File name suffix of the records of `ClusterPaths.processRecord`. */
+export const PROCESS_RECORD = ".pid";
 
 export async function readState(paths: ClusterPaths): Promise<ClusterState | undefined> {
   try {

@@ -4,7 +4,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { compilePermissions } from "../../hack/demo.ts";
+import { compilePermissions } from "../../hack/permissions.ts";
 import { parseMetrics, type Sample } from "./metrics_text.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -78,7 +78,7 @@ export class OperatorProcess {
       stdin: "null",
       stdout: "null",
       stderr: "piped",
-      env: { NO_COLOR: "1", DENO_NO_PACKAGE_JSON: "1" },
+      env: { NO_COLOR: "1" },
     }).spawn();
     let foundPort: (port: number) => void = () => {};
     let noPort: (e: Error) => void = () => {};

@@ -19,9 +19,8 @@ import {
   Secrets,
 } from "../../runtime/resources.ts";
 import { eventually } from "../harness.ts";
-import { down, up } from "../../hack/cluster/lifecycle.ts";
+import { componentContext, down, up } from "../../hack/cluster/lifecycle.ts";
 import { componentArgs } from "../../hack/cluster/components.ts";
-import { pkiFiles } from "../../hack/cluster/pki.ts";
 import { spawnDaemon, stopGroups } from "../../hack/cluster/processes.ts";
 import { ClusterPaths, readState, writeState } from "../../hack/cluster/state.ts";
 import type { OperatorProcess } from "../e2e/operator_process.ts";
@@ -83,14 +82,7 @@ export async function stopApiserver(dir: string): Promise<void> {
 export async function startApiserver(dir: string): Promise<void> {
   const paths = new ClusterPaths(dir);
   const state = (await readState(paths))!;
-  const args = componentArgs("kube-apiserver", {
-    bin: (name) => join(state.binDir, name),
-    ports: state.ports,
-    pki: pkiFiles(paths.pki),
-    kubeconfig: paths.kubeconfig,
-    etcdDataDir: paths.etcdData,
-    kwokConfig: paths.kwokConfig,
-  });
+  const args = componentArgs("kube-apiserver", componentContext(paths, state));
   state.pids["kube-apiserver"] = spawnDaemon({
     binary: join(state.binDir, "kube-apiserver"),
     args,

@@ -18,8 +18,7 @@ import { ConfigMaps, Namespaces, Secrets, ServiceAccounts } from "../../runtime/
 import { type RestartReason, Watcher, WatcherError } from "../../runtime/watcher.ts";
 import { apiserverArgs, type ComponentContext } from "../../hack/cluster/components.ts";
 import { renderKubeconfig } from "../../hack/cluster/kubeconfig.ts";
-import { down, up } from "../../hack/cluster/lifecycle.ts";
-import { pkiFiles } from "../../hack/cluster/pki.ts";
+import { componentContext, down, up } from "../../hack/cluster/lifecycle.ts";
 import { freeLoopbackPort } from "../../hack/cluster/ports.ts";
 import { spawnDaemon, stopGroups } from "../../hack/cluster/processes.ts";
 import { ClusterPaths, readState, writeState } from "../../hack/cluster/state.ts";
@@ -58,14 +57,7 @@ class OwnControlPlane {
       const kubeconfig1 = await up({ dir, mode: "control-plane-only", nodes: 0 });
       const paths = new ClusterPaths(dir);
       const state = (await readState(paths))!;
-      const ctx1: ComponentContext = {
-        bin: (name) => join(state.binDir, name),
-        ports: state.ports,
-        pki: pkiFiles(paths.pki),
-        kubeconfig: paths.kubeconfig,
-        etcdDataDir: paths.etcdData,
-        kwokConfig: paths.kwokConfig,
-      };
+      const ctx1 = componentContext(paths, state);
       const port2 = freeLoopbackPort();
       const binary = join(state.binDir, "kube-apiserver");
       // Not recorded in state.json (one pid per component), but `down` also stops every daemon

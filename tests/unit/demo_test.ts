@@ -1,7 +1,8 @@
 /** The pure parts of `deno task demo` (hack/demo.ts). */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { compilePermissions, demoManifest } from "../../hack/demo.ts";
+import { demoManifest } from "../../hack/demo.ts";
+import { compilePermissions } from "../../hack/permissions.ts";
 
 const read = (path: string) => Deno.readTextFileSync(new URL(`../../${path}`, import.meta.url));
 

@@ -7,6 +7,7 @@ import {
   mergeKubeconfigs,
   parseKubeconfig,
   resolveKubeconfig,
+  splitKubeconfigList,
 } from "../../runtime/kubeconfig.ts";
 
 const b64 = (s: string) => btoa(s);
@@ -135,9 +136,73 @@ contexts: [{name: c, context: {cluster: k, user: u, namespace: ns1}}]
     assert.equal(conn.namespace, "ns1");
 
     // A $KUBECONFIG-style list skips missing files; a single missing file is an error.
-    const listed = await loadKubeconfig(`${dir}/missing:${dir}/kubeconfig`);
+    const listed = await loadKubeconfig([`${dir}/missing`, `${dir}/kubeconfig`]);
     assert.equal(listed.server, "https://127.0.0.1:1");
     await assert.rejects(loadKubeconfig(`${dir}/missing`), /cannot read kubeconfig/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("kubeconfig: one path names exactly one file, a colon included", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const good = `${dir}/kubeconfig`;
+    await Deno.writeTextFile(
+      good,
+      `current-context: c
+clusters: [{name: k, cluster: {server: "https://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: k}}]
+`,
+    );
+    // Once a wrong path was split at ":" like $KUBECONFIG and its missing parts skipped, ending
+    // in "no current-context"; deno task passed such a path verbatim.
+    for (const wrong of ["${KUBECONFIG:-.cluster/kubeconfig}", `${dir}/missing:${good}`]) {
+      await assert.rejects(
+        loadKubeconfig(wrong),
+        (e: Error) => {
+          assert.ok(e instanceof KubeconfigError);
+          assert.match(e.message, /^cannot read kubeconfig /);
+          assert.ok(e.message.includes(wrong), e.message);
+          return true;
+        },
+      );
+    }
+    // A file whose name has a colon is read as that one file.
+    const colon = `${dir}/a:b`;
+    await Deno.copyFile(good, colon);
+    assert.equal((await loadKubeconfig(colon)).server, "https://127.0.0.1:1");
+    // A directory or an unreadable file is an error naming it.
+    await assert.rejects(loadKubeconfig(dir), new RegExp(`cannot read kubeconfig ${dir}:`));
+    // A readable file without a current-context says which file it was.
+    await Deno.writeTextFile(`${dir}/empty`, "");
+    await assert.rejects(
+      loadKubeconfig(`${dir}/empty`),
+      new RegExp(`kubeconfig ${dir}/empty: no context given and the kubeconfig has no current`),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("kubeconfig: a $KUBECONFIG list skips missing files, but not all of them", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    assert.deepEqual(splitKubeconfigList(`${dir}/a::${dir}/b:`), [`${dir}/a`, `${dir}/b`]);
+    await Deno.writeTextFile(
+      `${dir}/b`,
+      `current-context: c
+clusters: [{name: k, cluster: {server: "https://127.0.0.1:2"}}]
+contexts: [{name: c, context: {cluster: k}}]
+`,
+    );
+    const conn = await loadKubeconfig(splitKubeconfigList(`${dir}/a:${dir}/b`));
+    assert.equal(conn.server, "https://127.0.0.1:2");
+    await assert.rejects(
+      loadKubeconfig(splitKubeconfigList(`${dir}/a:${dir}/c`)),
+      new RegExp(`^KubeconfigError: no kubeconfig found: none of ${dir}/a, ${dir}/c exists$`),
+    );
+    await assert.rejects(loadKubeconfig([]), /no kubeconfig path given/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

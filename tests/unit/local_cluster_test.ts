@@ -17,7 +17,8 @@ import {
 } from "../../hack/cluster/kwok_stages.ts";
 import { fakeNode } from "../../hack/cluster/nodes.ts";
 import { pkiFiles } from "../../hack/cluster/pki.ts";
-import { isRunning, spawnDaemon, stopGroups } from "../../hack/cluster/processes.ts";
+import { down, recordedGroups, startRecorded } from "../../hack/cluster/lifecycle.ts";
+import { groupMembers, isRunning, spawnDaemon, stopGroups } from "../../hack/cluster/processes.ts";
 import { parseDenoTestSummary } from "../../hack/test.ts";
 import { namespaceSlug, testNamespaceName } from "../harness.ts";
 
@@ -147,6 +148,72 @@ Deno.test("daemons: a spawned daemon runs under its binary's name until its grou
     assert.ok(!isRunning(pid, "/bin/sleep"), "gone (or a zombie) once stopped");
   } finally {
     await stopGroups([pid]);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("down: stops the process groups recorded in the state dir (the demo's operator)", async () => {
+  const dir = await Deno.makeTempDir();
+  const spare = await Deno.makeTempDir();
+  const started: number[] = [];
+  try {
+    // As the demo starts its operator: a daemon in its own session, recorded as operator.pid. A
+    // child of it (same process group) must go too.
+    const pid = await startRecorded(dir, "operator", {
+      binary: "/bin/sh",
+      args: ["-c", "sleep 300 & wait"],
+      logFile: `${dir}/operator.log`,
+    });
+    started.push(pid);
+    assert.equal(Deno.readTextFileSync(`${dir}/operator.pid`).split("\n")[0], String(pid));
+    assert.deepEqual(recordedGroups(dir), [pid]);
+    for (let i = 0; i < 200 && groupMembers(pid).length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.equal(groupMembers(pid).length, 2, "sh and its sleep");
+
+    // A record whose pid now names another process (another start time) is not ours: left alone.
+    const other = spawnDaemon({ binary: "/bin/sleep", args: ["300"], logFile: `${spare}/log` });
+    started.push(other);
+    Deno.writeTextFileSync(`${dir}/stale.pid`, `${other}\n1\n`);
+    // A bare pid (an older demo's record) counts only if the process names the cluster's dir.
+    Deno.writeTextFileSync(`${dir}/bare.pid`, `${other}\n`);
+    assert.deepEqual(recordedGroups(dir), [pid]);
+    const legacy = spawnDaemon({
+      binary: "/bin/sh",
+      args: ["-c", "sleep 300 & wait", `${dir}/kubeconfig`],
+      logFile: `${spare}/log`,
+    });
+    started.push(legacy);
+    Deno.writeTextFileSync(`${dir}/legacy.pid`, `${legacy}\n`);
+    for (let i = 0; i < 200 && !recordedGroups(dir).includes(legacy); i++) {
+      await new Promise((r) => setTimeout(r, 10)); // until the shim has exec'd sh
+    }
+    assert.deepEqual(recordedGroups(dir).sort(), [pid, legacy].sort());
+
+    await down(dir, { quiet: true });
+    assert.deepEqual(groupMembers(pid), [], "the recorded group is gone");
+    assert.deepEqual(groupMembers(legacy), [], "so is the one of the bare record");
+    assert.ok(await Deno.stat(dir).then(() => false, () => true), "the state dir is removed");
+    assert.ok(groupMembers(other).length > 0, "an unrelated process survives");
+  } finally {
+    await stopGroups(started);
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    await Deno.remove(spare, { recursive: true });
+  }
+});
+
+Deno.test("startRecorded: a second start of the same name stops the first", async () => {
+  const dir = await Deno.makeTempDir();
+  const spec = { binary: "/bin/sleep", args: ["300"], logFile: `${dir}/log` };
+  const started: number[] = [];
+  try {
+    started.push(await startRecorded(dir, "operator", spec));
+    started.push(await startRecorded(dir, "operator", spec));
+    assert.deepEqual(groupMembers(started[0]), []);
+    assert.deepEqual(recordedGroups(dir), [started[1]]);
+  } finally {
+    await stopGroups(started);
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -94,6 +94,7 @@ Deno.test("options: bad input gets a message naming the flag", () => {
     [["--renew-deadline=2s"], /greater than --retry-period/],
     [["--no-concurrency"], /not a boolean/],
     [["--lease-duration=soon"], /--lease-duration: invalid duration/],
+    [["--kubeconfig="], /--kubeconfig: empty path/],
   ];
   for (const [args, message] of bad) {
     assert.throws(() => parseOptions(args), (e: Error) => {
