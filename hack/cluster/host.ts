@@ -10,8 +10,11 @@ export interface HostRecord {
   ipForward: string;
   /** Paths the kubelet or containerd create outside the cluster directory that did not exist. */
   absentPaths: string[];
-  /** Whether CNI-* chains existed before (then they are not ours to remove). */
-  cniChainsExisted: boolean;
+  /**
+   * Whether chains of the kubelet and kube-proxy (KUBE-*) or of the CNI plugins (CNI-*) existed
+   * before, in any table of iptables or ip6tables: then they are not ours to remove.
+   */
+  chainsExisted: boolean;
 }
 
 /** Created by the kubelet, containerd or the CNI plugins even when told to use other paths. */
@@ -20,7 +23,12 @@ export const HOST_PATHS = [
   "/var/log/containers",
   "/var/log/pods",
   "/var/lib/cni",
+  // containerd 1.6 keeps its shims' sockets (s), fifos and runc's state here whatever its
+  // configured state directory; on a machine with a containerd of its own, only what we added.
   "/run/containerd",
+  "/run/containerd/s",
+  "/run/containerd/fifo",
+  "/run/containerd/runc/k8s.io",
   "/opt/containerd",
   "/etc/cni",
 ];
@@ -71,7 +79,7 @@ export async function recordHost(): Promise<HostRecord> {
   return {
     ipForward: (await Deno.readTextFile(IP_FORWARD)).trim(),
     absentPaths,
-    cniChainsExisted: (await cniChains()).length > 0,
+    chainsExisted: (await foreignChains()).length > 0,
   };
 }
 
@@ -139,24 +147,42 @@ async function removeFirewall(): Promise<void> {
   }
 }
 
-/** Chains the CNI portmap plugin creates (nat table), e.g. CNI-HOSTPORT-DNAT, CNI-DN-1a2b…. */
-async function cniChains(): Promise<string[]> {
-  const rules = await run("iptables", ["-t", "nat", "-S"]).catch(() => "");
-  return [...rules.matchAll(/^-N (CNI-\S+)$/gm)].map((m) => m[1]);
+/** Families and tables where the kubelet, kube-proxy and the CNI plugins add chains. */
+const FIREWALLS = ["iptables", "ip6tables"].flatMap((cmd) =>
+  ["filter", "nat", "mangle"].map((table) => ({ cmd, table }))
+);
+/** The kubelet's and kube-proxy's chains (KUBE-FIREWALL, KUBE-SERVICES, ...), portmap's CNI-*. */
+const NODE_CHAIN = /^(KUBE|CNI)-/;
+
+/** `-N` lines of chains the nodes' daemons create, per family and table. */
+async function foreignChains(): Promise<{ cmd: string; table: string; chain: string }[]> {
+  const found = [];
+  for (const { cmd, table } of FIREWALLS) {
+    const rules = await run(cmd, ["-t", table, "-S"]).catch(() => "");
+    for (const m of rules.matchAll(/^-N (\S+)$/gm)) {
+      if (NODE_CHAIN.test(m[1])) found.push({ cmd, table, chain: m[1] });
+    }
+  }
+  return found;
 }
 
-async function removeCniChains(): Promise<void> {
-  const chains = await cniChains();
-  if (chains.length === 0) return;
-  const rules = await run("iptables", ["-t", "nat", "-S"]);
-  // First every rule that jumps into a CNI chain (from built-in chains and from each other).
-  for (const line of rules.split("\n")) {
-    const m = line.match(/^-A (\S+) (.*-j CNI-\S+.*)$/);
-    if (!m) continue;
-    await attempt("sh", ["-c", `iptables -t nat -D ${m[1]} ${m[2]}`]);
+/**
+ * Removes what `kube-proxy --cleanup` leaves: the kubelet's chains (KUBE-FIREWALL drops
+ * connections to loopback from other addresses), canaries, and portmap's chains. First every
+ * rule that jumps into one of them, then the chains.
+ */
+async function removeNodeChains(): Promise<void> {
+  const chains = await foreignChains();
+  for (const { cmd, table } of FIREWALLS) {
+    const rules = await run(cmd, ["-t", table, "-S"]).catch(() => "");
+    for (const line of rules.split("\n")) {
+      const m = line.match(/^-A (\S+) (.*-j (?:KUBE|CNI)-\S+.*)$/);
+      // Rules are printed quoted for a shell (comments with spaces).
+      if (m) await attempt("sh", ["-c", `${cmd} -t ${table} -D ${m[1]} ${m[2]}`]);
+    }
   }
-  for (const c of chains) await attempt("iptables", ["-t", "nat", "-F", c]);
-  for (const c of chains) await attempt("iptables", ["-t", "nat", "-X", c]);
+  for (const { cmd, table, chain } of chains) await attempt(cmd, ["-t", table, "-F", chain]);
+  for (const { cmd, table, chain } of chains) await attempt(cmd, ["-t", table, "-X", chain]);
 }
 
 /** Mount points at or below `dir`, deepest first (mountinfo escapes spaces as \040). */
@@ -269,7 +295,7 @@ export async function restoreHost(owner: string, record: HostRecord): Promise<vo
   if (bridge !== undefined && bridge !== owner) return;
   await removeFirewall();
   if (bridge !== undefined) await attempt("ip", ["link", "del", BRIDGE]);
-  if (!record.cniChainsExisted) await removeCniChains();
+  if (!record.chainsExisted) await removeNodeChains();
   await Deno.writeTextFile(IP_FORWARD, record.ipForward).catch(() => {});
   for (const p of record.absentPaths) await Deno.remove(p, { recursive: true }).catch(() => {});
 }
