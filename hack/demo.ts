@@ -1,7 +1,11 @@
-// deno task demo — the whole thing in one command, on a fresh machine:
-//   local cluster (etcd, apiserver, controller manager, scheduler, KWOK nodes) → the MiniCluster CRD
-//   → the operator (a background process, logs in .cluster/operator.log) → examples/hello-world.yaml
-//   → wait until the MiniCluster is Ready → print what the operator made.
+// deno task demo [--simulated] — the whole thing in one command, on a fresh machine:
+//   local cluster (etcd, apiserver, controller manager, scheduler, KWOK nodes and a real node with
+//   the local images) → the MiniCluster CRD → the operator (a background process, logs in
+//   .cluster/operator.log) → examples/hello-world.yaml on the real node, with the local Flux images
+//   → its brokers really run: wait until it Succeeded → print what the lead broker reported.
+//
+// --simulated skips the real node (and the image builds, ~25 minutes on the first run): the
+// example runs on KWOK's fake nodes, whose pods are kept running, and the demo waits for Ready.
 //
 // The operator keeps running afterwards so you can play with it; `./task cluster down` stops it
 // together with the cluster (it runs in its own session, recorded in .cluster/operator.pid, and
@@ -9,9 +13,12 @@
 // on the current code and reuses the cluster.
 
 import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
 import { parse, stringify } from "yaml";
 import { startRecorded, up } from "./cluster/lifecycle.ts";
 import { groupMembers } from "./cluster/processes.ts";
+import { REAL_NODE_LABEL } from "./cluster/real_node_config.ts";
+import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "./images/refs.ts";
 import { compilePermissions } from "./permissions.ts";
 
 const ROOT = resolve(new URL("..", import.meta.url).pathname);
@@ -20,13 +27,62 @@ const OPERATOR_LOG = join(DIR, "operator.log");
 const EXAMPLE = join(ROOT, "examples", "hello-world.yaml");
 const CRD = join(ROOT, "crds", "minicluster.yaml");
 const READY_TIMEOUT = "180s";
+/** Printed by the demo's script before each Flux command, and read back from the pod's log. */
+const COMMAND_MARK = "demo$ ";
 /** The namespace the demo's operator watches and the example goes to. */
 const NAMESPACE = "default";
 
 const say = (msg: string) => console.error(`[demo] ${msg}`);
 
-/** The example as the demo applies it: KWOK's pods stay Running, so Ready can be seen. */
-export function demoManifest(exampleYaml: string): string {
+/**
+ * The example as the demo runs it on a real node: the local Flux images, pinned to the real
+ * node, and its command run by the lead broker on every node after `flux resource list`
+ * (launcher mode: the script is Flux's initial program, so the instance ends when it does).
+ */
+export function realManifest(exampleYaml: string): string {
+  const mc = parse(exampleYaml);
+  const [flux] = mc.spec.containers;
+  const size = mc.spec.size ?? 1;
+  const steps = ["flux resource list", `flux run -N${size} --label-io ${flux.command}`];
+  mc.spec.containers = [{
+    ...flux,
+    image: FLUX_APP_IMAGE,
+    command: undefined,
+    launcher: true,
+    commands: {
+      ...flux.commands,
+      script: steps.map((c) => `echo ${JSON.stringify(COMMAND_MARK + c)}\n${c}`).join("\n"),
+    },
+  }];
+  mc.spec.flux = {
+    ...mc.spec.flux,
+    container: { ...mc.spec.flux?.container, image: FLUX_VIEW_IMAGE },
+  };
+  mc.spec.pod = {
+    ...mc.spec.pod,
+    nodeSelector: { ...mc.spec.pod?.nodeSelector, [REAL_NODE_LABEL]: "true" },
+    tolerations: [
+      ...(mc.spec.pod?.tolerations ?? []),
+      { key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" },
+    ],
+  };
+  return stringify(mc);
+}
+
+/** What the demo's script printed in the lead broker's log: each command and its output. */
+export function reportedByLeadBroker(log: string): string {
+  const lines = log.split("\n");
+  const first = lines.findIndex((l) => l.startsWith(COMMAND_MARK));
+  if (first < 0) return "";
+  return lines.slice(first)
+    // Broker log lines (`<6>broker.info[0]: ...`) and the script's own closing lines are noise.
+    .filter((l) => !/^<\d>/.test(l) && !l.startsWith("Flux finished with exit code"))
+    .map((l) => l.startsWith(COMMAND_MARK) ? `$ ${l.slice(COMMAND_MARK.length)}` : l)
+    .join("\n").trimEnd();
+}
+
+/** The example as the demo applies it with --simulated: KWOK's pods stay Running (Ready shows). */
+export function simulatedManifest(exampleYaml: string): string {
   const mc = parse(exampleYaml);
   // On KWOK a Job's pod "completes" after a second; a real hello-world would run its command
   // and finish too. This annotation keeps the fake pods running until the MiniCluster is deleted.
@@ -88,10 +144,17 @@ async function waitReady(pid: number, port: number, timeoutMs = 60_000): Promise
   );
 }
 
-async function main(): Promise<number> {
+async function main(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { simulated: { type: "boolean" } } });
+  const simulated = values.simulated ?? false;
   const t0 = performance.now();
-  say("local cluster (the first run builds the Kubernetes binaries: several minutes)");
-  const kubeconfig = await up({ dir: DIR, mode: "full", nodes: 4 });
+  say(
+    simulated
+      ? "local cluster with KWOK nodes (the first run builds the Kubernetes binaries: minutes)"
+      : "local cluster with a real node (the first run builds the Kubernetes binaries, Flux and " +
+        "the images: about 25 minutes on 2 cores; later runs take seconds)",
+  );
+  const kubeconfig = await up({ dir: DIR, mode: "full", nodes: 4, realNodes: simulated ? 0 : 1 });
 
   say("MiniCluster CRD");
   await kubectl(kubeconfig, ["apply", "--server-side", "-f", CRD]);
@@ -127,18 +190,32 @@ async function main(): Promise<number> {
   await waitReady(pid, port);
   say(`operator ready (pid ${pid}, /readyz on 127.0.0.1:${port})`);
 
-  say("examples/hello-world.yaml (pods kept running on KWOK)");
+  const example = await Deno.readTextFile(EXAMPLE);
+  // A finished run of an earlier demo would otherwise be what we wait for.
+  await kubectl(kubeconfig, [
+    "delete",
+    `--namespace=${NAMESPACE}`,
+    "minicluster/hello-world",
+    "--ignore-not-found",
+    "--wait=true",
+  ]);
+  say(
+    simulated
+      ? "examples/hello-world.yaml (pods kept running on KWOK)"
+      : "examples/hello-world.yaml on the real node, with the local flux-app and flux-view images",
+  );
   await kubectl(
     kubeconfig,
     ["apply", "--server-side", `--namespace=${NAMESPACE}`, "-f", "-"],
-    demoManifest(await Deno.readTextFile(EXAMPLE)),
+    simulated ? simulatedManifest(example) : realManifest(example),
   );
-  say(`waiting for the Ready condition (up to ${READY_TIMEOUT})`);
+  const condition = simulated ? "Ready" : "Succeeded";
+  say(`waiting for the ${condition} condition (up to ${READY_TIMEOUT})`);
   try {
     await kubectl(kubeconfig, [
       "wait",
       `--namespace=${NAMESPACE}`,
-      "--for=condition=Ready",
+      `--for=condition=${condition}`,
       "minicluster/hello-world",
       `--timeout=${READY_TIMEOUT}`,
     ]);
@@ -154,15 +231,28 @@ async function main(): Promise<number> {
   console.log(
     await kubectl(kubeconfig, ["get", `--namespace=${NAMESPACE}`, "mc,job,pods,svc,cm,secret"]),
   );
+  if (!simulated) {
+    const log = await kubectl(kubeconfig, [
+      "logs",
+      `--namespace=${NAMESPACE}`,
+      "-l",
+      "job-name=hello-world,batch.kubernetes.io/job-completion-index=0",
+      "--tail=-1",
+    ]);
+    console.log("What the lead broker (hello-world-0) reported:");
+    console.log(reportedByLeadBroker(log));
+    console.log("");
+  }
   const rel = (p: string) => p.startsWith(`${ROOT}/`) ? p.slice(ROOT.length + 1) : p;
-  console.log(`MiniCluster hello-world is Ready (${((performance.now() - t0) / 1000).toFixed(0)} s).
+  const seconds = ((performance.now() - t0) / 1000).toFixed(0);
+  console.log(`MiniCluster hello-world ${simulated ? "is Ready" : "Succeeded"} (${seconds} s).
 
 The operator keeps running (pid ${pid}) and watches the namespace "${NAMESPACE}". Next:
   export KUBECONFIG=${rel(kubeconfig)}
   kubectl get mc -w                                  # watch the MiniClusters
   kubectl describe mc hello-world                    # conditions and events
-  kubectl scale mc hello-world --replicas 1          # scale it (size is the scale subresource)
-  kubectl apply -f examples/                         # every example
+  kubectl logs job/hello-world                       # the lead broker's whole log
+  kubectl apply -f examples/                         # every example (simulated on KWOK)
   ${`tail -f ${rel(OPERATOR_LOG)}`.padEnd(50)} # the operator's log
   ./task cluster down                                # stop the operator and the cluster`);
   return 0;
@@ -170,7 +260,7 @@ The operator keeps running (pid ${pid}) and watches the namespace "${NAMESPACE}"
 
 if (import.meta.main) {
   try {
-    Deno.exit(await main());
+    Deno.exit(await main(Deno.args));
   } catch (e) {
     say(`failed: ${e instanceof Error ? e.message : e}`);
     Deno.exit(1);

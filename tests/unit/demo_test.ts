@@ -1,7 +1,8 @@
 /** The pure parts of `deno task demo` (hack/demo.ts). */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { demoManifest } from "../../hack/demo.ts";
+import { realManifest, reportedByLeadBroker, simulatedManifest } from "../../hack/demo.ts";
+import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "../../hack/images/refs.ts";
 import { compilePermissions } from "../../hack/permissions.ts";
 
 const read = (path: string) => Deno.readTextFileSync(new URL(`../../${path}`, import.meta.url));
@@ -16,8 +17,44 @@ Deno.test("demo: the operator runs with exactly the permission flags of deno tas
 
 Deno.test("demo: hello-world gets the KWOK keep-running annotation and nothing else changes", () => {
   const original = parse(read("examples/hello-world.yaml"));
-  const applied = parse(demoManifest(read("examples/hello-world.yaml")));
+  const applied = parse(simulatedManifest(read("examples/hello-world.yaml")));
   assert.equal(applied.spec.pod.annotations["kwok.x-k8s.io/keep-running"], "true");
   delete applied.spec.pod;
   assert.deepEqual(applied, original);
+});
+
+Deno.test("demo: on the real node, hello-world runs its command on every node with local images", () => {
+  const original = parse(read("examples/hello-world.yaml"));
+  const mc = parse(realManifest(read("examples/hello-world.yaml")));
+  const [flux] = mc.spec.containers;
+  assert.equal(flux.image, FLUX_APP_IMAGE);
+  assert.equal(mc.spec.flux.container.image, FLUX_VIEW_IMAGE);
+  assert.equal(flux.launcher, true);
+  assert.match(flux.commands.script, /^flux resource list$/m);
+  assert.ok(
+    flux.commands.script.includes(
+      `flux run -N${original.spec.size} --label-io ${original.spec.containers[0].command}`,
+    ),
+  );
+  assert.equal(mc.spec.pod.nodeSelector["minicluster.local/real-node"], "true");
+  assert.equal(mc.spec.pod.tolerations[0].key, "minicluster.local/real-node");
+  assert.equal(mc.spec.size, original.spec.size);
+});
+
+Deno.test("demo: the lead broker's report is the commands and their output, without broker logs", () => {
+  const log = [
+    "Hello user root",
+    "demo$ flux resource list",
+    "     STATE NNODES",
+    "<6>broker.info[0]: rc2.0 ...",
+    "      free      2",
+    "demo$ flux run -N2 --label-io echo hi",
+    "0: hi",
+    "Flux finished with exit code 0",
+  ].join("\n");
+  assert.equal(
+    reportedByLeadBroker(log),
+    "$ flux resource list\n     STATE NNODES\n      free      2\n$ flux run -N2 --label-io echo hi\n0: hi",
+  );
+  assert.equal(reportedByLeadBroker("no marks"), "");
 });
