@@ -12,7 +12,15 @@ import { down, status, up } from "./cluster/lifecycle.ts";
 import { stopGroups } from "./cluster/processes.ts";
 
 const DENO = Deno.execPath();
-const SHELL_SCRIPTS = ["task", ".ci/run", "hack/build-binaries.sh"];
+const SHELL_SCRIPTS = [
+  "task",
+  ".ci/run",
+  "hack/build-binaries.sh",
+  "hack/images/chroot_run.sh",
+  "hack/images/flux_build.sh",
+  "hack/images/flux_view_check.sh",
+  "hack/images/layer_tar.sh",
+];
 
 interface StepResult {
   name: string;
