@@ -7,7 +7,7 @@
 # name in its final directory and renamed into place.
 #
 #   build-binaries.sh [NAME...]   NAME: etcd kube-apiserver kube-controller-manager
-#                                 kube-scheduler kwok kubelet kube-proxy coredns
+#                                 kube-scheduler kwok kubelet kube-proxy coredns helm
 #                                 (default: the first five, what a KWOK cluster runs)
 #
 # Prints the cache directory as its last line.
@@ -17,6 +17,7 @@ K8S_VERSION="${K8S_VERSION:-v1.33.13}"
 ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
 KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
 COREDNS_VERSION="${COREDNS_VERSION:-v1.12.3}"
+HELM_VERSION="${HELM_VERSION:-v3.18.6}"
 CACHE_ROOT="${MINICLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-operator}"
 BIN_DIR="$CACHE_ROOT/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
 WORK="$CACHE_ROOT/build"
@@ -24,6 +25,19 @@ mkdir -p "$BIN_DIR" "$WORK"
 
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 step() { printf '[build-binaries] %s\n' "$*" >&2; }
+
+if [ $# -gt 0 ]; then WANTED=("$@"); else
+  WANTED=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+fi
+
+# Everything wanted is built: no need to wait for the lock (another run may be building
+# something else for minutes).
+all_built=1
+for n in "${WANTED[@]}"; do [ -x "$BIN_DIR/$n" ] || all_built=0; done
+if [ "$all_built" = 1 ]; then
+  echo "$BIN_DIR"
+  exit 0
+fi
 
 # One build of the cache at a time (`./task demo` and `./task test` started together once raced
 # on the same temporary file). The lock is released when this script exits.
@@ -153,13 +167,11 @@ build_coredns() {
   go_build "$dir" coredns "-s -w" .
 }
 
-if [ $# -gt 0 ]; then WANTED=("$@"); else
-  WANTED=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
-fi
 start=$SECONDS
 build_module_binary etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/server/v3
 build_kubernetes
 build_module_binary kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
 build_coredns
+build_module_binary helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm
 step "all binaries ready in $((SECONDS - start)) s"
 echo "$BIN_DIR"
