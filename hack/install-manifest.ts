@@ -25,6 +25,7 @@ export const SOURCES = [
   "deploy/cluster-role-binding.yaml",
   "deploy/leader-election-role.yaml",
   "deploy/deployment.yaml",
+  "deploy/metrics-service.yaml",
 ];
 
 const HEADER = `# The MiniCluster Operator, everything in one file:

@@ -8,6 +8,7 @@
 
 import { join } from "node:path";
 import { ensureBinaries } from "./cluster/binaries.ts";
+import { COMPONENTS } from "./cluster/state.ts";
 import { down, status, up } from "./cluster/lifecycle.ts";
 import { stopGroups } from "./cluster/processes.ts";
 
@@ -160,7 +161,11 @@ async function main(): Promise<number> {
       await ensureShellcheck();
       await run("shellcheck", SHELL_SCRIPTS);
     });
-    await step("kubernetes binaries", async () => await ensureBinaries());
+    // Helm too: the chart is linted and rendered by tests/integration/chart_test.ts.
+    await step(
+      "kubernetes binaries and helm",
+      async () => await ensureBinaries([...COMPONENTS, "helm"]),
+    );
     await step("deno task check (fmt, lint, types)", () => run(DENO, ["task", "check"]));
     if (await Deno.stat("hack/generate.ts").then(() => true, () => false)) {
       await step(
@@ -168,7 +173,7 @@ async function main(): Promise<number> {
         () => run(DENO, ["run", "-A", "hack/generate.ts", "--check"]),
       );
     }
-    for (const generator of ["hack/install-manifest.ts", "hack/api-docs.ts"]) {
+    for (const generator of ["hack/install-manifest.ts", "hack/chart.ts", "hack/api-docs.ts"]) {
       await step(
         `${generator} output is up to date`,
         () => run(DENO, ["run", "-A", generator, "--check"]),
