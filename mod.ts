@@ -3,6 +3,7 @@
  * election, /healthz /readyz /metrics) → run until SIGTERM.
  *
  *   deno run --allow-net --allow-read --allow-env --allow-sys=hostname mod.ts --help
+ *   deno run --allow-read mod.ts render -f mc.yaml      the children of a MiniCluster, as YAML
  *
  * As a library, this module exports the pieces an embedding program or a test needs: the API types
  * and defaulting, the reconciler and its wiring, and the runtime's manager and options.
@@ -54,6 +55,10 @@ export async function main(
   args: string[],
   env: Record<string, string | undefined>,
 ): Promise<number> {
+  if (args[0] === "render") {
+    const { renderCommand } = await import("./controllers/minicluster/render_command.ts");
+    return await renderCommand(args.slice(1));
+  }
   let opts: OperatorOptions;
   try {
     opts = parseOptions(args, env);

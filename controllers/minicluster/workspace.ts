@@ -149,6 +149,15 @@ export interface CurveBuilders {
   build(mc: MiniClusterInput, certificate: string): Secret;
 }
 
+/** The generated certificate's Secret: owned by the MiniCluster, labelled like every child. */
+export function generatedCurveSecret(mc: MiniClusterInput, built: Secret): Secret {
+  const { ownerReferences: _, ...meta } = built.metadata ?? {};
+  return {
+    ...built,
+    metadata: { ...meta, ...childMetadata(mc, curveSecretName(mc), built.metadata?.labels) },
+  };
+}
+
 /**
  * Makes sure the generated CURVE certificate Secret exists, creating it once. The cache is trusted
  * when it shows the Secret (no request). Otherwise a new certificate is created straight away, in
@@ -178,13 +187,7 @@ export async function ensureCurveSecret(
   const cached = secrets.get(namespace, name);
   if (cached) return checkOwner(cached);
   await beforeCreate?.();
-  const built = curve.build(mc, await curve.generate(mc));
-  // Owned by the MiniCluster and labelled like every child, whatever the builder set.
-  const { ownerReferences: _, ...meta } = built.metadata ?? {};
-  const secret: Secret = {
-    ...built,
-    metadata: { ...meta, ...childMetadata(mc, name, built.metadata?.labels) },
-  };
+  const secret = generatedCurveSecret(mc, curve.build(mc, await curve.generate(mc)));
   try {
     return await client.create(Secrets, secret, { fieldManager: FIELD_MANAGER });
   } catch (e) {
