@@ -37,6 +37,9 @@ export interface ImageSpec {
   created: number;
 }
 
+/** This machine's architecture as OCI names it: the images hold binaries built here. */
+export const OCI_ARCH = Deno.build.arch === "aarch64" ? "arm64" : "amd64";
+
 export const MEDIA_TYPES = {
   index: "application/vnd.oci.image.index.v1+json",
   manifest: "application/vnd.oci.image.manifest.v1+json",
@@ -57,7 +60,7 @@ function isoDate(epochSeconds: number): string {
 export function imageConfig(spec: ImageSpec): Record<string, unknown> {
   const created = isoDate(spec.created);
   return {
-    architecture: "amd64",
+    architecture: OCI_ARCH,
     os: "linux",
     created,
     config: spec.config,

@@ -32,9 +32,9 @@ export const DENO_DIR = "/deno-dir";
 /** The "nonroot" user of distroless images; the restricted Pod Security level wants non-root. */
 export const OPERATOR_USER = "65532:65532";
 
-/** The deno binary of the npm package the repository pins. */
+/** The deno binary running this build: the pinned one under ./task, of this machine's arch. */
 export function hostDenoBinary(): string {
-  return `${REPO}/node_modules/@deno/linux-x64-glibc/deno`;
+  return Deno.execPath();
 }
 
 /**
