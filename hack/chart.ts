@@ -39,7 +39,7 @@ const FULLNAME = `include "minicluster-operator.fullname" $`;
 export function templateText(yaml: string): string {
   return yaml
     .replaceAll(RELEASE, `{{ ${FULLNAME} }}`)
-    .replaceAll(RELEASE_NAMESPACE, "{{ .Release.Namespace }}")
+    .replaceAll(RELEASE_NAMESPACE, "{{ $.Release.Namespace }}")
     .replace(
       /^( *)([\w.-]+): ['"]?@@optional ([\w.]+)@@['"]?$/gm,
       (_, indent: string, key: string, path: string) =>
