@@ -17,6 +17,7 @@ import {
   userCurveCert,
 } from "./children/curve.ts";
 import { BuildError, childrenInOrder, desiredChildren } from "./desired.ts";
+import { DESIRED_HASH_ANNOTATION } from "./diff.ts";
 import { buildWorkspace, generatedCurveSecret } from "./workspace.ts";
 
 /** The uid rendered objects' ownerReferences carry until the MiniCluster exists. */
@@ -70,5 +71,22 @@ export async function renderChildren(
     generated.push(generatedCurveSecret(defaulted, buildCurveSecret(defaulted, text)));
   }
   const children = childrenInOrder(desired).map((c) => c.object);
-  return [workspace, ...generated, ...children, desired.job];
+  return [workspace, ...generated, ...children, desired.job].map(withoutDesiredHash);
+}
+
+/**
+ * The operator's own bookkeeping (diff.ts) is left out: it hashes the owner's uid, which a rendered
+ * object cannot know. A child applied without it is compared in full and re-applied once.
+ */
+function withoutDesiredHash<T extends { metadata?: { annotations?: Record<string, string> } }>(
+  obj: T,
+): T {
+  const { [DESIRED_HASH_ANNOTATION]: _, ...annotations } = obj.metadata?.annotations ?? {};
+  return {
+    ...obj,
+    metadata: {
+      ...obj.metadata,
+      annotations: Object.keys(annotations).length > 0 ? annotations : undefined,
+    },
+  };
 }

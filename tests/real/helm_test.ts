@@ -91,6 +91,11 @@ Deno.test({
       ]);
       assert.match(log, /free\s+2\s/, log);
     } finally {
+      // The MiniCluster first, while the operator still may: deleting the namespace also deletes
+      // the RoleBinding that lets the operator remove its finalizer there.
+      await kubectl(["-n", WATCHED, "delete", "minicluster", "--all", "--wait=true"]).catch(() =>
+        ""
+      );
       await kubectl(["delete", "namespace", WATCHED, "--wait=true"]).catch(() => "");
       await helm(["uninstall", RELEASE, "-n", RELEASE_NAMESPACE, "--wait"]).catch(() => "");
       await kubectl(["delete", "namespace", RELEASE_NAMESPACE, "--wait=false"]).catch(() => "");
