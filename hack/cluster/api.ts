@@ -42,8 +42,14 @@ export class ApiConnection {
     }
   }
 
-  /** Creates the object unless it already exists. */
-  async ensure(collectionPath: string, obj: unknown): Promise<void> {
+  /**
+   * Creates the object unless it already exists. Asked first: creating some existing objects
+   * fails validation before the name is checked (a Service's fixed cluster IP is "already
+   * allocated", a 422, not a 409).
+   */
+  async ensure(collectionPath: string, obj: { metadata?: { name?: string } }): Promise<void> {
+    const name = obj.metadata?.name;
+    if (name && (await this.request("GET", `${collectionPath}/${name}`)).status === 200) return;
     const res = await this.request("POST", collectionPath, obj);
     if (res.status !== 201 && res.status !== 409) {
       throw new Error(`POST ${collectionPath}: ${res.status} ${res.body}`);
