@@ -9,6 +9,9 @@
 import { join } from "node:path";
 import { ensureBinaries } from "./cluster/binaries.ts";
 import { COMPONENTS } from "./cluster/state.ts";
+import { REAL_NODE_BINARIES } from "./cluster/real_node_images.ts";
+import { ensureImages } from "./images/images.ts";
+import { ensureDebianPackages } from "./debian.ts";
 import { down, status, up } from "./cluster/lifecycle.ts";
 import { stopGroups } from "./cluster/processes.ts";
 
@@ -57,21 +60,6 @@ async function run(cmd: string, args: string[], env?: Record<string, string>): P
     stderr: "inherit",
   }).output();
   if (!out.success) throw new Error(`${cmd} ${args.join(" ")} exited with ${out.code}`);
-}
-
-async function commandExists(cmd: string): Promise<boolean> {
-  const out = await new Deno.Command("sh", { args: ["-c", `command -v ${cmd}`], stdout: "null" })
-    .output();
-  return out.success;
-}
-
-async function ensureShellcheck(): Promise<void> {
-  if (await commandExists("shellcheck")) return;
-  const apt = (args: string[]) => run("apt-get", args, { DEBIAN_FRONTEND: "noninteractive" });
-  await apt(["install", "-y", "-qq", "shellcheck"]).catch(async () => {
-    await apt(["update", "-qq"]);
-    await apt(["install", "-y", "-qq", "shellcheck"]);
-  });
 }
 
 // Colour codes around the counts; intentional control character.
@@ -131,6 +119,9 @@ async function denoTest(env: Record<string, string>): Promise<{ passed: number; 
   return summary;
 }
 
+/** The suite runs against a cluster given by the caller (no cluster, no images built here). */
+const MC_KUBECONFIG_GIVEN = Deno.env.get("MC_KUBECONFIG") !== undefined;
+
 async function main(): Promise<number> {
   const t0 = performance.now();
   let clusterDir: string | undefined; // set when this script started the cluster
@@ -158,13 +149,16 @@ async function main(): Promise<number> {
   const lockAtStart = await Deno.readTextFile("deno.lock");
   try {
     await step("shellcheck", async () => {
-      await ensureShellcheck();
+      await ensureDebianPackages(["shellcheck"]);
       await run("shellcheck", SHELL_SCRIPTS);
     });
+    // The local images (Debian downloads, then the Flux build) are built while the Go builds
+    // run: on a fresh machine the two together take most of the run. The cluster step waits.
+    const images = MC_KUBECONFIG_GIVEN ? undefined : ensureImages().catch((e: Error) => e);
     // Helm too: the chart is linted and rendered by tests/integration/chart_test.ts.
     await step(
-      "kubernetes binaries and helm",
-      async () => await ensureBinaries([...COMPONENTS, "helm"]),
+      "kubernetes binaries, helm and the real node's",
+      async () => await ensureBinaries([...COMPONENTS, "helm", ...REAL_NODE_BINARIES]),
     );
     await step("deno task check (fmt, lint, types)", () => run(DENO, ["task", "check"]));
     if (await Deno.stat("hack/generate.ts").then(() => true, () => false)) {
@@ -190,6 +184,10 @@ async function main(): Promise<number> {
       realNodes = await step(
         "full cluster (etcd, apiserver, controller manager, scheduler, KWOK, a real node)",
         async () => {
+          const built = await images;
+          if (built instanceof Error) {
+            throw new Error(`building the local images: ${built.message}`);
+          }
           const dev = await status(".cluster");
           if (dev.healthy && dev.mode === "full") {
             // `up` on a running cluster restarts what this checkout configures differently.

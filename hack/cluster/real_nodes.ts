@@ -20,6 +20,7 @@ import {
   unmountUnder,
 } from "./host.ts";
 import { renderKubeconfig } from "./kubeconfig.ts";
+import { ensureDebianPackages } from "../debian.ts";
 import { issueLeaf, pkiFiles } from "./pki.ts";
 import { freeLoopbackPorts } from "./ports.ts";
 import { isRunning, spawnDaemon, stopGroups } from "./processes.ts";
@@ -54,30 +55,6 @@ export const REAL_NODE_PACKAGES = [
 const log = (msg: string) => console.error(`[cluster] ${msg}`);
 /** Debian's containerd (the shims it starts are found by their command line, see lifecycle.ts). */
 const CONTAINERD = "/usr/bin/containerd";
-
-/** Installs the Debian packages of `names` that are not installed yet. */
-export async function ensureDebianPackages(names: string[]): Promise<void> {
-  const missing: string[] = [];
-  for (const name of names) {
-    const status = await run("dpkg-query", ["-W", "-f=${Status}", name]).catch(() => "");
-    if (!status.includes("install ok installed")) missing.push(name);
-  }
-  if (missing.length === 0) return;
-  log(`installing Debian packages: ${missing.join(" ")}`);
-  const apt = (args: string[]) =>
-    new Deno.Command("apt-get", {
-      args,
-      env: { DEBIAN_FRONTEND: "noninteractive" },
-      stdin: "null",
-      stdout: "inherit",
-      stderr: "inherit",
-    }).output().then((o) => o.success);
-  if (!await apt(["install", "-y", "-qq", ...missing])) {
-    if (!await apt(["update", "-qq"]) || !await apt(["install", "-y", "-qq", ...missing])) {
-      throw new Error(`apt-get install ${missing.join(" ")} failed`);
-    }
-  }
-}
 
 /** The checks of a machine before anything is changed: fails with the list of what is missing. */
 export async function preflight(owner: string): Promise<void> {

@@ -11,6 +11,7 @@ import { pauseImageSpec } from "./pause_image.ts";
 import { log, step } from "./progress.ts";
 import { IMAGE_NAMES, type ImageName } from "./refs.ts";
 import { verifyImage } from "./verify.ts";
+import { ensureDebianPackages } from "../debian.ts";
 
 export * from "./refs.ts";
 
@@ -34,11 +35,15 @@ export interface EnsureOptions {
   verify?: boolean;
 }
 
+/** What the builds run besides coreutils, tar and gcc (on every machine of this kind). */
+const BUILD_PACKAGES = ["mmdebstrap", "util-linux"];
+
 /** Builds what is missing and returns the archives, in the order asked for. */
 export async function ensureImages(
   names: readonly ImageName[] = IMAGE_NAMES,
   options: EnsureOptions = {},
 ): Promise<ImageArchive[]> {
+  await ensureDebianPackages(BUILD_PACKAGES);
   const archives: ImageArchive[] = [];
   for (const name of names) archives.push(await ensureImage(name, options));
   return archives;
