@@ -211,7 +211,42 @@ realTest("real: a sidecar's port is reached by its Service name from another pod
   await waitCondition(env, `${name}-client`, "Succeeded");
   const log = await env.logs(await podName(env, `${name}-client`, 0), `${name}-client`);
   assert.match(log, new RegExp(`^${name}-0$`, "m"), log);
+  // And from this machine, through `kubectl port-forward` to the pod.
+  assert.equal(
+    (await throughPortForward(await podName(env, name, 0), 8080, "/hostname")).trim(),
+    `${name}-0`,
+  );
 });
+
+/** GETs `path` from `port` of a pod through `kubectl port-forward` (a local port it picks). */
+async function throughPortForward(pod: string, port: number, path: string): Promise<string> {
+  const kubeconfig = Deno.env.get("MC_KUBECONFIG") ??
+    new URL("../../.cluster/kubeconfig", import.meta.url).pathname;
+  const child = new Deno.Command("kubectl", {
+    args: ["--kubeconfig", kubeconfig, "-n", REAL_NAMESPACE, "port-forward", pod, `:${port}`],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  try {
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = "";
+    let local: string | undefined;
+    while (!local) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`kubectl port-forward ended: ${seen}`);
+      seen += value;
+      local = seen.match(/Forwarding from 127\.0\.0\.1:(\d+)/)?.[1];
+    }
+    reader.releaseLock();
+    const res = await fetch(`http://127.0.0.1:${local}${path}`);
+    return await res.text();
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await child.stdout.cancel().catch(() => {});
+    await child.stderr.cancel().catch(() => {});
+  }
+}
 
 realTest(
   "real: an image that is not present reports ErrImagePull, at once and locally",
