@@ -3,7 +3,7 @@
  * rootfs (never on the machine itself), at the prefix where the images will hold them. The result
  * is cached by the sources' sha256, the build scripts and the builder's package list.
  */
-import { fileURLToPath } from "node:url";
+import { sharedPath } from "../shared_material.ts";
 import { cachedDir, imageCacheRoot, inputKey, removeTree, sha256File } from "./cache.ts";
 import { log, run, step, type StepTiming, timings } from "./progress.ts";
 import { ensureRootfs, rootfsEntry, type RootfsSpec } from "./rootfs.ts";
@@ -20,10 +20,9 @@ export const FLUX_PREFIX = `/opt/software/flux-${FLUX_CORE_VERSION}`;
 export const FLUX_CORE_TARBALL = `flux-core-${FLUX_CORE_VERSION}.tar.gz`;
 export const FLUX_SCHED_TARBALL = `flux-sched-${FLUX_SCHED_VERSION}.tar.gz`;
 
-/** The source tarballs: $FLUX_SOURCE_DIR, else the shared snapshots beside the repository. */
+/** The source tarballs: $FLUX_SOURCE_DIR, else the shared snapshots (hack/shared_material.ts). */
 export function fluxSourceDir(): string {
-  return Deno.env.get("FLUX_SOURCE_DIR") ||
-    fileURLToPath(new URL("../../../shared/flux", import.meta.url));
+  return sharedPath("flux", Deno.env.get("FLUX_SOURCE_DIR") || undefined);
 }
 
 export interface FluxInstall {
