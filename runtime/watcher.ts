@@ -16,7 +16,7 @@
  * With a list of namespaces, one list+watch stream runs per namespace, all feeding the same store.
  */
 import { Backoff, type BackoffPolicy, WATCH_BACKOFF } from "./backoff.ts";
-import type { KubeClient } from "./client.ts";
+import type { ApiClient } from "./api_client.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";
 import { isForbidden, isGone, isUnauthorized } from "./errors.ts";
 import { apiVersionOf, resourceName, type ResourceType } from "./resources.ts";
@@ -93,7 +93,7 @@ export class Watcher<T extends KubeObject> {
   readonly synced: Promise<void>;
 
   constructor(
-    readonly client: KubeClient,
+    readonly client: ApiClient,
     readonly type: ResourceType,
     opts: WatcherOptions<T> = {},
   ) {
