@@ -37,7 +37,7 @@ import {
   writeCount,
 } from "../tests/e2e/metrics_text.ts";
 import { OperatorProcess } from "../tests/e2e/operator_process.ts";
-import { sampleMiniCluster } from "../tests/sample_minicluster.ts";
+import { sampleMiniCluster } from "../testing/sample_minicluster.ts";
 import { CreationObserver } from "./observer.ts";
 import { childObjects, rawCreates } from "./raw_client.ts";
 import {

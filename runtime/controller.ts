@@ -31,7 +31,11 @@ export interface Action {
   requeueAfter?: number;
 }
 
-export const Action: { awaitChange(): Action; requeueAfter(ms: number): Action } = {
+export const Action: {
+  awaitChange(): Action;
+  requeueAfter(ms: number): Action;
+  soonest(action: Action, requeueAfterMs?: number): Action;
+} = {
   /** Nothing more to do until something changes. */
   awaitChange(): Action {
     return {};
@@ -39,6 +43,11 @@ export const Action: { awaitChange(): Action; requeueAfter(ms: number): Action }
   /** Check again in `ms` (e.g. to poll something the operator cannot watch). */
   requeueAfter(ms: number): Action {
     return { requeueAfter: ms };
+  },
+  /** `action`, or a requeue after `requeueAfterMs` when that comes sooner. */
+  soonest(action: Action, requeueAfterMs?: number): Action {
+    if (requeueAfterMs === undefined) return action;
+    return { requeueAfter: Math.min(requeueAfterMs, action.requeueAfter ?? requeueAfterMs) };
   },
 };
 

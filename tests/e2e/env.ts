@@ -26,7 +26,7 @@ import {
 } from "../../runtime/resources.ts";
 import { MINICLUSTER_LABEL } from "../../controllers/minicluster/children/names.ts";
 import { downSync, status } from "../../hack/cluster/lifecycle.ts";
-import { sampleMiniCluster } from "../sample_minicluster.ts";
+import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 import { eventually, type TestEnv, testNamespaceName, withTimeout } from "../harness.ts";
 import { OperatorProcess } from "./operator_process.ts";
 
@@ -231,7 +231,7 @@ async function releaseMiniClusters(client: KubeClient, namespace: string): Promi
 // ---------------------------------------------------------------------------------------------
 // Reading the cluster.
 
-/** A MiniCluster of one Flux container, `spec` merged in (tests/sample_minicluster.ts). */
+/** A MiniCluster of one Flux container, `spec` merged in (testing/sample_minicluster.ts). */
 export const miniCluster = sampleMiniCluster;
 
 /** Pod annotations that keep a Job's pods Running on KWOK (see hack/cluster/kwok_stages.ts). */
