@@ -11,7 +11,8 @@
  * 4. pass the freshness fence before the first write of the reconcile;
  * 5. create a missing one create-only: a server-side apply carrying a resourceVersion no object can
  *    have, so that it fails with a Conflict instead of taking over an object the label-selected
- *    cache cannot see; on that Conflict the object is read and checked as in 2 and 3;
+ *    cache cannot see; on that Conflict the object is read and checked as in 2 and 3 (a create-once
+ *    one of ours gets the labels the cache selects on);
  * 6. otherwise let the kind's drift policy bring it in line (apply, recreate, patch what may change
  *    and report the rest).
  *
@@ -164,6 +165,7 @@ export class DependentResources {
         if ("created" in created) return { object: created.created, created: true };
         observed = created.held;
         if (!ownedBy(observed, owner)) return nameTaken(what, owner, observed);
+        if (dep.drift === "createOnce") return await this.#relabel(dep, observed, await desired());
         if (await upToDate(observed)) return { object: observed };
       }
       if (dep.drift === "createOnce") return { object: observed };
@@ -226,6 +228,28 @@ export class DependentResources {
         throw isNotFound(read) ? e : read;
       }
     }
+  }
+
+  /**
+   * A create-once object of ours that the cache cannot see (made without the labels its watch
+   * selects on, say by an older version) keeps its content but gets the desired labels, once, so
+   * that later reconciles find it in the cache instead of asking the API server again.
+   */
+  async #relabel<C extends KubeObject>(
+    dep: Dependent<C>,
+    observed: C,
+    desired: C,
+  ): Promise<DependentResult<C>> {
+    const labels = desired.metadata?.labels ?? {};
+    const have = observed.metadata?.labels ?? {};
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return { object: observed };
+    const { apiVersion, kind } = desired;
+    const object = await this.client.apply<C>(dep.resource, {
+      apiVersion,
+      kind,
+      metadata: { name: dep.name, namespace: dep.namespace, labels },
+    } as C, { fieldManager: this.fieldManager, force: true });
+    return { object };
   }
 
   #writes<C extends KubeObject>(dep: Dependent<C>): DependentWrites<C> {
