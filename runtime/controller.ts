@@ -184,8 +184,10 @@ export class Controller<T extends KubeObject> {
     this.#started = true;
     const { primary, secondaries = [], filter } = this.#opts;
     this.#unsubscribe.push(primary.subscribe((event) => {
-      // What the user asked for goes before what the world reported (see WorkQueue: urgent).
-      if (!filter || filter(event)) this.queue.add(objectKey(event.object), { urgent: true });
+      // What the user asked for goes before what the world reported (see WorkQueue: urgent); what
+      // the first list loads at start-up is neither, and waits behind both.
+      if (filter && !filter(event)) return;
+      this.queue.add(objectKey(event.object), { urgent: !event.initialList });
     }));
     for (const { store, mapper, delayMs = 0 } of secondaries) {
       this.#unsubscribe.push(store.subscribe((event) => {

@@ -15,8 +15,10 @@
  *   `done`;
  * - keys added as `urgent` are handed out before the others (each lane in order of arrival): a
  *   controller marks what a user asked for (a new or changed primary) urgent, so that under load
- *   new clusters get their children before existing ones get their status refreshed. Adding an
- *   already pending key as urgent moves it to the urgent lane; nothing ever moves a key back.
+ *   new clusters get their children before existing ones get their status refreshed, and what the
+ *   first list loads at start-up not (a new cluster does not wait behind thousands of old ones).
+ *   Adding an already pending key as urgent moves it to the urgent lane; nothing ever moves a key
+ *   back.
  *
  * All waiting goes through an injectable `Clock`, so tests run on fake time.
  */

@@ -293,3 +293,32 @@ Deno.test("controller: a secondary's delay batches its events; the primary's own
   assert.equal(runs, 3);
   await c.stop();
 });
+
+Deno.test("controller: at start-up, a new primary goes before the thousands the first list loaded", async () => {
+  const primary = new Cache<ConfigMap>("configmaps");
+  const order: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  const c = new Controller<ConfigMap>({
+    name: "t",
+    primary,
+    reconciler: {
+      async reconcile(obj) {
+        order.push(obj.metadata!.name!);
+        await gate; // the worker is busy while the new MiniCluster arrives
+        return Action.awaitChange();
+      },
+    },
+    clock: new FakeClock(),
+  });
+  const started = c.start();
+  const existing = Array.from({ length: 1000 }, (_, i) => cm(`old-${i}`));
+  primary.replace(existing, { synced: true });
+  await started;
+  await tick();
+  primary.apply("ADDED", cm("new"));
+  release();
+  while (order.length < 3) await tick();
+  assert.equal(order[1], "new", `reconciled after ${order.indexOf("new")} others`);
+  await c.stop();
+});
