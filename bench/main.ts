@@ -26,7 +26,8 @@ import {
 } from "../runtime/resources.ts";
 import { MANAGED_SELECTOR } from "../controllers/minicluster/controller.ts";
 import { fakeNode, fakeNodeName } from "../hack/cluster/nodes.ts";
-import { installCrds, startPrivateCluster } from "../tests/e2e/env.ts";
+import { installCrds } from "../testing/crds.ts";
+import { startPrivateCluster } from "../testing/private_cluster.ts";
 import {
   diffCounts,
   groupBy,
@@ -35,8 +36,8 @@ import {
   sumOf,
   WRITE_VERBS,
   writeCount,
-} from "../tests/e2e/metrics_text.ts";
-import { OperatorProcess } from "../tests/e2e/operator_process.ts";
+} from "../testing/metrics_text.ts";
+import { OperatorProcess } from "../testing/operator_process.ts";
 import { sampleMiniCluster } from "../testing/sample_minicluster.ts";
 import { CreationObserver } from "./observer.ts";
 import { childObjects, rawCreates } from "./raw_client.ts";
@@ -540,7 +541,7 @@ async function main(): Promise<number> {
   const nodes = Math.ceil(totalPods / PODS_PER_NODE) + 1;
   if (!kubeconfig) {
     say(`starting a private full cluster (then ${Math.max(nodes, 4)} KWOK nodes)`);
-    kubeconfig = await startPrivateCluster("minicluster-bench-", 4);
+    kubeconfig = await startPrivateCluster({ prefix: "minicluster-bench-", nodes: 4 });
   }
   await installCrds(kubeconfig);
   const client = await KubeClient.fromKubeconfig(kubeconfig);

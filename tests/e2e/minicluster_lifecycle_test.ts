@@ -22,7 +22,7 @@ import {
   waitForCondition,
   waitForRunningPods,
 } from "./env.ts";
-import type { OperatorProcess } from "./operator_process.ts";
+import type { OperatorProcess } from "../../testing/operator_process.ts";
 
 type Disruption = "undisturbed" | "SIGKILL";
 const DISRUPTIONS: Disruption[] = ["undisturbed", "SIGKILL"];

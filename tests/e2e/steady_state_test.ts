@@ -11,8 +11,8 @@ import {
   waitForCondition,
   waitForRunningPods,
 } from "./env.ts";
-import { groupBy, sumOf, WRITE_VERBS, writeCount } from "./metrics_text.ts";
-import type { OperatorProcess } from "./operator_process.ts";
+import { groupBy, sumOf, WRITE_VERBS, writeCount } from "../../testing/metrics_text.ts";
+import type { OperatorProcess } from "../../testing/operator_process.ts";
 
 const IDLE_WINDOW_MS = Number(Deno.env.get("MC_E2E_IDLE_MS") ?? 20_000);
 const NAMES = ["alpha", "beta", "gamma"];

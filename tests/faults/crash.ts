@@ -19,7 +19,7 @@ import { MiniClusters, Secrets } from "../../runtime/resources.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { eventually } from "../harness.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
-import type { OperatorProcess } from "../e2e/operator_process.ts";
+import type { OperatorProcess } from "../../testing/operator_process.ts";
 import { FaultProxy } from "./proxy.ts";
 import { describeDifference, type Snapshot, snapshot } from "./snapshot.ts";
 import {

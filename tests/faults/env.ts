@@ -20,7 +20,7 @@ import {
   MANAGED_BY_VALUE,
 } from "../../controllers/minicluster/children/names.ts";
 import { testNamespaceName } from "../harness.ts";
-import { OperatorProcess } from "../e2e/operator_process.ts";
+import { OperatorProcess } from "../../testing/operator_process.ts";
 import type { FaultProxy } from "./proxy.ts";
 import { LONGEST_DELIBERATE_PAUSE_MS } from "../../controllers/minicluster/timing.ts";
 

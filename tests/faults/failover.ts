@@ -23,7 +23,7 @@ import { componentContext, down, up } from "../../hack/cluster/lifecycle.ts";
 import { componentArgs } from "../../hack/cluster/components.ts";
 import { spawnDaemon, stopGroups } from "../../hack/cluster/processes.ts";
 import { ClusterPaths, readState, writeState } from "../../hack/cluster/state.ts";
-import type { OperatorProcess } from "../e2e/operator_process.ts";
+import type { OperatorProcess } from "../../testing/operator_process.ts";
 import { FaultProxy, type ProxiedRequest } from "./proxy.ts";
 import { faultMiniCluster } from "./crash.ts";
 import { assertConverged } from "./views.ts";

@@ -20,7 +20,7 @@ import { isNotFound } from "../../runtime/errors.ts";
 import { ConfigMaps, Jobs, MiniClusters, Secrets, Services } from "../../runtime/resources.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { eventually } from "../harness.ts";
-import type { OperatorProcess } from "../e2e/operator_process.ts";
+import type { OperatorProcess } from "../../testing/operator_process.ts";
 import { FaultProxy, type ProxiedRequest } from "./proxy.ts";
 import { describeDifference, snapshot } from "./snapshot.ts";
 import { faultMiniCluster } from "./crash.ts";
