@@ -20,7 +20,7 @@ import type { ApiClient } from "./api_client.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";
 import { ApiError, isAlreadyExists, isConflict, isNotFound } from "./errors.ts";
 import { Leases } from "./resources.ts";
-import { type RuntimeLog, silentLog } from "./watcher.ts";
+import { type RuntimeLog, silentLog } from "./log.ts";
 
 export interface LeaderElectionOptions {
   namespace: string;

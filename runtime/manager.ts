@@ -38,7 +38,7 @@ export interface WatchSpec {
   fieldSelector?: string;
   /**
    * What the store keeps of each object (runtime/transforms.ts). One store per kind and selectors
-   * is shared: the first caller's transform applies.
+   * is shared, so every caller must ask for the same transform (`watch` refuses another one).
    */
   transform?: Transform<KubeObject>;
 }
@@ -59,7 +59,10 @@ export class Manager {
   readonly #opts: OperatorOptions;
   readonly #metrics: RuntimeMetrics;
   #client?: KubeClient;
-  #watchers = new Map<string, Watcher<KubeObject>>();
+  #watchers = new Map<
+    string,
+    { watcher: Watcher<KubeObject>; transform?: Transform<KubeObject> }
+  >();
   #controllers: Controller<KubeObject>[] = [];
   #synced = false;
 
@@ -92,11 +95,16 @@ export class Manager {
 
   /**
    * The shared store of `rt` (narrowed by selectors, in the configured namespaces). Asking twice
-   * for the same kind and selectors returns the same store.
+   * for the same kind and selectors returns the same store; asking with another transform is an
+   * error (one of the callers would read objects shaped for the other).
    */
   watch<T extends KubeObject>(rt: ResourceType, spec: WatchSpec = {}): Store<T> {
     const id = `${resourceName(rt)}?${spec.labelSelector ?? ""}&${spec.fieldSelector ?? ""}`;
-    let watcher = this.#watchers.get(id);
+    const existing = this.#watchers.get(id);
+    if (existing && existing.transform !== spec.transform) {
+      throw new Error(`${id} is already watched with another transform`);
+    }
+    let watcher = existing?.watcher;
     if (!watcher) {
       watcher = new Watcher<KubeObject>(this.client, rt, {
         namespaces: this.#opts.namespaces,
@@ -107,10 +115,14 @@ export class Manager {
         log: this.log.child({ component: "watcher" }),
         metrics: this.#metrics.watcher,
       });
-      this.#watchers.set(id, watcher);
+      this.#watchers.set(id, { watcher, transform: spec.transform });
       this.#metrics.cacheSize(watcher.store);
     }
     return watcher.store as unknown as Store<T>;
+  }
+
+  #allWatchers(): Watcher<KubeObject>[] {
+    return [...this.#watchers.values()].map((w) => w.watcher);
   }
 
   addController<T extends KubeObject>(spec: ControllerSpec<T>): Controller<T> {
@@ -122,6 +134,7 @@ export class Manager {
       metrics: this.#metrics.controller(spec.name),
     });
     this.#controllers.push(controller as unknown as Controller<KubeObject>);
+    this.#metrics.progress(controller as unknown as Controller<KubeObject>);
     return controller;
   }
 
@@ -165,11 +178,11 @@ export class Manager {
     const elector = this.#opts.leaderElect ? this.#elector(client) : undefined;
     let code = 0;
     try {
-      for (const w of this.#watchers.values()) w.start();
+      for (const { watcher } of this.#watchers.values()) watcher.start();
       code = await this.#waitForCaches(stop.signal);
       if (code !== 0 || stop.signal.aborted) return code;
       this.#synced = true;
-      log.info("caches synced", { kinds: [...this.#watchers.values()].map((w) => w.resource) });
+      log.info("caches synced", { kinds: this.#allWatchers().map((w) => w.resource) });
 
       if (elector && !(await elector.acquire(stop.signal))) return 0;
       await Promise.all(this.#controllers.map((c) => c.start()));
@@ -197,7 +210,7 @@ export class Manager {
   async #waitForCaches(signal: AbortSignal): Promise<number> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
-    const all = Promise.all([...this.#watchers.values()].map((w) => w.synced)).then(() => "ok");
+    const all = Promise.all(this.#allWatchers().map((w) => w.synced)).then(() => "ok");
     const timeout = new Promise<string>((resolve) => {
       timer = setTimeout(() => resolve("timeout"), this.#opts.cacheSyncTimeoutMs);
     });
@@ -208,7 +221,7 @@ export class Manager {
     try {
       const outcome = await Promise.race([all, timeout, stopped]);
       if (outcome === "timeout") {
-        const pending = [...this.#watchers.values()].filter((w) => !w.store.hasSynced);
+        const pending = this.#allWatchers().filter((w) => !w.store.hasSynced);
         this.log.error("caches did not sync in time", {
           timeoutMs: this.#opts.cacheSyncTimeoutMs,
           pending: pending.map((w) => w.resource),
@@ -256,7 +269,7 @@ export class Manager {
     await Promise.race([drained, timedOut]);
     clearTimeout(timer);
     await elector?.release();
-    await Promise.all([...this.#watchers.values()].map((w) => w.stop()));
+    await Promise.all(this.#allWatchers().map((w) => w.stop()));
   }
 }
 
@@ -288,6 +301,9 @@ export class RuntimeMetrics {
   readonly #requestSeconds;
   readonly #leader;
   readonly #cacheObjects;
+  readonly #unfinished;
+  readonly #longest;
+  readonly #activeWorkers;
   readonly #registry: Registry;
 
   constructor(registry: Registry) {
@@ -368,6 +384,21 @@ export class RuntimeMetrics {
       help: "1 while this replica holds the Lease.",
       labelNames: ["lease"],
     });
+    this.#unfinished = r.gauge({
+      name: "workqueue_unfinished_work_seconds",
+      help: "Seconds the keys held by workers have been held, summed: grows while work is stuck.",
+      labelNames: ["name"],
+    });
+    this.#longest = r.gauge({
+      name: "workqueue_longest_running_processor_seconds",
+      help: "Seconds the longest-held key has been held by a worker.",
+      labelNames: ["name"],
+    });
+    this.#activeWorkers = r.gauge({
+      name: "controller_active_workers",
+      help: "Workers in a reconcile right now, by controller.",
+      labelNames: ["controller"],
+    });
     this.#cacheObjects = r.gauge({
       name: "cache_objects",
       help: "Objects in the cache, by resource.",
@@ -401,6 +432,17 @@ export class RuntimeMetrics {
         worked: (s) => this.#workSeconds.observe({ name }, s),
       },
     };
+  }
+
+  /** Reports, at each scrape, how long the controller's work in flight has been running. */
+  progress(controller: Controller<KubeObject>): void {
+    const name = controller.name;
+    this.#registry.onCollect(() => {
+      const { totalSeconds, longestSeconds } = controller.queue.unfinishedWork();
+      this.#unfinished.set({ name }, totalSeconds);
+      this.#longest.set({ name }, longestSeconds);
+      this.#activeWorkers.set({ controller: name }, controller.activeWorkers);
+    });
   }
 
   leader(lease: string, leading: boolean): void {

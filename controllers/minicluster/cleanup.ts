@@ -11,7 +11,7 @@ import { Action } from "../../runtime/controller.ts";
 import { deleteObserved } from "../../runtime/dependents.ts";
 import { Jobs, Pods } from "../../runtime/resources.ts";
 import { controllerOf, type KubeObject, type Store } from "../../runtime/store.ts";
-import type { RuntimeLog } from "../../runtime/watcher.ts";
+import type { RuntimeLog } from "../../runtime/log.ts";
 import { jobName } from "./children/names.ts";
 import type { EventRecorder } from "./events.ts";
 import { type MiniClusterStores, podsOf, watched } from "./stores.ts";

@@ -18,7 +18,7 @@ import {
 import { finalizerAddedOnly } from "../../runtime/finalizer.ts";
 import { OwnWrites } from "../../runtime/own_writes.ts";
 import type { KubeObject, Store, StoreEvent } from "../../runtime/store.ts";
-import type { RuntimeLog } from "../../runtime/watcher.ts";
+import type { RuntimeLog } from "../../runtime/log.ts";
 import { FINALIZER, MINICLUSTER_LABEL } from "./children/names.ts";
 import { MINICLUSTER_KIND } from "./children/owner.ts";
 import { EventRecorder } from "./events.ts";

@@ -33,7 +33,7 @@ import { Finalizer } from "../../runtime/finalizer.ts";
 import { type FreshnessFence, StaleViewError } from "../../runtime/freshness_fence.ts";
 import { Jobs, MiniClusters } from "../../runtime/resources.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
-import type { RuntimeLog } from "../../runtime/watcher.ts";
+import type { RuntimeLog } from "../../runtime/log.ts";
 import { FIELD_MANAGER, FINALIZER, jobName } from "./children/names.ts";
 import { Cleanup } from "./cleanup.ts";
 import {

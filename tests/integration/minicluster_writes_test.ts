@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../runtime/resources.ts";
-import { silentLog } from "../../runtime/watcher.ts";
+import { silentLog } from "../../runtime/log.ts";
 import { eventually, fullCluster, integrationTest } from "../harness.ts";
 import {
   type InProcessOperator,

@@ -14,7 +14,7 @@ import { type MiniClusterStores, WATCHED } from "../../controllers/minicluster/s
 import type { Action } from "../../runtime/controller.ts";
 import { Events, Jobs, MiniClusters, Pods, resourceName } from "../../runtime/resources.ts";
 import { Cache, type KubeObject } from "../../runtime/store.ts";
-import { silentLog } from "../../runtime/watcher.ts";
+import { silentLog } from "../../runtime/log.ts";
 import { FakeApiClient, type FakeRequest } from "../../testing/fake_api.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 
