@@ -12,7 +12,8 @@
  * TTL. A delete forgets the object. Nothing here decides what to build; it only avoids redundant
  * writes.
  *
- * Only `get`/`getByKey` see recent writes; `list` and `byIndex` are the cache's own.
+ * Reads by name, `list` and the built-in indexes ("namespace", "owner") all see recent writes: a
+ * cleanup that lists what an owner has must find the child created a moment ago too.
  */
 import type {
   ApiClient,
@@ -23,7 +24,14 @@ import type {
 } from "./api_client.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { resourceName, type ResourceType } from "./resources.ts";
-import { deepFreeze, type KubeObject, objectKey, type Store } from "./store.ts";
+import {
+  BUILTIN_INDEXES,
+  deepFreeze,
+  type KubeObject,
+  type ListSelector,
+  objectKey,
+  type Store,
+} from "./store.ts";
 import { dropManagedFields, type Transform } from "./transforms.ts";
 
 /** Remembered writes older than this are dropped whatever the cache says (a lost watch event). */
@@ -46,8 +54,8 @@ export class OwnWrites {
   readonly #clock: Clock;
   /** By resource name ("jobs.batch"): the cache of that kind and what it keeps of an object. */
   readonly #tracked = new Map<string, Tracked>();
-  /** By "resource/namespace/name". */
-  readonly #entries = new Map<string, Entry>();
+  /** By resource name, then by "namespace/name". */
+  readonly #entries = new Map<string, Map<string, Entry>>();
 
   constructor(opts: { clock?: Clock } = {}) {
     this.#clock = opts.clock ?? systemClock;
@@ -61,13 +69,19 @@ export class OwnWrites {
     const view = (obj: KubeObject) =>
       deepFreeze(transform ? transform(dropManagedFields(obj) as T) : dropManagedFields(obj));
     this.#tracked.set(store.resource, { store, view } as Tracked);
-    const get = (key: string) => this.#view(store.resource, key, store.getByKey(key));
+    const resource = store.resource;
+    const get = (key: string) => this.#view(resource, key, store.getByKey(key));
     return {
-      resource: store.resource,
+      resource,
       get: (ns, name) => get(ns ? `${ns}/${name}` : name) as T | undefined,
       getByKey: (key) => get(key) as T | undefined,
-      list: (selector) => store.list(selector),
-      byIndex: (index, value) => store.byIndex(index, value),
+      list: (selector) =>
+        this.#fold(store, store.list(selector), (o) => selects(selector, o)) as T[],
+      byIndex: (index, value) => {
+        const cached = store.byIndex(index, value);
+        const fn = BUILTIN_INDEXES[index];
+        return fn ? this.#fold(store, cached, (o) => fn(o).includes(value)) as T[] : cached;
+      },
       get size() {
         return store.size;
       },
@@ -116,10 +130,28 @@ export class OwnWrites {
         try {
           return await client.delete(rt, namespace, name, opts);
         } finally {
-          this.#entries.delete(`${resourceName(rt)}/${namespace ? `${namespace}/${name}` : name}`);
+          this.#entries.get(resourceName(rt))?.delete(namespace ? `${namespace}/${name}` : name);
         }
       },
     };
+  }
+
+  /** `cached` with our recent writes of `store`'s kind in place of (or beside) what they replace. */
+  #fold<T extends KubeObject>(
+    store: Store<T>,
+    cached: T[],
+    matches: (obj: KubeObject) => boolean,
+  ): KubeObject[] {
+    const entries = this.#entries.get(store.resource);
+    if (!entries?.size) return cached;
+    const out = new Map<string, KubeObject>(cached.map((o) => [objectKey(o), o]));
+    for (const key of [...entries.keys()]) {
+      const seen = this.#view(store.resource, key, store.getByKey(key));
+      if (seen === undefined || seen !== entries.get(key)?.after) continue;
+      if (matches(seen)) out.set(key, seen);
+      else out.delete(key);
+    }
+    return [...out.values()];
   }
 
   /** What a reader of the tracked store sees now (our write, or the cache). */
@@ -131,34 +163,44 @@ export class OwnWrites {
   #record(resource: string, key: string, before: KubeObject | undefined, after: KubeObject): void {
     const tracked = this.#tracked.get(resource);
     if (!tracked || !after?.metadata?.name) return;
-    if (this.#entries.size > 1024) this.#purge();
-    const id = `${resource}/${key}`;
+    let entries = this.#entries.get(resource);
+    if (!entries) this.#entries.set(resource, entries = new Map());
+    if (entries.size > 1024) this.#purge(entries);
     let beforeRv = before?.metadata?.resourceVersion ?? "";
     // A write on top of our own previous write, which the cache has not seen either: the cache
     // still shows what it showed before the first one.
-    const previous = this.#entries.get(id);
+    const previous = entries.get(key);
     if (previous && previous.after.metadata?.resourceVersion === beforeRv) {
       beforeRv = previous.before;
     }
-    this.#entries.set(id, { before: beforeRv, after: tracked.view(after), at: this.#clock.now() });
+    entries.set(key, { before: beforeRv, after: tracked.view(after), at: this.#clock.now() });
   }
 
   #view(resource: string, key: string, cached: KubeObject | undefined): KubeObject | undefined {
-    const id = `${resource}/${key}`;
-    const entry = this.#entries.get(id);
+    const entries = this.#entries.get(resource);
+    const entry = entries?.get(key);
     if (!entry) return cached;
     const cachedRv = cached?.metadata?.resourceVersion ?? "";
     if (cachedRv === entry.before && this.#clock.now() - entry.at < OWN_WRITE_TTL_MS) {
       return entry.after;
     }
-    this.#entries.delete(id);
+    entries!.delete(key);
     return cached;
   }
 
-  #purge(): void {
+  #purge(entries: Map<string, Entry>): void {
     const now = this.#clock.now();
-    for (const [id, entry] of this.#entries) {
-      if (now - entry.at >= OWN_WRITE_TTL_MS) this.#entries.delete(id);
+    for (const [key, entry] of entries) {
+      if (now - entry.at >= OWN_WRITE_TTL_MS) entries.delete(key);
     }
   }
+}
+
+/** Whether `obj` is what `selector` asks for (namespace and equality labels). */
+function selects(selector: ListSelector = {}, obj: KubeObject): boolean {
+  if (selector.namespace !== undefined && obj.metadata?.namespace !== selector.namespace) {
+    return false;
+  }
+  const labels = obj.metadata?.labels ?? {};
+  return Object.entries(selector.labels ?? {}).every(([k, v]) => labels[k] === v);
 }

@@ -83,7 +83,7 @@ export function controllerOf(obj: KubeObject): OwnerReference | undefined {
 export const NAMESPACE_INDEX = "namespace";
 export const OWNER_INDEX = "owner";
 
-const BUILTIN_INDEXES: Record<string, IndexFunc<KubeObject>> = {
+export const BUILTIN_INDEXES: Readonly<Record<string, IndexFunc<KubeObject>>> = {
   [NAMESPACE_INDEX]: (obj) => [obj.metadata?.namespace ?? ""],
   [OWNER_INDEX]: (obj) => {
     const uid = controllerOf(obj)?.uid;

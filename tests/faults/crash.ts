@@ -233,10 +233,11 @@ async function curveSecret(client: KubeClient, ns: string): Promise<Secret | und
   }
 }
 
-/** The curve Secret as the apiserver answered its first successful create. */
+/** The curve Secret as the apiserver answered its creation (a create or create-only apply). */
 function firstCreatedSecret(proxy: FaultProxy): Secret | undefined {
   const created = proxy.requests.find((r) =>
-    r.method === "POST" && r.resource === "secrets" && r.response
+    (r.method === "POST" || r.method === "PATCH") && r.resource === "secrets" && r.code === 201 &&
+    r.response
   );
   return created ? JSON.parse(created.response!) as Secret : undefined;
 }

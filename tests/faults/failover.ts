@@ -108,9 +108,10 @@ async function certUid(client: KubeClient, ns: string, mc: string): Promise<stri
 }
 
 /** Successful creates of `name`'s curve Secret seen by the proxies. */
+/** Creations of the certificate Secret: a create, or a create-only apply, answered 201 Created. */
 function certCreates(proxies: FaultProxy[], mc: string): number {
   return proxies.flatMap((p) => p.requests).filter((r) =>
-    r.method === "POST" && r.resource === "secrets" && r.code === 201 &&
+    (r.method === "POST" || r.method === "PATCH") && r.resource === "secrets" && r.code === 201 &&
     r.response?.includes(`"name":"${mc}-curve-cert"`)
   ).length;
 }

@@ -71,3 +71,22 @@ Deno.test("own writes: kept as the cache would keep them, for the TTL only, untr
   await recording.create(Secrets, { metadata: { name: "s", namespace: "ns" } });
   assert.equal(store.get("ns", "s"), undefined);
 });
+
+Deno.test("own writes: lists and the owner index see a child created a moment ago", async () => {
+  const { cache, store, client } = setUp();
+  cache.replace([], { synced: true });
+  const owned = (name: string, uid: string): ConfigMap => ({
+    metadata: {
+      name,
+      namespace: "ns",
+      labels: { app: "x" },
+      ownerReferences: [{ apiVersion: "v1", kind: "P", name: "p", uid, controller: true }],
+    },
+  });
+  await client.create(ConfigMaps, owned("mine", "u1"));
+  await client.create(ConfigMaps, owned("theirs", "u2"));
+  assert.deepEqual(store.byIndex("owner", "u1").map((o) => o.metadata?.name), ["mine"]);
+  assert.deepEqual(store.list({ namespace: "ns", labels: { app: "x" } }).length, 2);
+  assert.deepEqual(store.list({ namespace: "other" }), []);
+  assert.deepEqual(store.byIndex("namespace", "ns").length, 2);
+});

@@ -140,6 +140,20 @@ Deno.test("reconcile lifecycle: deletion waits for the pods, then removes every 
   assert.deepEqual(await op.reconcile("gone"), {}, "gone from the cache: forgotten");
 });
 
+Deno.test("reconcile lifecycle: deletion before the cache saw the children still leaves nothing", async () => {
+  const op = new FakeOperator();
+  await op.create("quick");
+  await op.reconcile("quick");
+  // Deleted at once: the caches show the MiniCluster's deletion but none of its children yet.
+  await op.api.delete(MiniClusters, NS, "quick");
+  op.caches.miniClusters.replace(op.api.objects(MiniClusters), { synced: true });
+  await op.reconcile("quick");
+  assert.equal(op.miniCluster("quick"), undefined);
+  assert.deepEqual(op.api.objects(ConfigMaps), []);
+  assert.deepEqual(op.api.objects(Secrets), []);
+  assert.deepEqual(op.api.objects(Jobs), []);
+});
+
 Deno.test("reconcile lifecycle: deletion gives up waiting for pods after the timeout", async () => {
   const op = new FakeOperator({ cleanupTimeoutMs: 10_000 });
   await op.create("stuck");
