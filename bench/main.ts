@@ -16,14 +16,8 @@ import { join } from "node:path";
 import type { MiniCluster } from "../api/mod.ts";
 import { KubeClient } from "../runtime/client.ts";
 import { isAlreadyExists } from "../runtime/errors.ts";
-import {
-  Jobs,
-  MiniClusters,
-  Namespaces,
-  Nodes,
-  Pods,
-  ServiceAccounts,
-} from "../runtime/resources.ts";
+import { Jobs, Namespaces, Nodes, Pods, ServiceAccounts } from "../runtime/resources.ts";
+import { MiniClusters } from "../api/resource.ts";
 import { MANAGED_SELECTOR } from "../controllers/minicluster/controller.ts";
 import { fakeNode, fakeNodeName } from "../hack/cluster/nodes.ts";
 import { installCrds } from "../testing/crds.ts";

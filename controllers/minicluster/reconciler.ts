@@ -31,7 +31,8 @@ import {
 import { errorMessage } from "../../runtime/errors.ts";
 import { Finalizer } from "../../runtime/finalizer.ts";
 import { type FreshnessFence, StaleViewError } from "../../runtime/freshness_fence.ts";
-import { Jobs, MiniClusters } from "../../runtime/resources.ts";
+import { Jobs } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import type { RuntimeLog } from "../../runtime/log.ts";
 import { FIELD_MANAGER, FINALIZER, jobName } from "./children/names.ts";

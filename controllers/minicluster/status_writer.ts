@@ -23,7 +23,7 @@ import {
   isNotFound,
   isRetryable,
 } from "../../runtime/errors.ts";
-import { MiniClusters } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { controllerOf } from "../../runtime/store.ts";
 import { FIELD_MANAGER, jobName, scaleSelector } from "./children/names.ts";
 import { conditionEvents, type EventRecorder } from "./events.ts";

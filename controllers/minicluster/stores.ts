@@ -14,12 +14,12 @@ import type { MiniCluster } from "../../api/mod.ts";
 import {
   ConfigMaps,
   Jobs,
-  MiniClusters,
   Pods,
   type ResourceType,
   Secrets,
   Services,
 } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import { dataView, jobView, podView } from "./cache_view.ts";

@@ -18,13 +18,13 @@ import {
   ConfigMaps,
   Events,
   Jobs,
-  MiniClusters,
   Namespaces,
   Pods,
   Secrets,
   ServiceAccounts,
   Services,
 } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { MINICLUSTER_LABEL } from "../../controllers/minicluster/children/names.ts";
 import { status } from "../../hack/cluster/lifecycle.ts";
 import { installCrds } from "../../testing/crds.ts";

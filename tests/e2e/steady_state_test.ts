@@ -2,7 +2,7 @@
 // its own api_requests_total; and an operator started over an already converged namespace (after a
 // SIGKILL) reconciles everything without writing anything either.
 import assert from "node:assert/strict";
-import { MiniClusters } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import {
   e2eTest,
   eventually,

@@ -9,12 +9,12 @@ import { isAlreadyExists, isNotFound } from "../../runtime/errors.ts";
 import {
   ConfigMaps,
   Jobs,
-  MiniClusters,
   Namespaces,
   Secrets,
   ServiceAccounts,
   Services,
 } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import {
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,

@@ -12,12 +12,8 @@ import { parseAllDocuments } from "yaml";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
 import { KubeClient } from "../../runtime/client.ts";
-import {
-  CustomResourceDefinitions,
-  Leases,
-  MiniClusters,
-  Secrets,
-} from "../../runtime/resources.ts";
+import { CustomResourceDefinitions, Leases, Secrets } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { eventually } from "../harness.ts";
 import { componentContext, down, up } from "../../hack/cluster/lifecycle.ts";
 import { componentArgs } from "../../hack/cluster/components.ts";

@@ -10,13 +10,8 @@ import type { MiniCluster } from "../../api/mod.ts";
 import { KubeClient, type RequestEvent, type RequestOptions } from "../../runtime/client.ts";
 import { Controller } from "../../runtime/controller.ts";
 import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
-import {
-  ConfigMaps,
-  Events,
-  MiniClusters,
-  type ResourceType,
-  Secrets,
-} from "../../runtime/resources.ts";
+import { ConfigMaps, Events, type ResourceType, Secrets } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import { Watcher } from "../../runtime/watcher.ts";

@@ -3,7 +3,7 @@
 // (counted through the client's onRequest hook).
 import assert from "node:assert/strict";
 import type { MiniCluster } from "../../api/mod.ts";
-import { MiniClusters } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { silentLog } from "../../runtime/log.ts";
 import { eventually, fullCluster, integrationTest } from "../harness.ts";
 import {

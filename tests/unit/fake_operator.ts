@@ -12,7 +12,8 @@ import type { CurveBuilders } from "../../controllers/minicluster/dependents.ts"
 import { EventRecorder } from "../../controllers/minicluster/events.ts";
 import { type MiniClusterStores, WATCHED } from "../../controllers/minicluster/stores.ts";
 import type { Action } from "../../runtime/controller.ts";
-import { Events, Jobs, MiniClusters, Pods, resourceName } from "../../runtime/resources.ts";
+import { Events, Jobs, Pods, resourceName } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { Cache, type KubeObject } from "../../runtime/store.ts";
 import { silentLog } from "../../runtime/log.ts";
 import { FakeApiClient, type FakeRequest } from "../../testing/fake_api.ts";

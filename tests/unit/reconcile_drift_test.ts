@@ -6,7 +6,8 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Pod, Service } from "kubernetes-types/core/v1.d.ts";
 import { NAME_TAKEN_RECHECK_MS, RECREATE_REQUEUE_MS } from "../../runtime/dependents.ts";
 import { ApiError } from "../../runtime/errors.ts";
-import { ConfigMaps, Jobs, MiniClusters, Pods, Services } from "../../runtime/resources.ts";
+import { ConfigMaps, Jobs, Pods, Services } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { FakeOperator, NS } from "./fake_operator.ts";
 
 async function converged(name: string, spec = {}): Promise<FakeOperator> {

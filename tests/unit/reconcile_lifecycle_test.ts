@@ -7,7 +7,8 @@ import type { ConfigMap, Secret } from "kubernetes-types/core/v1.d.ts";
 import { buildCurveSecret } from "../../controllers/minicluster/children/curve.ts";
 import { buildWorkspace } from "../../controllers/minicluster/workspace.ts";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
-import { ConfigMaps, Jobs, MiniClusters, Pods, Secrets } from "../../runtime/resources.ts";
+import { ConfigMaps, Jobs, Pods, Secrets } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { FakeOperator, NS } from "./fake_operator.ts";
 
 Deno.test("reconcile lifecycle: an invalid spec is a condition and an event, and builds nothing", async () => {
