@@ -5,7 +5,6 @@
  * `kubernetes-types`, failures become `ApiError`s carrying the API's Status, and a watch is an
  * async iterable of events. Everything else (caches, retries, relists) lives in the layers above.
  */
-import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type {
   ApiClient,
   ApplyOptions,
@@ -29,8 +28,19 @@ import {
   loadKubeconfig,
   splitKubeconfigList,
 } from "./kubeconfig.ts";
-import { apiVersionOf, resourceName, resourcePath, type ResourceType } from "./resources.ts";
+import { resourceName, resourcePath, type ResourceType } from "./resources.ts";
 import { type Credentials, credentialsOf } from "./credentials.ts";
+import {
+  APPLY_CONTENT_TYPE,
+  callOptions,
+  listQuery,
+  nameOf,
+  namespaceOf,
+  PATCH_CONTENT_TYPES,
+  queryString,
+  withTypeMeta,
+  writeQuery,
+} from "./rest_requests.ts";
 import { LineBuffer, parseWatchLine } from "./watch_lines.ts";
 import {
   describeRequest,
@@ -39,35 +49,11 @@ import {
   type Verb,
 } from "./request_labels.ts";
 
-export type {
-  ApiClient,
-  ApplyOptions,
-  CallOptions,
-  DeleteOptions,
-  ListOptions,
-  ObjectList,
-  PatchOptions,
-  PatchType,
-  WatchEvent,
-  WatchOptions,
-  WriteOptions,
-} from "./api_client.ts";
+export type * from "./api_client.ts";
 export { LineBuffer, parseWatchLine } from "./watch_lines.ts";
 
 // The contract exposes errors through the client module too.
-export {
-  ApiError,
-  isAlreadyExists,
-  isConflict,
-  isForbidden,
-  isGone,
-  isInvalid,
-  isNotFound,
-  isRetryable,
-  isTooManyRequests,
-  isUnauthorized,
-} from "./errors.ts";
-export type { Status } from "./errors.ts";
+export * from "./errors.ts";
 
 export type { RequestEvent, Verb } from "./request_labels.ts";
 
@@ -95,22 +81,8 @@ export interface RequestOptions {
   resource?: string;
 }
 
-const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
-  merge: "application/merge-patch+json",
-  json: "application/json-patch+json",
-  strategic: "application/strategic-merge-patch+json",
-};
-const APPLY_CONTENT_TYPE = "application/apply-patch+yaml";
-
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_TOKEN_REFRESH_MS = 60_000;
-
-/** Objects as far as the client needs to see them; models stay generic for callers. */
-interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta;
-}
 
 export class KubeClient implements ApiClient {
   /** Base URL of the API server. */
@@ -474,49 +446,4 @@ export class KubeClient implements ApiClient {
       }
     }
   }
-}
-
-function listQuery(opts: ListOptions): Record<string, string | number | undefined> {
-  return {
-    labelSelector: opts.labelSelector || undefined,
-    fieldSelector: opts.fieldSelector || undefined,
-    limit: opts.limit,
-    continue: opts.continue || undefined,
-    resourceVersion: opts.resourceVersion,
-    resourceVersionMatch: opts.resourceVersionMatch,
-  };
-}
-
-function callOptions(opts: CallOptions): CallOptions {
-  return { signal: opts.signal, timeoutMs: opts.timeoutMs };
-}
-
-function writeQuery(opts: WriteOptions): Record<string, string | undefined> {
-  return { fieldManager: opts.fieldManager, dryRun: opts.dryRun ? "All" : undefined };
-}
-
-function queryString(query?: Record<string, string | number | boolean | undefined>): string {
-  if (!query) return "";
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
-  const s = params.toString();
-  return s === "" ? "" : `?${s}`;
-}
-
-function withTypeMeta<T>(rt: ResourceType, obj: T): T & KubeObject {
-  const o = obj as T & KubeObject;
-  return { ...o, apiVersion: o.apiVersion ?? apiVersionOf(rt), kind: o.kind ?? rt.kind };
-}
-
-function nameOf(obj: KubeObject): string {
-  const name = obj.metadata?.name;
-  if (!name) throw new Error("object has no metadata.name");
-  return name;
-}
-
-function namespaceOf(rt: ResourceType, obj: KubeObject): string | undefined {
-  if (!rt.namespaced) return undefined;
-  const ns = obj.metadata?.namespace;
-  if (!ns) throw new Error(`${rt.kind} ${obj.metadata?.name ?? ""} has no metadata.namespace`);
-  return ns;
 }
