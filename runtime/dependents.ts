@@ -120,6 +120,13 @@ export function recreateWhenDifferent<C extends KubeObject>(
   return { matches, update: (observed, _desired, writes) => writes.recreate(observed) };
 }
 
+/** Every dependent of an owner, in the waves they are written in, and where pruning looks. */
+export interface DependentPlan {
+  waves: readonly (readonly Dependent[])[];
+  /** Stores whose objects the owner controls are deleted when no dependent names them. */
+  pruned?: readonly { resource: ResourceType; store: Store<KubeObject> }[];
+}
+
 /** Every dependent's result, the problems among them, and the soonest requeue any asked for. */
 export interface DependentsOutcome {
   results: Map<Dependent, DependentResult>;
@@ -130,17 +137,22 @@ export interface DependentsOutcome {
 export class DependentResources {
   constructor(readonly client: ApiClient, readonly fieldManager: string) {}
 
-  /** Reconciles the waves in order, the dependents of each wave concurrently. */
+  /**
+   * Reconciles the waves in order, the dependents of each wave concurrently, then prunes what the
+   * owner controls in the plan's pruned stores and no dependent names.
+   */
   async reconcile(
     owner: KubeObject,
-    waves: readonly (readonly Dependent[])[],
+    plan: DependentPlan,
     fence: FreshnessFence,
   ): Promise<DependentsOutcome> {
     const outcome: DependentsOutcome = { results: new Map(), problems: [] };
-    for (const wave of waves) {
+    for (const wave of plan.waves) {
       const results = await Promise.all(wave.map((d) => this.ensure(owner, d, fence)));
       wave.forEach((d, i) => note(outcome, d, results[i]));
     }
+    const wanted = plan.waves.flat();
+    outcome.problems.push(...await this.prune(owner, plan.pruned ?? [], wanted, fence));
     return outcome;
   }
 

@@ -22,6 +22,7 @@ import {
   applyWhenDifferent,
   type Dependent,
   dependent,
+  type DependentPlan,
   type DriftPolicy,
   type Problem,
   recreateWhenDifferent,
@@ -54,20 +55,20 @@ export const defaultCurve: CurveBuilders = {
 const MUTABLE_JOB_FIELDS = ["parallelism", "completions", "backoffLimit", "activeDeadlineSeconds"];
 
 /** The kinds whose children the MiniCluster owns and prunes when the spec drops them. */
-export const PRUNED_KINDS: readonly (keyof MiniClusterStores)[] = [
+const PRUNED_KINDS: readonly (keyof MiniClusterStores)[] = [
   "configMaps",
   "services",
   "pods",
   "secrets",
 ];
 
-/** The dependents of `mc`, in the waves they are written in. */
+/** The dependents of `mc`, in the waves they are written in, and where pruning looks. */
 export function miniClusterDependents(
   mc: DefaultedMiniCluster,
   desired: DesiredChildren,
   stores: MiniClusterStores,
   io: { curve: CurveBuilders; recorder: EventRecorder },
-): Dependent[][] {
+): DependentPlan {
   const child = <C extends KubeObject>(
     key: keyof MiniClusterStores,
     obj: C,
@@ -90,7 +91,7 @@ export function miniClusterDependents(
     drift: "createOnce",
   };
   const services = watched("services");
-  return [
+  const waves = [
     [
       workspaceDependent(mc, stores.configMaps),
       child("configMaps", desired.configMap),
@@ -102,6 +103,11 @@ export function miniClusterDependents(
     ],
     [child("jobs", desired.job, jobDrift(mc, io.recorder))],
   ] as Dependent[][];
+  const pruned = PRUNED_KINDS.map((key) => ({
+    resource: watched(key).rt,
+    store: stores[key] as Store<KubeObject>,
+  }));
+  return { waves, pruned };
 }
 
 const matcher = (kind: WatchedKind) => kind.matches!;

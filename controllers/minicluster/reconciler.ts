@@ -33,21 +33,15 @@ import { Finalizer } from "../../runtime/finalizer.ts";
 import { type FreshnessFence, StaleViewError } from "../../runtime/freshness_fence.ts";
 import { Jobs } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import type { KubeObject, Store } from "../../runtime/store.ts";
 import type { RuntimeLog } from "../../runtime/log.ts";
 import { FIELD_MANAGER, FINALIZER, jobName } from "./children/names.ts";
 import { Cleanup } from "./cleanup.ts";
-import {
-  type CurveBuilders,
-  defaultCurve,
-  miniClusterDependents,
-  PRUNED_KINDS,
-} from "./dependents.ts";
+import { type CurveBuilders, defaultCurve, miniClusterDependents } from "./dependents.ts";
 import { BuildError, type DesiredChildren, desiredChildren } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
 import { brokerFinished } from "./status.ts";
 import { StatusWriter } from "./status_writer.ts";
-import { type MiniClusterStores, podsOf, watched } from "./stores.ts";
+import { type MiniClusterStores, podsOf } from "./stores.ts";
 import { TIMING } from "./timing.ts";
 import { type Sizes, WorkspaceResolver } from "./workspace.ts";
 
@@ -124,23 +118,18 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       const desired = await built(spec, sizes);
       if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
 
-      const waves = miniClusterDependents(spec, desired, this.#stores, {
+      const plan = miniClusterDependents(spec, desired, this.#stores, {
         curve: this.#curve,
         recorder: this.#recorder,
       });
-      const outcome = await this.#dependents.reconcile(mc, waves, fence);
-      const prunable = PRUNED_KINDS.map((key) => ({
-        resource: watched(key).rt,
-        store: this.#stores[key] as Store<KubeObject>,
-      }));
-      const pruned = await this.#dependents.prune(mc, prunable, waves.flat(), fence);
+      const outcome = await this.#dependents.reconcile(mc, plan, fence);
 
       if (spec.spec.cleanup && brokerFinished(podsOf(this.#stores, mc), jobName(mc))) {
         return await this.#deleteFinished(mc, log);
       }
       const action = await this.#status.write(mc, {
         ...sizes,
-        unappliable: summary([...outcome.problems, ...pruned]),
+        unappliable: summary(outcome.problems),
         jobCreated: created(outcome, Jobs),
       });
       return Action.soonest(action, outcome.requeueAfterMs);
