@@ -36,6 +36,10 @@ export { helpText, parseOptions } from "./runtime/options.ts";
 export type { OperatorOptions } from "./runtime/options.ts";
 export { KubeClient } from "./runtime/client.ts";
 
+/** What the operator does, as --help says it. */
+const SUMMARY =
+  "Reconciles MiniClusters (flux-framework.org/v1alpha2) into Flux Framework clusters.";
+
 /** A manager with the MiniCluster controller registered, ready to `run()`. */
 export async function createOperator(opts: OperatorOptions): Promise<Manager> {
   const manager = new Manager(opts);
@@ -68,7 +72,7 @@ export async function main(
     return 2;
   }
   if (opts.help) {
-    console.log(helpText("minicluster-operator"));
+    console.log(helpText("minicluster-operator", SUMMARY));
     return 0;
   }
   try {

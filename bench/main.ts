@@ -11,34 +11,25 @@
 // window (writes and reconciles per minute, CPU) and a restart (start-up to caches synced, writes
 // after restart). Prints a table, writes bench/results/<date>.json and two SVG plots.
 
-import { parseArgs } from "node:util";
 import { join } from "node:path";
 import type { MiniCluster } from "../api/mod.ts";
 import { KubeClient } from "../runtime/client.ts";
-import { isAlreadyExists } from "../runtime/errors.ts";
-import {
-  Jobs,
-  MiniClusters,
-  Namespaces,
-  Nodes,
-  Pods,
-  ServiceAccounts,
-} from "../runtime/resources.ts";
-import { MANAGED_SELECTOR } from "../controllers/minicluster/controller.ts";
-import { fakeNode, fakeNodeName } from "../hack/cluster/nodes.ts";
-import { installCrds, startPrivateCluster } from "../tests/e2e/env.ts";
-import {
-  diffCounts,
-  groupBy,
-  READ_VERBS,
-  type Sample,
-  sumOf,
-  WRITE_VERBS,
-  writeCount,
-} from "../tests/e2e/metrics_text.ts";
-import { OperatorProcess } from "../tests/e2e/operator_process.ts";
-import { sampleMiniCluster } from "../tests/sample_minicluster.ts";
+import { MiniClusters } from "../api/resource.ts";
+import { installCrds } from "../testing/crds.ts";
+import { startPrivateCluster } from "../testing/private_cluster.ts";
+import { diffCounts, groupBy, READ_VERBS, writeCount } from "../testing/metrics_text.ts";
+import { OperatorProcess } from "../testing/operator_process.ts";
+import { sampleMiniCluster } from "../testing/sample_minicluster.ts";
+import { countPods, createNamespace, ensureNodes, pool, waitPodsReady } from "./cluster_state.ts";
+import { type Flags, flags } from "./flags.ts";
 import { CreationObserver } from "./observer.ts";
+import {
+  cpuOver,
+  minimumWrites,
+  reconcileState,
+  waitInitialReconciles,
+  writesKeyed,
+} from "./operator_readings.ts";
 import { childObjects, rawCreates } from "./raw_client.ts";
 import {
   type BenchResults,
@@ -59,61 +50,6 @@ const KEEP_RUNNING = { "kwok.x-k8s.io/keep-running": "true" };
 /** Pods per fake node we plan for (they allow 110). */
 const PODS_PER_NODE = 100;
 
-interface Flags {
-  ns: number[];
-  size: number;
-  concurrency: number;
-  createConcurrency: number;
-  idleMs: number;
-  rss10k: boolean;
-  kubeconfig?: string;
-  out: string;
-  echo: boolean;
-}
-
-function flags(argv: string[]): Flags {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      n: { type: "string", default: "100,1000" },
-      size: { type: "string", default: "4" },
-      concurrency: { type: "string", default: "4" },
-      "create-concurrency": { type: "string", default: "16" },
-      "idle-seconds": { type: "string", default: "60" },
-      "rss-10k": { type: "boolean", default: false },
-      kubeconfig: { type: "string" },
-      out: { type: "string", default: "bench/results" },
-      echo: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  });
-  if (values.help) {
-    console.log(
-      "usage: deno task bench [--n=100,1000] [--size=4] [--concurrency=4] [--create-concurrency=16]\n" +
-        "         [--idle-seconds=60] [--rss-10k] [--kubeconfig=PATH] [--out=bench/results] [--echo]",
-    );
-    Deno.exit(0);
-  }
-  const int = (s: string, name: string) => {
-    const v = Number(s);
-    if (!Number.isInteger(v) || v < 0) throw new Error(`--${name}: ${s}`);
-    return v;
-  };
-  return {
-    ns: values.n.split(",").map((s) => int(s.trim(), "n")).filter((n) => n > 0).sort((a, b) =>
-      a - b
-    ),
-    size: int(values.size, "size"),
-    concurrency: int(values.concurrency, "concurrency"),
-    createConcurrency: int(values["create-concurrency"], "create-concurrency"),
-    idleMs: int(values["idle-seconds"], "idle-seconds") * 1000,
-    rss10k: values["rss-10k"],
-    kubeconfig: values.kubeconfig,
-    out: values.out,
-    echo: values.echo,
-  };
-}
-
 function miniClusterOf(name: string, namespace: string, size: number): MiniCluster {
   return sampleMiniCluster(name, namespace, { size, pod: { annotations: KEEP_RUNNING } });
 }
@@ -123,79 +59,6 @@ function names(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `mc-${String(i).padStart(width, "0")}`);
 }
 
-async function createNamespace(client: KubeClient, name: string): Promise<void> {
-  await client.create(Namespaces, {
-    metadata: { name, labels: { "minicluster.flux-framework.org/bench": "true" } },
-  });
-  await client.create(ServiceAccounts, { metadata: { name: "default", namespace: name } })
-    .catch((e) => {
-      if (!isAlreadyExists(e)) throw e;
-    });
-}
-
-/** Makes sure `count` fake KWOK nodes exist and are Ready (pods need room: 110 per node). */
-async function ensureNodes(client: KubeClient, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) {
-    await client.create(Nodes, fakeNode(i)).catch((e) => {
-      if (!isAlreadyExists(e)) throw e;
-    });
-  }
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const list = await client.list<
-      { metadata?: { name?: string }; status?: { conditions?: { type: string; status: string }[] } }
-    >(Nodes);
-    const ready = new Set(
-      list.items.filter((n) =>
-        n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
-      ).map((n) => n.metadata?.name),
-    );
-    const missing = Array.from({ length: count }, (_, i) => fakeNodeName(i)).filter((n) =>
-      !ready.has(n)
-    );
-    if (missing.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`nodes not Ready: ${missing.join(", ")}`);
-    await sleep(500);
-  }
-}
-
-/** Runs `fn` over `items` with `concurrency` workers. */
-async function pool<T>(
-  items: readonly T[],
-  concurrency: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
-}
-
-async function countPods(client: KubeClient, namespace: string): Promise<number> {
-  let total = 0;
-  let cont: string | undefined;
-  do {
-    const page = await client.list(Pods, {
-      namespace,
-      labelSelector: MANAGED_SELECTOR,
-      limit: 2000,
-      continue: cont,
-    });
-    total += page.items.length;
-    cont = page.metadata.continue || undefined;
-  } while (cont);
-  return total;
-}
-
-/** CPU use of the operator over `ms` (percent of one core). */
-async function cpuOver(op: OperatorProcess, ms: number): Promise<number> {
-  const c0 = op.cpuSeconds();
-  const t0 = performance.now();
-  await sleep(ms);
-  return (100 * (op.cpuSeconds() - c0)) / ((performance.now() - t0) / 1000);
-}
-
 function progress(observer: CreationObserver, n: number): () => void {
   const timer = setInterval(() => {
     say(
@@ -203,27 +66,6 @@ function progress(observer: CreationObserver, n: number): () => void {
     );
   }, 10_000);
   return () => clearInterval(timer);
-}
-
-/** Reconciles so far, and whether the workqueue is empty. */
-function reconcileState(samples: Sample[]): { reconciles: number; depth: number } {
-  return {
-    reconciles: sumOf(samples, "reconcile_total", { controller: "minicluster" }),
-    depth: sumOf(samples, "workqueue_depth", { name: "minicluster" }),
-  };
-}
-
-/** Waits until a freshly started operator has reconciled `n` MiniClusters and its queue is empty. */
-async function waitInitialReconciles(op: OperatorProcess, n: number, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const s = reconcileState(await op.metrics());
-    if (s.reconciles >= n && s.depth === 0) return;
-    if (Date.now() > deadline) {
-      throw new Error(`restarted operator: ${s.reconciles}/${n} reconciles`);
-    }
-    await sleep(250);
-  }
 }
 
 interface Context {
@@ -335,24 +177,6 @@ async function scaleRun(ctx: Context, n: number, first: boolean) {
 }
 
 /**
- * The fewest writes that take a new MiniCluster to Ready: every child created once, the finalizer,
- * one status write (Ready) and that transition's Event.
- */
-function minimumWrites(children: number): number {
-  return children + 1 + 1 + 1;
-}
-
-function writesKeyed(samples: Sample[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const s of samples) {
-    if (s.name !== "api_requests_total" || !WRITE_VERBS.includes(s.labels.verb)) continue;
-    const key = `${s.labels.verb} ${s.labels.resource}`;
-    out[key] = (out[key] ?? 0) + s.value;
-  }
-  return out;
-}
-
-/**
  * The operator's run without the operator: a fresh namespace nobody reconciles, the same N
  * MiniClusters created the same way, and their children created by the raw client
  * (bench/raw_client.ts) as each MiniCluster's create returns. Timed like the operator's run: from
@@ -390,27 +214,6 @@ async function rawRun(ctx: Context, n: number): Promise<number> {
   await waitPodsReady(client, ns, n * f.size, 120_000 + n * 1000);
   say(`N=${n}: the raw run's ${n * f.size} pods are Ready`);
   return ms;
-}
-
-/** Waits until the Jobs of `namespace` have `pods` Ready pods in all. */
-async function waitPodsReady(
-  client: KubeClient,
-  namespace: string,
-  pods: number,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const jobs = await client.listAll<{ status?: { ready?: number } }>(Jobs, {
-      namespace,
-      labelSelector: MANAGED_SELECTOR,
-      limit: 500,
-    });
-    const ready = jobs.items.reduce((a, j) => a + (j.status?.ready ?? 0), 0);
-    if (ready >= pods) return;
-    if (Date.now() > deadline) throw new Error(`${namespace}: ${ready}/${pods} pods Ready`);
-    await sleep(2000);
-  }
 }
 
 /** The idle window and a restart, with `n` MiniClusters present. */
@@ -540,7 +343,7 @@ async function main(): Promise<number> {
   const nodes = Math.ceil(totalPods / PODS_PER_NODE) + 1;
   if (!kubeconfig) {
     say(`starting a private full cluster (then ${Math.max(nodes, 4)} KWOK nodes)`);
-    kubeconfig = await startPrivateCluster("minicluster-bench-", 4);
+    kubeconfig = await startPrivateCluster({ prefix: "minicluster-bench-", nodes: 4 });
   }
   await installCrds(kubeconfig);
   const client = await KubeClient.fromKubeconfig(kubeconfig);

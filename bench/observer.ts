@@ -3,14 +3,8 @@
 
 import type { MiniCluster } from "../api/mod.ts";
 import { KubeClient } from "../runtime/client.ts";
-import {
-  ConfigMaps,
-  Jobs,
-  MiniClusters,
-  type ResourceType,
-  Secrets,
-  Services,
-} from "../runtime/resources.ts";
+import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../runtime/resources.ts";
+import { MiniClusters } from "../api/resource.ts";
 import type { KubeObject } from "../runtime/store.ts";
 import { Watcher } from "../runtime/watcher.ts";
 import { MANAGED_SELECTOR } from "../controllers/minicluster/controller.ts";

@@ -9,13 +9,8 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import { type MiniCluster, withDefaults } from "../api/mod.ts";
 import type { KubeClient } from "../runtime/client.ts";
-import {
-  ConfigMaps,
-  Jobs,
-  MiniClusters,
-  type ResourceType,
-  Secrets,
-} from "../runtime/resources.ts";
+import { ConfigMaps, Jobs, type ResourceType, Secrets } from "../runtime/resources.ts";
+import { MiniClusters } from "../api/resource.ts";
 import {
   childrenInOrder,
   childResource,

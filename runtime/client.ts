@@ -1,12 +1,24 @@
 /**
- * A thin Kubernetes API client on `fetch`.
+ * A thin Kubernetes API client on `fetch`, implementing the verbs of runtime/api_client.ts.
  *
  * Thin on purpose: REST paths come from `ResourceType`s, bodies are plain JSON typed with
  * `kubernetes-types`, failures become `ApiError`s carrying the API's Status, and a watch is an
  * async iterable of events. Everything else (caches, retries, relists) lives in the layers above.
  */
-import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
-import { ApiError, type Status } from "./errors.ts";
+import type {
+  ApiClient,
+  ApplyOptions,
+  CallOptions,
+  DeleteOptions,
+  ListOptions,
+  ObjectList,
+  PatchOptions,
+  PatchType,
+  WatchEvent,
+  WatchOptions,
+  WriteOptions,
+} from "./api_client.ts";
+import { ApiError } from "./errors.ts";
 import {
   type ClusterConnection,
   homeDir,
@@ -16,44 +28,34 @@ import {
   loadKubeconfig,
   splitKubeconfigList,
 } from "./kubeconfig.ts";
-import { apiVersionOf, resourceName, resourcePath, type ResourceType } from "./resources.ts";
+import { resourceName, resourcePath, type ResourceType } from "./resources.ts";
+import { type Credentials, credentialsOf } from "./credentials.ts";
+import {
+  APPLY_CONTENT_TYPE,
+  callOptions,
+  listQuery,
+  nameOf,
+  namespaceOf,
+  PATCH_CONTENT_TYPES,
+  queryString,
+  withTypeMeta,
+  writeQuery,
+} from "./rest_requests.ts";
+import { LineBuffer, parseWatchLine } from "./watch_lines.ts";
+import {
+  describeRequest,
+  type RequestEvent,
+  resourceNameWithSub,
+  type Verb,
+} from "./request_labels.ts";
+
+export type * from "./api_client.ts";
+export { LineBuffer, parseWatchLine } from "./watch_lines.ts";
 
 // The contract exposes errors through the client module too.
-export {
-  ApiError,
-  isAlreadyExists,
-  isConflict,
-  isForbidden,
-  isGone,
-  isInvalid,
-  isNotFound,
-  isRetryable,
-  isTooManyRequests,
-  isUnauthorized,
-} from "./errors.ts";
-export type { Status } from "./errors.ts";
+export * from "./errors.ts";
 
-/** Verbs as the API server names them in its own metrics (apiserver_request_total). */
-export type Verb =
-  | "get"
-  | "list"
-  | "watch"
-  | "create"
-  | "update"
-  | "patch"
-  | "apply"
-  | "delete"
-  | "deletecollection";
-
-/** One finished request, for metrics. `code` is 0 when no HTTP response arrived. */
-export interface RequestEvent {
-  verb: Verb;
-  /** "configmaps", "jobs.batch", "miniclusters.flux-framework.org/status", ... */
-  resource: string;
-  code: number;
-  /** Time to the response headers (for watches: time to establish the stream). */
-  seconds: number;
-}
+export type { RequestEvent, Verb } from "./request_labels.ts";
 
 export interface ClientOptions {
   /** Sent as User-Agent; the API server logs and audits it. */
@@ -79,94 +81,16 @@ export interface RequestOptions {
   resource?: string;
 }
 
-export interface ListOptions {
-  /** Namespace of a namespaced type; omitted means all namespaces. */
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  limit?: number;
-  continue?: string;
-  resourceVersion?: string;
-  resourceVersionMatch?: "Exact" | "NotOlderThan";
-  /** Ends the request (the promise rejects with the abort reason). */
-  signal?: AbortSignal;
-}
-
-export interface WatchOptions extends ListOptions {
-  resourceVersion?: string;
-  allowWatchBookmarks?: boolean;
-  /** Server-side timeout; the stream then ends normally and the caller resumes. */
-  timeoutSeconds?: number;
-  /** Aborting ends the iteration quietly and releases the connection. */
-  signal?: AbortSignal;
-}
-
-export interface WatchEvent<T> {
-  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
-  object: T;
-}
-
-export interface ObjectList<T> {
-  apiVersion?: string;
-  kind?: string;
-  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
-  items: T[];
-}
-
-export type PatchType = "merge" | "json" | "strategic";
-
-export interface WriteOptions {
-  fieldManager?: string;
-  /** Server-side dry run: validate and default without persisting. */
-  dryRun?: boolean;
-}
-
-export interface PatchOptions extends WriteOptions {
-  subresource?: string;
-}
-
-export interface ApplyOptions {
-  fieldManager: string;
-  /** Take ownership of fields managed by others instead of failing with 409. */
-  force?: boolean;
-  subresource?: string;
-  dryRun?: boolean;
-}
-
-export interface DeleteOptions {
-  propagationPolicy?: "Foreground" | "Background" | "Orphan";
-  /** The delete fails with 409 Conflict unless the live object still has this uid/version. */
-  preconditions?: { uid?: string; resourceVersion?: string };
-  gracePeriodSeconds?: number;
-  dryRun?: boolean;
-}
-
-const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
-  merge: "application/merge-patch+json",
-  json: "application/json-patch+json",
-  strategic: "application/strategic-merge-patch+json",
-};
-const APPLY_CONTENT_TYPE = "application/apply-patch+yaml";
-
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_TOKEN_REFRESH_MS = 60_000;
 
-/** Objects as far as the client needs to see them; models stay generic for callers. */
-interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta;
-}
-
-export class KubeClient {
+export class KubeClient implements ApiClient {
   /** Base URL of the API server. */
   readonly server: string;
   /** Default namespace of the kubeconfig context or ServiceAccount. */
   readonly namespace: string;
   readonly #httpClient: Deno.HttpClient;
-  readonly #auth: () => Promise<string | undefined>;
-  /** Forgets a cached file token; false when there is nothing that could be re-read. */
-  readonly #invalidateToken: () => boolean;
+  readonly #credentials: Credentials;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
   readonly #onRequest?: (event: RequestEvent) => void;
@@ -186,28 +110,10 @@ export class KubeClient {
     }
     this.#httpClient = Deno.createHttpClient(tls as Deno.CreateHttpClientOptions);
 
-    if (conn.token) {
-      const header = `Bearer ${conn.token}`;
-      this.#auth = () => Promise.resolve(header);
-      this.#invalidateToken = () => false;
-    } else if (conn.tokenFile) {
-      const source = new FileTokenSource(
-        conn.tokenFile,
-        options.tokenRefreshMs ?? DEFAULT_TOKEN_REFRESH_MS,
-      );
-      this.#auth = async () => `Bearer ${await source.token()}`;
-      this.#invalidateToken = () => {
-        source.invalidate();
-        return true;
-      };
-    } else if (conn.basicAuth) {
-      const header = `Basic ${btoa(`${conn.basicAuth.username}:${conn.basicAuth.password}`)}`;
-      this.#auth = () => Promise.resolve(header);
-      this.#invalidateToken = () => false;
-    } else {
-      this.#auth = () => Promise.resolve(undefined);
-      this.#invalidateToken = () => false;
-    }
+    this.#credentials = credentialsOf(
+      conn,
+      options.tokenRefreshMs ?? DEFAULT_TOKEN_REFRESH_MS,
+    );
   }
 
   /**
@@ -271,8 +177,14 @@ export class KubeClient {
     return (text === "" ? undefined : JSON.parse(text)) as T;
   }
 
-  async get<T>(rt: ResourceType, namespace: string | undefined, name: string): Promise<T> {
+  async get<T>(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    opts: CallOptions = {},
+  ): Promise<T> {
     return await this.request<T>("GET", resourcePath(rt, { namespace, name }), undefined, {
+      ...callOptions(opts),
       verb: "get",
       resource: resourceName(rt),
     });
@@ -284,7 +196,7 @@ export class KubeClient {
       "GET",
       resourcePath(rt, { namespace: opts.namespace }),
       undefined,
-      { query: listQuery(opts), verb: "list", resource: resourceName(rt), signal: opts.signal },
+      { ...callOptions(opts), query: listQuery(opts), verb: "list", resource: resourceName(rt) },
     );
   }
 
@@ -307,7 +219,7 @@ export class KubeClient {
       "POST",
       resourcePath(rt, { namespace: namespaceOf(rt, o) }),
       o,
-      { query: writeQuery(opts), verb: "create", resource: resourceName(rt) },
+      { ...callOptions(opts), query: writeQuery(opts), verb: "create", resource: resourceName(rt) },
     );
   }
 
@@ -323,6 +235,7 @@ export class KubeClient {
       }),
       o,
       {
+        ...callOptions(opts),
         query: writeQuery(opts),
         verb: "update",
         resource: resourceNameWithSub(rt, opts.subresource),
@@ -343,6 +256,7 @@ export class KubeClient {
       resourcePath(rt, { namespace, name, subresource: opts.subresource }),
       patch,
       {
+        ...callOptions(opts),
         query: writeQuery(opts),
         contentType: PATCH_CONTENT_TYPES[type],
         verb: "patch",
@@ -368,6 +282,7 @@ export class KubeClient {
       }),
       o, // JSON is YAML, so the apply-patch+yaml body can be plain JSON
       {
+        ...callOptions(opts),
         query: { ...writeQuery(opts), force: opts.force ? true : undefined },
         contentType: APPLY_CONTENT_TYPE,
         verb: "apply",
@@ -389,6 +304,7 @@ export class KubeClient {
     if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
     if (opts.dryRun) body.dryRun = ["All"];
     return await this.request<unknown>("DELETE", resourcePath(rt, { namespace, name }), body, {
+      ...callOptions(opts),
       verb: "delete",
       resource: resourceName(rt),
     });
@@ -475,7 +391,7 @@ export class KubeClient {
       const response = await this.#send(method, path, { ...opts, signal }, body);
       const text = await response.text();
       if (response.ok) return text;
-      if (response.status === 401 && !retried && this.#invalidateToken()) {
+      if (response.status === 401 && !retried && this.#credentials.invalidate()) {
         // A rotated ServiceAccount token: read it again now rather than at the next refresh.
         return await this.#exchange(method, path, body, opts, true);
       }
@@ -497,7 +413,7 @@ export class KubeClient {
   ): Promise<Response> {
     if (this.#closed) throw new Error("KubeClient is closed");
     const headers = new Headers({ Accept: "application/json", "User-Agent": this.#userAgent });
-    const auth = await this.#auth();
+    const auth = await this.#credentials.header();
     if (auth) headers.set("Authorization", auth);
     for (const [k, v] of Object.entries(opts.headers ?? {})) headers.set(k, v);
     let payload: string | undefined;
@@ -506,7 +422,10 @@ export class KubeClient {
       payload = typeof body === "string" ? body : JSON.stringify(body);
     }
     const url = this.server + path + queryString(opts.query);
-    const label = describeRequest(method, path, opts);
+    const label = describeRequest(method, path, {
+      ...opts,
+      apply: opts.contentType === APPLY_CONTENT_TYPE,
+    });
     const start = performance.now();
     let code = 0;
     try {
@@ -527,170 +446,4 @@ export class KubeClient {
       }
     }
   }
-}
-
-/**
- * Re-reads a bearer token file when the cached copy is older than `refreshMs`: bound
- * ServiceAccount tokens are rotated on disk by the kubelet and expire about an hour later.
- */
-class FileTokenSource {
-  #value?: string;
-  #readAt = -Infinity;
-  constructor(readonly path: string, readonly refreshMs: number) {}
-
-  async token(): Promise<string> {
-    if (this.#value !== undefined && performance.now() - this.#readAt < this.refreshMs) {
-      return this.#value;
-    }
-    try {
-      const value = (await Deno.readTextFile(this.path)).trim();
-      if (value === "") throw new Error("empty token file");
-      this.#value = value;
-      this.#readAt = performance.now();
-    } catch (e) {
-      // Keep using the last good token (the file may be mid-rotation); fail only without one.
-      if (this.#value === undefined) {
-        throw new KubeconfigError(`cannot read token file ${this.path}: ${(e as Error).message}`);
-      }
-    }
-    return this.#value;
-  }
-
-  invalidate(): void {
-    this.#readAt = -Infinity;
-  }
-}
-
-/**
- * Splits a byte stream into lines, keeping a partial line (and a partial UTF-8 sequence) across
- * chunks: the API server flushes one JSON event per line but TCP/HTTP framing cuts anywhere.
- */
-export class LineBuffer {
-  #decoder = new TextDecoder();
-  #partial = "";
-
-  /** Feeds a chunk; returns the complete, non-blank lines it finished. */
-  push(chunk: Uint8Array | string): string[] {
-    const text = typeof chunk === "string" ? chunk : this.#decoder.decode(chunk, { stream: true });
-    const parts = (this.#partial + text).split("\n");
-    this.#partial = parts.pop()!;
-    return parts.map((l) => l.replace(/\r$/, "")).filter((l) => l.trim() !== "");
-  }
-
-  /** The last line when the stream ended without a newline. */
-  flush(): string | undefined {
-    const rest = (this.#partial + this.#decoder.decode()).trim();
-    this.#partial = "";
-    return rest === "" ? undefined : rest;
-  }
-}
-
-/** One line of a watch stream → an event; ERROR events become thrown `ApiError`s. */
-export function parseWatchLine<T>(line: string, rt?: ResourceType): WatchEvent<T> {
-  let event: { type?: string; object?: unknown };
-  try {
-    event = JSON.parse(line);
-  } catch {
-    throw new Error(`malformed watch event: ${line.slice(0, 200)}`);
-  }
-  if (event.type === "ERROR") {
-    const status = (event.object ?? {}) as Status;
-    throw new ApiError(status, `watch ${rt ? resourceName(rt) : ""}`.trim());
-  }
-  if (
-    event.type !== "ADDED" && event.type !== "MODIFIED" && event.type !== "DELETED" &&
-    event.type !== "BOOKMARK"
-  ) {
-    throw new Error(`unknown watch event type ${JSON.stringify(event.type)}`);
-  }
-  return event as WatchEvent<T>;
-}
-
-function listQuery(opts: ListOptions): Record<string, string | number | undefined> {
-  return {
-    labelSelector: opts.labelSelector || undefined,
-    fieldSelector: opts.fieldSelector || undefined,
-    limit: opts.limit,
-    continue: opts.continue || undefined,
-    resourceVersion: opts.resourceVersion,
-    resourceVersionMatch: opts.resourceVersionMatch,
-  };
-}
-
-function writeQuery(opts: WriteOptions): Record<string, string | undefined> {
-  return { fieldManager: opts.fieldManager, dryRun: opts.dryRun ? "All" : undefined };
-}
-
-function queryString(query?: Record<string, string | number | boolean | undefined>): string {
-  if (!query) return "";
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
-  const s = params.toString();
-  return s === "" ? "" : `?${s}`;
-}
-
-function withTypeMeta<T>(rt: ResourceType, obj: T): T & KubeObject {
-  const o = obj as T & KubeObject;
-  return { ...o, apiVersion: o.apiVersion ?? apiVersionOf(rt), kind: o.kind ?? rt.kind };
-}
-
-function nameOf(obj: KubeObject): string {
-  const name = obj.metadata?.name;
-  if (!name) throw new Error("object has no metadata.name");
-  return name;
-}
-
-function namespaceOf(rt: ResourceType, obj: KubeObject): string | undefined {
-  if (!rt.namespaced) return undefined;
-  const ns = obj.metadata?.namespace;
-  if (!ns) throw new Error(`${rt.kind} ${obj.metadata?.name ?? ""} has no metadata.namespace`);
-  return ns;
-}
-
-/** Metrics labels for a request made through `request()` without explicit ones. */
-function describeRequest(
-  method: string,
-  path: string,
-  opts: RequestOptions,
-): { verb: Verb; resource: string } {
-  const parsed = parseResourcePath(path);
-  const resource = opts.resource ?? parsed.resource;
-  if (opts.verb) return { verb: opts.verb, resource };
-  switch (method.toUpperCase()) {
-    case "GET":
-      if (opts.query?.watch) return { verb: "watch", resource };
-      return { verb: parsed.named ? "get" : "list", resource };
-    case "POST":
-      return { verb: "create", resource };
-    case "PUT":
-      return { verb: "update", resource };
-    case "PATCH":
-      return { verb: opts.contentType === APPLY_CONTENT_TYPE ? "apply" : "patch", resource };
-    case "DELETE":
-      return { verb: parsed.named ? "delete" : "deletecollection", resource };
-    default:
-      return { verb: "get", resource };
-  }
-}
-
-/** `/apis/batch/v1/namespaces/ns/jobs/x/status` → `{ resource: "jobs.batch/status", named }`. */
-function parseResourcePath(path: string): { resource: string; named: boolean } {
-  const segs = path.split("?")[0].split("/").filter((s) => s !== "");
-  let rest: string[];
-  let group = "";
-  if (segs[0] === "api") rest = segs.slice(2);
-  else if (segs[0] === "apis") {
-    group = segs[1] ?? "";
-    rest = segs.slice(3);
-  } else return { resource: "", named: false };
-  // "namespaces/<ns>/<plural>..." unless the path is about a Namespace object itself
-  if (rest[0] === "namespaces" && rest.length > 2) rest = rest.slice(2);
-  const [plural = "", name, sub] = rest;
-  const base = group ? `${plural}.${group}` : plural;
-  return { resource: sub ? `${base}/${sub}` : base, named: name !== undefined };
-}
-
-/** `resourceName` with an optional subresource suffix, as reported to `onRequest`. */
-function resourceNameWithSub(rt: ResourceType, subresource?: string): string {
-  return subresource ? `${resourceName(rt)}/${subresource}` : resourceName(rt);
 }

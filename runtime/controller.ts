@@ -10,6 +10,8 @@
  *   nothing a reconciler throws escapes the worker loop.
  * - A long, jittered periodic resync re-enqueues every primary as a safety net against a missed
  *   event or a reconciler bug that forgot to requeue.
+ * - Each reconcile logs with its key and a reconcile id bound (`ctx.log`), and says at debug level
+ *   why it ran: which events brought the key since its last reconcile.
  */
 import type { OwnerReference } from "kubernetes-types/meta/v1.d.ts";
 import { withJitter } from "./backoff.ts";
@@ -22,7 +24,7 @@ import {
   type Store,
   type StoreEvent,
 } from "./store.ts";
-import { type RuntimeLog, silentLog } from "./watcher.ts";
+import { type RuntimeLog, silentLog, withFields } from "./log.ts";
 import { WorkQueue, type WorkQueueMetrics } from "./workqueue.ts";
 
 /** What the reconciler wants to happen next. */
@@ -31,7 +33,11 @@ export interface Action {
   requeueAfter?: number;
 }
 
-export const Action: { awaitChange(): Action; requeueAfter(ms: number): Action } = {
+export const Action: {
+  awaitChange(): Action;
+  requeueAfter(ms: number): Action;
+  soonest(action: Action, requeueAfterMs?: number): Action;
+} = {
   /** Nothing more to do until something changes. */
   awaitChange(): Action {
     return {};
@@ -39,6 +45,11 @@ export const Action: { awaitChange(): Action; requeueAfter(ms: number): Action }
   /** Check again in `ms` (e.g. to poll something the operator cannot watch). */
   requeueAfter(ms: number): Action {
     return { requeueAfter: ms };
+  },
+  /** `action`, or a requeue after `requeueAfterMs` when that comes sooner. */
+  soonest(action: Action, requeueAfterMs?: number): Action {
+    if (requeueAfterMs === undefined) return action;
+    return { requeueAfter: Math.min(requeueAfterMs, action.requeueAfter ?? requeueAfterMs) };
   },
 };
 
@@ -53,6 +64,8 @@ export class TerminalError extends Error {
 export interface ReconcileContext {
   /** The workqueue key, "namespace/name". */
   key: string;
+  /** Unique per reconcile; bound to `log` with the key, so one reconcile's records can be found. */
+  reconcileID?: string;
   namespace?: string;
   name: string;
   /** Failures in a row before this attempt (0 on a first try). */
@@ -151,6 +164,11 @@ export class Controller<T extends KubeObject> {
   #resyncTimer?: TimerId;
   #started = false;
   #stopped = false;
+  /** Why each key was queued for its next reconcile. */
+  #why = new Map<string, Set<string>>();
+  /** Why a key a worker holds was queued again meanwhile (its reconcile after this one). */
+  #whyAfter = new Map<string, Set<string>>();
+  #active = 0;
 
   constructor(opts: ControllerOptions<T>) {
     this.name = opts.name;
@@ -158,6 +176,11 @@ export class Controller<T extends KubeObject> {
     this.#clock = opts.clock ?? systemClock;
     this.#log = opts.log ?? silentLog;
     this.queue = new WorkQueue({ clock: this.#clock, metrics: opts.metrics?.queue });
+  }
+
+  /** Workers in a reconcile right now. */
+  get activeWorkers(): number {
+    return this.#active;
   }
 
   /** Every store this controller reads. */
@@ -175,8 +198,12 @@ export class Controller<T extends KubeObject> {
     this.#started = true;
     const { primary, secondaries = [], filter } = this.#opts;
     this.#unsubscribe.push(primary.subscribe((event) => {
-      // What the user asked for goes before what the world reported (see WorkQueue: urgent).
-      if (!filter || filter(event)) this.queue.add(objectKey(event.object), { urgent: true });
+      // What the user asked for goes before what the world reported (see WorkQueue: urgent); what
+      // the first list loads at start-up is neither, and waits behind both.
+      if (filter && !filter(event)) return;
+      const key = objectKey(event.object);
+      this.#note(key, event.initialList ? "listed" : event.type);
+      this.queue.add(key, { urgent: !event.initialList });
     }));
     for (const { store, mapper, delayMs = 0 } of secondaries) {
       this.#unsubscribe.push(store.subscribe((event) => {
@@ -187,6 +214,7 @@ export class Controller<T extends KubeObject> {
           for (const k of this.#safeMap(mapper, event.old, store.resource)) keys.add(k);
         }
         for (const key of keys) {
+          this.#note(key, `${store.resource} ${event.type}`);
           if (delayMs > 0) this.queue.addAfter(key, delayMs);
           else this.queue.add(key);
         }
@@ -197,7 +225,10 @@ export class Controller<T extends KubeObject> {
     );
     await Promise.race([Promise.all(this.stores.map((s) => s.ready)), stopped]);
     if (this.#stopped) return;
-    for (const obj of primary.list()) this.queue.add(objectKey(obj));
+    for (const obj of primary.list()) {
+      this.#note(objectKey(obj), "listed");
+      this.queue.add(objectKey(obj));
+    }
     const n = Math.max(1, this.#opts.concurrency ?? 1);
     this.#log.info("controller started", { controller: this.name, workers: n });
     for (let i = 0; i < n; i++) this.#workers.push(this.#work());
@@ -220,9 +251,14 @@ export class Controller<T extends KubeObject> {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
+      this.#active++;
       try {
         await this.#reconcileKey(key);
       } finally {
+        this.#active--;
+        const after = this.#whyAfter.get(key);
+        this.#whyAfter.delete(key);
+        if (after) this.#why.set(key, after);
         this.queue.done(key);
       }
     }
@@ -232,17 +268,22 @@ export class Controller<T extends KubeObject> {
   async #reconcileKey(key: string): Promise<void> {
     const { namespace, name } = splitKey(key);
     const retries = this.queue.numRequeues(key);
+    const reconcileID = crypto.randomUUID();
+    const log = withFields(this.#log, { key, reconcileID });
     const ctx: ReconcileContext = {
       key,
+      reconcileID,
       namespace,
       name,
       retries,
       signal: this.#abort.signal,
-      log: this.#log,
+      log,
     };
+    const why = [...this.#why.get(key) ?? []].join(", ") || "unknown";
+    this.#why.delete(key);
     const started = this.#clock.now();
     const seconds = () => (this.#clock.now() - started) / 1000;
-    const fields = { controller: this.name, key };
+    log.debug("reconciling", { why });
     try {
       const obj = this.#opts.primary.getByKey(key);
       let action: Action = {};
@@ -250,25 +291,36 @@ export class Controller<T extends KubeObject> {
       else await this.#opts.reconciler.deleted?.(key, ctx);
       this.queue.forget(key);
       if (action.requeueAfter !== undefined && action.requeueAfter >= 0) {
+        this.#note(key, "requeue");
         this.queue.addAfter(key, action.requeueAfter);
         this.#opts.metrics?.reconciled(this.name, "requeue", seconds());
       } else {
         this.#opts.metrics?.reconciled(this.name, "success", seconds());
       }
+      log.debug("reconciled", { seconds: seconds(), requeueAfterMs: action.requeueAfter });
     } catch (e) {
       const error = e instanceof Error ? e.message : String(e);
       if (e instanceof TerminalError) {
         this.queue.forget(key);
         this.#opts.metrics?.reconciled(this.name, "terminal", seconds());
-        this.#log.error("reconcile failed; not retrying", { ...fields, error });
+        log.error("reconcile failed; not retrying", { why, error });
         return;
       }
       this.#opts.metrics?.reconciled(this.name, "error", seconds());
       if (this.#stopped) return;
       const retryInMs = this.queue.nextBackoff(key);
+      this.#note(key, "retry");
       this.queue.addRateLimited(key);
-      this.#log.warn("reconcile failed; retrying", { ...fields, error, retries, retryInMs });
+      log.warn("reconcile failed; retrying", { why, error, retries, retryInMs });
     }
+  }
+
+  /** Remembers why `key` was queued, for its next reconcile's log. */
+  #note(key: string, why: string): void {
+    const reasonsOf = this.queue.isHeld(key) ? this.#whyAfter : this.#why;
+    let reasons = reasonsOf.get(key);
+    if (!reasons) reasonsOf.set(key, reasons = new Set());
+    if (reasons.size < 8) reasons.add(why);
   }
 
   #safeMap<S>(mapper: Mapper<S>, obj: S, resource: string): string[] {
@@ -288,7 +340,10 @@ export class Controller<T extends KubeObject> {
       if (this.#stopped) return;
       const all = this.#opts.primary.list();
       this.#log.debug("resync", { controller: this.name, keys: all.length });
-      for (const obj of all) this.queue.add(objectKey(obj));
+      for (const obj of all) {
+        this.#note(objectKey(obj), "resync");
+        this.queue.add(objectKey(obj));
+      }
       this.#scheduleResync();
     }, withJitter(period, 0.1));
   }

@@ -136,3 +136,12 @@ export function isRetryable(e: unknown): boolean {
   if (!err) return false;
   return err.code === 429 || err.code === 0 || err.code >= 500;
 }
+
+/** The message of an error as a user should read it: the API's Status message when there is one. */
+export function errorMessage(e: unknown): string {
+  if (e instanceof ApiError) {
+    const msg = e.status.message || e.reason;
+    return `${e.code} ${e.reason}: ${msg}`;
+  }
+  return e instanceof Error ? e.message : String(e);
+}

@@ -16,11 +16,11 @@
  */
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import { withJitter } from "./backoff.ts";
-import type { KubeClient } from "./client.ts";
+import type { ApiClient } from "./api_client.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";
 import { ApiError, isAlreadyExists, isConflict, isNotFound } from "./errors.ts";
-import { Leases, resourcePath } from "./resources.ts";
-import { type RuntimeLog, silentLog } from "./watcher.ts";
+import { Leases } from "./resources.ts";
+import { type RuntimeLog, silentLog } from "./log.ts";
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -44,7 +44,7 @@ type Attempt = "held" | "other" | "failed";
 export type HoldResult = "lost" | "stopped";
 
 export class LeaderElector {
-  readonly #client: KubeClient;
+  readonly #client: ApiClient;
   readonly #opts: LeaderElectionOptions;
   readonly #clock: Clock;
   readonly #log: RuntimeLog;
@@ -55,7 +55,7 @@ export class LeaderElector {
   /** The last Lease we wrote or read while leading, for release. */
   #current?: Lease;
 
-  constructor(client: KubeClient, opts: LeaderElectionOptions) {
+  constructor(client: ApiClient, opts: LeaderElectionOptions) {
     this.#client = client;
     this.#opts = opts;
     this.#clock = opts.clock ?? systemClock;
@@ -153,12 +153,9 @@ export class LeaderElector {
     const durationSeconds = Math.max(1, Math.ceil(this.#opts.leaseDurationMs / 1000));
     let lease: Lease | undefined;
     try {
-      lease = await this.#client.request<Lease>(
-        "GET",
-        resourcePath(Leases, { namespace, name }),
-        undefined,
-        { timeoutMs: this.#requestTimeout(), verb: "get", resource: "leases.coordination.k8s.io" },
-      );
+      lease = await this.#client.get<Lease>(Leases, namespace, name, {
+        timeoutMs: this.#requestTimeout(),
+      });
     } catch (e) {
       if (!isNotFound(e)) return this.#failed("get", e);
     }
@@ -219,15 +216,10 @@ export class LeaderElector {
 
   /** POST (create) or PUT (update, guarded by the resourceVersion in `lease`). */
   async #write(method: "POST" | "PUT", lease: Lease): Promise<Lease> {
-    const { namespace, name } = this.#opts;
-    const path = method === "POST"
-      ? resourcePath(Leases, { namespace })
-      : resourcePath(Leases, { namespace, name });
-    return await this.#client.request<Lease>(method, path, lease, {
-      timeoutMs: this.#requestTimeout(),
-      verb: method === "POST" ? "create" : "update",
-      resource: "leases.coordination.k8s.io",
-    });
+    const opts = { timeoutMs: this.#requestTimeout() };
+    return method === "POST"
+      ? await this.#client.create<Lease>(Leases, lease, opts)
+      : await this.#client.replace<Lease>(Leases, lease, opts);
   }
 
   #observe(lease: Lease, now: number): void {

@@ -7,6 +7,32 @@
  * Secret payloads never reach the output: any field value that is a Secret object is redacted.
  */
 
+/** The logging the runtime needs; `Logger` satisfies it. */
+export interface RuntimeLog {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  /** A log that adds `fields` to every record; without it, `withFields` wraps. */
+  child?(fields: Record<string, unknown>): RuntimeLog;
+}
+
+export const silentLog: RuntimeLog = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+};
+
+/** `log` with `fields` bound to every record. */
+export function withFields(log: RuntimeLog, fields: Record<string, unknown>): RuntimeLog {
+  if (log.child) return log.child(fields);
+  const bound =
+    (level: "debug" | "info" | "warn" | "error") => (msg: string, more?: Record<string, unknown>) =>
+      log[level](msg, { ...fields, ...more });
+  return { debug: bound("debug"), info: bound("info"), warn: bound("warn"), error: bound("error") };
+}
+
 export type Level = "debug" | "info" | "warn" | "error";
 export type Format = "json" | "text";
 export type Fields = Record<string, unknown>;

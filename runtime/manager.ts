@@ -12,33 +12,24 @@
  * Caches run on standbys too, so a standby that takes over starts reconciling at once.
  */
 import { KubeClient } from "./client.ts";
-import {
-  Controller,
-  type ControllerMetrics,
-  type ControllerOptions,
-  type ReconcileResult,
-} from "./controller.ts";
+import { Controller, type ControllerOptions } from "./controller.ts";
 import { startHealthServer } from "./http.ts";
 import { LeaderElector } from "./leader.ts";
 import { Logger } from "./log.ts";
-import {
-  DEFAULT_BUCKETS,
-  exponentialBuckets,
-  registerProcessMetrics,
-  Registry,
-} from "./metrics.ts";
+import { registerProcessMetrics, Registry } from "./metrics.ts";
 import type { OperatorOptions } from "./options.ts";
 import { resourceName, type ResourceType } from "./resources.ts";
 import type { KubeObject, Store } from "./store.ts";
 import type { Transform } from "./transforms.ts";
-import { Watcher, WatcherError, type WatcherMetrics } from "./watcher.ts";
+import { RuntimeMetrics } from "./runtime_metrics.ts";
+import { Watcher, WatcherError } from "./watcher.ts";
 
 export interface WatchSpec {
   labelSelector?: string;
   fieldSelector?: string;
   /**
    * What the store keeps of each object (runtime/transforms.ts). One store per kind and selectors
-   * is shared: the first caller's transform applies.
+   * is shared, so every caller must ask for the same transform (`watch` refuses another one).
    */
   transform?: Transform<KubeObject>;
 }
@@ -59,7 +50,10 @@ export class Manager {
   readonly #opts: OperatorOptions;
   readonly #metrics: RuntimeMetrics;
   #client?: KubeClient;
-  #watchers = new Map<string, Watcher<KubeObject>>();
+  #watchers = new Map<
+    string,
+    { watcher: Watcher<KubeObject>; transform?: Transform<KubeObject> }
+  >();
   #controllers: Controller<KubeObject>[] = [];
   #synced = false;
 
@@ -92,11 +86,16 @@ export class Manager {
 
   /**
    * The shared store of `rt` (narrowed by selectors, in the configured namespaces). Asking twice
-   * for the same kind and selectors returns the same store.
+   * for the same kind and selectors returns the same store; asking with another transform is an
+   * error (one of the callers would read objects shaped for the other).
    */
   watch<T extends KubeObject>(rt: ResourceType, spec: WatchSpec = {}): Store<T> {
     const id = `${resourceName(rt)}?${spec.labelSelector ?? ""}&${spec.fieldSelector ?? ""}`;
-    let watcher = this.#watchers.get(id);
+    const existing = this.#watchers.get(id);
+    if (existing && existing.transform !== spec.transform) {
+      throw new Error(`${id} is already watched with another transform`);
+    }
+    let watcher = existing?.watcher;
     if (!watcher) {
       watcher = new Watcher<KubeObject>(this.client, rt, {
         namespaces: this.#opts.namespaces,
@@ -107,10 +106,14 @@ export class Manager {
         log: this.log.child({ component: "watcher" }),
         metrics: this.#metrics.watcher,
       });
-      this.#watchers.set(id, watcher);
+      this.#watchers.set(id, { watcher, transform: spec.transform });
       this.#metrics.cacheSize(watcher.store);
     }
     return watcher.store as unknown as Store<T>;
+  }
+
+  #allWatchers(): Watcher<KubeObject>[] {
+    return [...this.#watchers.values()].map((w) => w.watcher);
   }
 
   addController<T extends KubeObject>(spec: ControllerSpec<T>): Controller<T> {
@@ -122,6 +125,7 @@ export class Manager {
       metrics: this.#metrics.controller(spec.name),
     });
     this.#controllers.push(controller as unknown as Controller<KubeObject>);
+    this.#metrics.progress(controller as unknown as Controller<KubeObject>);
     return controller;
   }
 
@@ -165,11 +169,11 @@ export class Manager {
     const elector = this.#opts.leaderElect ? this.#elector(client) : undefined;
     let code = 0;
     try {
-      for (const w of this.#watchers.values()) w.start();
+      for (const { watcher } of this.#watchers.values()) watcher.start();
       code = await this.#waitForCaches(stop.signal);
       if (code !== 0 || stop.signal.aborted) return code;
       this.#synced = true;
-      log.info("caches synced", { kinds: [...this.#watchers.values()].map((w) => w.resource) });
+      log.info("caches synced", { kinds: this.#allWatchers().map((w) => w.resource) });
 
       if (elector && !(await elector.acquire(stop.signal))) return 0;
       await Promise.all(this.#controllers.map((c) => c.start()));
@@ -197,7 +201,7 @@ export class Manager {
   async #waitForCaches(signal: AbortSignal): Promise<number> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
-    const all = Promise.all([...this.#watchers.values()].map((w) => w.synced)).then(() => "ok");
+    const all = Promise.all(this.#allWatchers().map((w) => w.synced)).then(() => "ok");
     const timeout = new Promise<string>((resolve) => {
       timer = setTimeout(() => resolve("timeout"), this.#opts.cacheSyncTimeoutMs);
     });
@@ -208,7 +212,7 @@ export class Manager {
     try {
       const outcome = await Promise.race([all, timeout, stopped]);
       if (outcome === "timeout") {
-        const pending = [...this.#watchers.values()].filter((w) => !w.store.hasSynced);
+        const pending = this.#allWatchers().filter((w) => !w.store.hasSynced);
         this.log.error("caches did not sync in time", {
           timeoutMs: this.#opts.cacheSyncTimeoutMs,
           pending: pending.map((w) => w.resource),
@@ -256,7 +260,7 @@ export class Manager {
     await Promise.race([drained, timedOut]);
     clearTimeout(timer);
     await elector?.release();
-    await Promise.all([...this.#watchers.values()].map((w) => w.stop()));
+    await Promise.all(this.#allWatchers().map((w) => w.stop()));
   }
 }
 
@@ -269,147 +273,4 @@ function defaultIdentity(): string {
     // no --allow-sys=hostname: the suffix still makes it unique
   }
   return `${host}_${crypto.randomUUID().slice(0, 8)}`;
-}
-
-/** The runtime's Prometheus metrics, registered once per registry and shared by components. */
-export class RuntimeMetrics {
-  readonly #reconciles;
-  readonly #reconcileErrors;
-  readonly #reconcileSeconds;
-  readonly #depth;
-  readonly #adds;
-  readonly #retries;
-  readonly #queueSeconds;
-  readonly #workSeconds;
-  readonly #restarts;
-  readonly #relists;
-  readonly #events;
-  readonly #requests;
-  readonly #requestSeconds;
-  readonly #leader;
-  readonly #cacheObjects;
-  readonly #registry: Registry;
-
-  constructor(registry: Registry) {
-    this.#registry = registry;
-    const r = registry;
-    const latency = exponentialBuckets(0.001, 4, 10); // 1 ms .. ~4 min
-    this.#reconciles = r.counter({
-      name: "reconcile_total",
-      help: "Reconciles by controller and result (success, requeue, error, terminal).",
-      labelNames: ["controller", "result"],
-    });
-    this.#reconcileErrors = r.counter({
-      name: "reconcile_errors_total",
-      help: "Reconciles that failed (retried or terminal).",
-      labelNames: ["controller"],
-    });
-    this.#reconcileSeconds = r.histogram({
-      name: "reconcile_duration_seconds",
-      help: "Time spent in reconcile, by controller.",
-      labelNames: ["controller"],
-      buckets: DEFAULT_BUCKETS,
-    });
-    this.#depth = r.gauge({
-      name: "workqueue_depth",
-      help: "Keys waiting in the workqueue.",
-      labelNames: ["name"],
-    });
-    this.#adds = r.counter({
-      name: "workqueue_adds_total",
-      help: "Keys added to the workqueue.",
-      labelNames: ["name"],
-    });
-    this.#retries = r.counter({
-      name: "workqueue_retries_total",
-      help: "Keys re-added with backoff after a failure.",
-      labelNames: ["name"],
-    });
-    this.#queueSeconds = r.histogram({
-      name: "workqueue_queue_duration_seconds",
-      help: "Time a key waits in the workqueue before a worker takes it.",
-      labelNames: ["name"],
-      buckets: latency,
-    });
-    this.#workSeconds = r.histogram({
-      name: "workqueue_work_duration_seconds",
-      help: "Time a worker holds a key.",
-      labelNames: ["name"],
-      buckets: latency,
-    });
-    this.#restarts = r.counter({
-      name: "watch_restarts_total",
-      help: "Watch streams restarted, by reason (closed, gone, error).",
-      labelNames: ["resource", "reason"],
-    });
-    this.#relists = r.counter({
-      name: "watch_relists_total",
-      help: "Complete lists (at start-up and after 410 Gone).",
-      labelNames: ["resource"],
-    });
-    this.#events = r.counter({
-      name: "watch_events_total",
-      help: "Watch events received, by type.",
-      labelNames: ["resource", "type"],
-    });
-    this.#requests = r.counter({
-      name: "api_requests_total",
-      help: "Requests to the Kubernetes API by verb, resource and HTTP code (0: no response).",
-      labelNames: ["verb", "resource", "code"],
-    });
-    this.#requestSeconds = r.histogram({
-      name: "api_request_duration_seconds",
-      help: "Time to the response headers of Kubernetes API requests.",
-      labelNames: ["verb", "resource"],
-      buckets: DEFAULT_BUCKETS,
-    });
-    this.#leader = r.gauge({
-      name: "leader_election_is_leader",
-      help: "1 while this replica holds the Lease.",
-      labelNames: ["lease"],
-    });
-    this.#cacheObjects = r.gauge({
-      name: "cache_objects",
-      help: "Objects in the cache, by resource.",
-      labelNames: ["resource"],
-    });
-  }
-
-  request(verb: string, resource: string, code: number, seconds: number): void {
-    this.#requests.inc({ verb, resource, code });
-    if (verb !== "watch") this.#requestSeconds.observe({ verb, resource }, seconds);
-  }
-
-  readonly watcher: WatcherMetrics = {
-    restarted: (resource, reason) => this.#restarts.inc({ resource, reason }),
-    relisted: (resource) => this.#relists.inc({ resource }),
-    event: (resource, type) => this.#events.inc({ resource, type }),
-  };
-
-  controller(name: string): ControllerMetrics {
-    return {
-      reconciled: (controller: string, result: ReconcileResult, seconds: number) => {
-        this.#reconciles.inc({ controller, result });
-        if (result === "error" || result === "terminal") this.#reconcileErrors.inc({ controller });
-        this.#reconcileSeconds.observe({ controller }, seconds);
-      },
-      queue: {
-        added: () => this.#adds.inc({ name }),
-        depth: (n) => this.#depth.set({ name }, n),
-        retried: () => this.#retries.inc({ name }),
-        queued: (s) => this.#queueSeconds.observe({ name }, s),
-        worked: (s) => this.#workSeconds.observe({ name }, s),
-      },
-    };
-  }
-
-  leader(lease: string, leading: boolean): void {
-    this.#leader.set({ lease }, leading ? 1 : 0);
-  }
-
-  cacheSize(store: Store<KubeObject>): void {
-    this.#registry.onCollect(() =>
-      this.#cacheObjects.set({ resource: store.resource }, store.size)
-    );
-  }
 }

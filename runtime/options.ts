@@ -292,12 +292,12 @@ function validate(o: OperatorOptions): void {
   if (o.cacheSyncTimeoutMs <= 0) throw new OptionsError("--cache-sync-timeout must be positive");
 }
 
-/** The --help text, generated from the flag table. */
-export function helpText(program = "minicluster-operator"): string {
+/** The --help text of `program` (`summary`: what it does), generated from the flag table. */
+export function helpText(program: string, summary: string): string {
   const lines = [
     `Usage: ${program} [flags]`,
     "",
-    "Reconciles MiniClusters (flux-framework.org/v1alpha2) into Flux Framework clusters.",
+    summary,
     `Every flag can also be set by an environment variable (${envName("log-level")} for`,
     "--log-level, ...); the command line wins. Durations: 500ms, 15s, 2m, 1h30m.",
     "",

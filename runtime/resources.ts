@@ -16,7 +16,7 @@ export interface ResourceType {
   namespaced: boolean;
 }
 
-function resourceType(
+export function resourceType(
   group: string,
   version: string,
   plural: string,
@@ -43,13 +43,6 @@ export const Namespaces = resourceType("", "v1", "namespaces", "Namespace", fals
 export const Nodes = resourceType("", "v1", "nodes", "Node", false);
 export const Jobs = resourceType("batch", "v1", "jobs", "Job", true);
 export const Leases = resourceType("coordination.k8s.io", "v1", "leases", "Lease", true);
-export const MiniClusters = resourceType(
-  "flux-framework.org",
-  "v1alpha2",
-  "miniclusters",
-  "MiniCluster",
-  true,
-);
 export const CustomResourceDefinitions = resourceType(
   "apiextensions.k8s.io",
   "v1",

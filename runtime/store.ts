@@ -26,6 +26,11 @@ export interface StoreEvent<T> {
   object: T;
   /** The previous version, for updates. */
   old?: T;
+  /**
+   * The object arrived with the first list of its scope (the cache filling at start-up), not as a
+   * change: controllers give such events low priority, as controller-runtime does.
+   */
+  initialList?: boolean;
 }
 
 export type StoreListener<T> = (event: StoreEvent<T>) => void;
@@ -78,7 +83,7 @@ export function controllerOf(obj: KubeObject): OwnerReference | undefined {
 export const NAMESPACE_INDEX = "namespace";
 export const OWNER_INDEX = "owner";
 
-const BUILTIN_INDEXES: Record<string, IndexFunc<KubeObject>> = {
+export const BUILTIN_INDEXES: Readonly<Record<string, IndexFunc<KubeObject>>> = {
   [NAMESPACE_INDEX]: (obj) => [obj.metadata?.namespace ?? ""],
   [OWNER_INDEX]: (obj) => {
     const uid = controllerOf(obj)?.uid;
@@ -103,6 +108,8 @@ export class Cache<T extends KubeObject> implements Store<T> {
   #indexFuncs = new Map<string, IndexFunc<T>>();
   #listeners = new Set<StoreListener<T>>();
   #hasSynced = false;
+  /** Namespaces (or "" for the whole cache) whose first list has been loaded. */
+  #listed = new Set<string>();
   #resolveReady!: () => void;
   readonly ready: Promise<void>;
 
@@ -178,10 +185,14 @@ export class Cache<T extends KubeObject> implements Store<T> {
     for (const item of items) incoming.set(objectKey(item), deepFreeze(item));
 
     const events: StoreEvent<T>[] = [];
+    const scope = opts.namespace ?? "";
+    const initialList = !this.#listed.has(scope) && !this.#listed.has("");
+    this.#listed.add(scope);
     for (const [key, obj] of incoming) {
       const old = this.#items.get(key);
-      if (!old) events.push({ type: "added", object: obj });
-      else if (resourceVersionOf(old) !== resourceVersionOf(obj) && !this.#unchanged(old, obj)) {
+      if (!old) {
+        events.push({ type: "added", object: obj, ...(initialList ? { initialList } : {}) });
+      } else if (resourceVersionOf(old) !== resourceVersionOf(obj) && !this.#unchanged(old, obj)) {
         events.push({ type: "updated", object: obj, old });
       }
       next.set(key, obj);

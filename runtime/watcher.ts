@@ -16,27 +16,13 @@
  * With a list of namespaces, one list+watch stream runs per namespace, all feeding the same store.
  */
 import { Backoff, type BackoffPolicy, WATCH_BACKOFF } from "./backoff.ts";
-import type { KubeClient } from "./client.ts";
+import type { ApiClient } from "./api_client.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";
 import { isForbidden, isGone, isUnauthorized } from "./errors.ts";
 import { apiVersionOf, resourceName, type ResourceType } from "./resources.ts";
 import { Cache, type IndexFunc, type KubeObject, type Store } from "./store.ts";
+import { type RuntimeLog, silentLog } from "./log.ts";
 import { dropManagedFields, type Transform } from "./transforms.ts";
-
-/** The logging the runtime needs; runtime/log.ts's Logger satisfies it. */
-export interface RuntimeLog {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
-
-export const silentLog: RuntimeLog = {
-  debug() {},
-  info() {},
-  warn() {},
-  error() {},
-};
 
 /** Why a watch stream was restarted, as counted by `watch_restarts_total{reason}`. */
 export type RestartReason = "closed" | "gone" | "error";
@@ -93,7 +79,7 @@ export class Watcher<T extends KubeObject> {
   readonly synced: Promise<void>;
 
   constructor(
-    readonly client: KubeClient,
+    readonly client: ApiClient,
     readonly type: ResourceType,
     opts: WatcherOptions<T> = {},
   ) {

@@ -15,8 +15,10 @@
  *   `done`;
  * - keys added as `urgent` are handed out before the others (each lane in order of arrival): a
  *   controller marks what a user asked for (a new or changed primary) urgent, so that under load
- *   new clusters get their children before existing ones get their status refreshed. Adding an
- *   already pending key as urgent moves it to the urgent lane; nothing ever moves a key back.
+ *   new clusters get their children before existing ones get their status refreshed, and what the
+ *   first list loads at start-up not (a new cluster does not wait behind thousands of old ones).
+ *   Adding an already pending key as urgent moves it to the urgent lane; nothing ever moves a key
+ *   back.
  *
  * All waiting goes through an injectable `Clock`, so tests run on fake time.
  */
@@ -28,7 +30,7 @@ export const RECONCILE_BACKOFF: BackoffPolicy = { initialMs: 5, maxMs: 60_000, f
 
 /** Hooks the controller wires to Prometheus metrics; the queue itself knows no registry. */
 export interface WorkQueueMetrics {
-  /** A key was added (counted even when deduplicated, as client-go does). */
+  /** A key became pending (a key already pending is not counted again, as in client-go). */
   added(): void;
   /** Number of keys waiting to be handed out. */
   depth(n: number): void;
@@ -94,6 +96,27 @@ export class WorkQueue {
     return this.#processing.size;
   }
 
+  /** Whether a worker holds `key` now (from `get` until `done`). */
+  isHeld(key: string): boolean {
+    return this.#processing.has(key);
+  }
+
+  /**
+   * Seconds the keys held by workers have been held, summed, and the longest of them: work that
+   * is stuck shows as these growing (client-go's unfinished_work and longest_running_processor).
+   */
+  unfinishedWork(): { totalSeconds: number; longestSeconds: number } {
+    const now = this.#clock.now();
+    let totalSeconds = 0;
+    let longestSeconds = 0;
+    for (const started of this.#processing.values()) {
+      const seconds = (now - started) / 1000;
+      totalSeconds += seconds;
+      longestSeconds = Math.max(longestSeconds, seconds);
+    }
+    return { totalSeconds, longestSeconds };
+  }
+
   get shuttingDown(): boolean {
     return this.#shuttingDown;
   }
@@ -101,7 +124,6 @@ export class WorkQueue {
   /** Makes `key` due now (`urgent`: before every key not added as urgent). */
   add(key: string, opts: { urgent?: boolean } = {}): void {
     if (this.#shuttingDown) return;
-    this.#metrics?.added();
     this.#cancelDelay(key);
     if (opts.urgent && !this.#urgentKeys.has(key)) {
       this.#urgentKeys.add(key);
@@ -113,6 +135,7 @@ export class WorkQueue {
       }
     }
     if (this.#dirty.has(key)) return;
+    this.#metrics?.added();
     this.#dirty.add(key);
     this.#addedAt.set(key, this.#clock.now());
     // A key held by a worker waits for done(); handing it out now would run it twice at once.

@@ -5,15 +5,17 @@
 //   1. $MC_KUBECONFIG (set by `deno task test`, which brings up the full KWOK cluster);
 //   2. a healthy cluster in .cluster/ (`deno task cluster up`);
 //   3. a private control plane (etcd + kube-apiserver only) started for this process in a
-//      temporary directory and stopped when the process unloads.
+//      temporary directory and stopped when the process unloads (testing/private_cluster.ts: one
+//      abandoned by a killed run is swept by the next).
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseAllDocuments } from "yaml";
 import { KubeClient } from "../runtime/client.ts";
 import { isAlreadyExists, isNotFound } from "../runtime/errors.ts";
-import { CustomResourceDefinitions, Namespaces, ServiceAccounts } from "../runtime/resources.ts";
-import { downSync, status } from "../hack/cluster/lifecycle.ts";
+import { Namespaces, ServiceAccounts } from "../runtime/resources.ts";
+import { status } from "../hack/cluster/lifecycle.ts";
+import { installCrds } from "../testing/crds.ts";
+import { startPrivateCluster } from "../testing/private_cluster.ts";
 
 export interface TestEnv {
   client: KubeClient;
@@ -23,7 +25,6 @@ export interface TestEnv {
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DEV_CLUSTER_DIR = join(ROOT, ".cluster");
-const FIELD_MANAGER = "minicluster-test-harness";
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 let setup: Promise<string> | undefined;
@@ -64,99 +65,11 @@ async function controlPlane(): Promise<string> {
   const dev = await status(DEV_CLUSTER_DIR).catch(() => undefined);
   if (dev?.healthy && dev.kubeconfig) return dev.kubeconfig;
 
-  sweepAbandonedControlPlanes();
-  const dir = await Deno.makeTempDir({ prefix: ENVTEST_PREFIX });
-  await Deno.writeTextFile(join(dir, OWNER_FILE), String(Deno.pid));
-  // Registered before starting, so even a half-started control plane is stopped.
-  globalThis.addEventListener("unload", () => downSync(dir));
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      join(ROOT, "hack", "cluster.ts"),
-      "up",
-      "--control-plane-only",
-      "--dir",
-      dir,
-    ],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "inherit",
-  }).output();
-  if (!out.success) throw new Error(`starting a control plane in ${dir} failed (see above)`);
-  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
-  return lines[lines.length - 1];
+  return await startPrivateCluster({ prefix: ENVTEST_PREFIX, controlPlaneOnly: true });
 }
 
-const ENVTEST_PREFIX = "minicluster-envtest-";
-const OWNER_FILE = "owner.pid";
-
-/**
- * `unload` does not run when a test process is killed (Ctrl-C): stop the private control
- * planes whose owning process is gone, so they do not pile up.
- */
-function sweepAbandonedControlPlanes(): void {
-  const tmp = Deno.env.get("TMPDIR") || "/tmp";
-  for (const entry of Deno.readDirSync(tmp)) {
-    if (!entry.isDirectory || !entry.name.startsWith(ENVTEST_PREFIX)) continue;
-    const dir = join(tmp, entry.name);
-    let owner: number;
-    try {
-      owner = Number(Deno.readTextFileSync(join(dir, OWNER_FILE)));
-    } catch {
-      continue; // Being set up right now, or not ours to judge.
-    }
-    if (Number.isInteger(owner) && !processExists(owner)) downSync(dir);
-  }
-}
-
-function processExists(pid: number): boolean {
-  try {
-    Deno.statSync(`/proc/${pid}`);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-interface Crd {
-  metadata: { name: string };
-  status?: { conditions?: { type: string; status: string }[] };
-}
-
-async function installCrds(kubeconfig: string): Promise<void> {
-  const dir = join(ROOT, "crds");
-  const crds: Crd[] = [];
-  for await (const entry of Deno.readDir(dir)) {
-    if (!entry.isFile || !/\.ya?ml$/.test(entry.name)) continue;
-    const text = await Deno.readTextFile(join(dir, entry.name));
-    for (const doc of parseAllDocuments(text)) {
-      const obj = doc.toJS();
-      if (obj?.kind === "CustomResourceDefinition") crds.push(obj);
-    }
-  }
-  if (crds.length === 0) return;
-  const client = await KubeClient.fromKubeconfig(kubeconfig);
-  try {
-    for (const crd of crds) {
-      await client.apply(CustomResourceDefinitions, crd, {
-        fieldManager: FIELD_MANAGER,
-        force: true,
-      });
-    }
-    for (const crd of crds) {
-      await eventually(async () => {
-        const got = await client.get<Crd>(CustomResourceDefinitions, undefined, crd.metadata.name);
-        const established = got.status?.conditions?.some((c) =>
-          c.type === "Established" && c.status === "True"
-        );
-        if (!established) throw new Error(`CRD ${crd.metadata.name} is not Established`);
-      }, { timeoutMs: 30_000 });
-    }
-  } finally {
-    client.close();
-  }
-}
+/** Prefix of the private control planes a test run starts (and sweeps when abandoned). */
+export const ENVTEST_PREFIX = "minicluster-envtest-";
 
 /** "Reconcile creates the Job!" → "reconcile-creates-the-job", short enough for a name. */
 export function namespaceSlug(testName: string): string {

@@ -77,8 +77,10 @@ export async function desiredChildren(
     if (e instanceof BuildError) throw e;
     throw new BuildError(e instanceof Error ? e.message : String(e));
   }
-  const own = <T extends { metadata?: ObjectMeta }>(obj: T) => owned(mc, obj);
-  const job = await own(built.job);
+  // Compared children carry the hash of what they were applied from (diff.ts); the Job gets it
+  // after the hash of its template.
+  const own = <T extends { metadata?: ObjectMeta }>(obj: T) => withDesiredHash(owned(mc, obj));
+  const job = owned(mc, built.job);
   const templateHash = await hashOf({
     completionMode: job.spec?.completionMode,
     template: job.spec?.template,
@@ -127,12 +129,13 @@ export function childrenInOrder(d: DesiredChildren): Child[] {
   return out;
 }
 
-/** Owner reference and operator labels on a child (the Job's hash is added after its template's). */
-async function owned<T extends { metadata?: ObjectMeta }>(
-  mc: DefaultedMiniCluster,
-  obj: T,
-): Promise<T> {
-  const withOwner: T = {
+/**
+ * The one place a child gets its owner: the MiniCluster's namespace, the operator's labels (which
+ * the watches select on; a builder's labels never override them) and the controller
+ * ownerReference, whatever the builder set.
+ */
+export function owned<T extends { metadata?: ObjectMeta }>(mc: Owner, obj: T): T {
+  return {
     ...obj,
     metadata: {
       ...obj.metadata,
@@ -141,5 +144,8 @@ async function owned<T extends { metadata?: ObjectMeta }>(
       ownerReferences: [ownerReference(mc)],
     },
   };
-  return (obj as { kind?: string }).kind === "Job" ? withOwner : await withDesiredHash(withOwner);
+}
+
+interface Owner {
+  metadata?: { name?: string; namespace?: string; uid?: string };
 }

@@ -9,8 +9,7 @@
  */
 import type { Event, ObjectReference } from "kubernetes-types/core/v1.d.ts";
 import type { Condition } from "kubernetes-types/meta/v1.d.ts";
-import type { KubeClient } from "../../runtime/client.ts";
-import { ApiError } from "../../runtime/errors.ts";
+import type { ApiClient } from "../../runtime/api_client.ts";
 import { Events } from "../../runtime/resources.ts";
 import { FAILED, NEGATIVE_POLARITY, READY, SUCCEEDED } from "./status.ts";
 import { MINICLUSTER_API_VERSION, MINICLUSTER_KIND } from "./children/owner.ts";
@@ -60,15 +59,6 @@ function text(c: Condition): string {
   return c.message ? `${prefix}: ${c.message}` : prefix;
 }
 
-/** The message of an error as a user should read it: the API's Status message when there is one. */
-export function errorMessage(e: unknown): string {
-  if (e instanceof ApiError) {
-    const msg = e.status.message || e.reason;
-    return `${e.code} ${e.reason}: ${msg}`;
-  }
-  return e instanceof Error ? e.message : String(e);
-}
-
 /** What an Event is about. */
 export interface EventSubject {
   metadata?: {
@@ -81,13 +71,13 @@ export interface EventSubject {
 
 /** Writes Events; failures are logged by the caller-supplied hook and otherwise ignored. */
 export class EventRecorder {
-  readonly #client: KubeClient;
+  readonly #client: ApiClient;
   readonly #instance: string;
   readonly #onError: (e: unknown) => void;
   #sequence = 0;
 
   constructor(
-    client: KubeClient,
+    client: ApiClient,
     opts: { instance?: string; onError?: (e: unknown) => void } = {},
   ) {
     this.#client = client;

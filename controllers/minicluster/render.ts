@@ -16,9 +16,9 @@ import {
   generateCurveCertificate,
   userCurveCert,
 } from "./children/curve.ts";
-import { BuildError, childrenInOrder, desiredChildren } from "./desired.ts";
+import { BuildError, childrenInOrder, desiredChildren, owned } from "./desired.ts";
 import { DESIRED_HASH_ANNOTATION } from "./diff.ts";
-import { buildWorkspace, generatedCurveSecret } from "./workspace.ts";
+import { buildWorkspace } from "./workspace.ts";
 
 /** The uid rendered objects' ownerReferences carry until the MiniCluster exists. */
 export const PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000";
@@ -68,7 +68,8 @@ export async function renderChildren(
     const text = opts.withSecrets
       ? (await generateCurveCertificate(curveMetadataFor(defaulted))).text
       : curveCertificateText(PLACEHOLDER_KEY, PLACEHOLDER_KEY, curveMetadataFor(defaulted));
-    generated.push(generatedCurveSecret(defaulted, buildCurveSecret(defaulted, text)));
+    // Owned and labelled as the operator's generated certificate (dependents.ts) is.
+    generated.push(owned(defaulted, buildCurveSecret(defaulted, text)));
   }
   const children = childrenInOrder(desired).map((c) => c.object);
   return [workspace, ...generated, ...children, desired.job].map(withoutDesiredHash);

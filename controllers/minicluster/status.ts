@@ -14,6 +14,7 @@ import type {
   Pod,
   PodCondition,
 } from "kubernetes-types/core/v1.d.ts";
+import type { Problem } from "../../runtime/dependents.ts";
 import { COMPLETION_INDEX_LABEL } from "./children/names.ts";
 
 export type { Condition };
@@ -46,10 +47,7 @@ export interface MiniClusterStatus {
 }
 
 /** A reason and message for a problem condition. */
-export interface Problem {
-  reason: string;
-  message: string;
-}
+export type { Problem };
 
 export interface StatusInput {
   generation?: number;

@@ -3,7 +3,8 @@
 //
 // Which cluster, first match wins: $MC_KUBECONFIG (set by `deno task test`); a healthy full cluster
 // in .cluster/ (`deno task cluster up`); else one started for this test process in a temporary
-// directory and stopped when the process unloads, so `deno task e2e` works on a clean clone.
+// directory and stopped when the process unloads (testing/private_cluster.ts), so `deno task e2e`
+// works on a clean clone.
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,22 +18,26 @@ import {
   ConfigMaps,
   Events,
   Jobs,
-  MiniClusters,
   Namespaces,
   Pods,
   Secrets,
   ServiceAccounts,
   Services,
 } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { MINICLUSTER_LABEL } from "../../controllers/minicluster/children/names.ts";
-import { downSync, status } from "../../hack/cluster/lifecycle.ts";
-import { sampleMiniCluster } from "../sample_minicluster.ts";
+import { status } from "../../hack/cluster/lifecycle.ts";
+import { installCrds } from "../../testing/crds.ts";
+import { startPrivateCluster } from "../../testing/private_cluster.ts";
+import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 import { eventually, type TestEnv, testNamespaceName, withTimeout } from "../harness.ts";
-import { OperatorProcess } from "./operator_process.ts";
+import { OperatorProcess } from "../../testing/operator_process.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const E2E_PREFIX = "minicluster-e2e-";
-const OWNER_FILE = "owner.pid";
+
+// tests/real/env.ts installs the CRDs through this module.
+export { installCrds };
 
 let cluster: Promise<string> | undefined;
 
@@ -50,96 +55,7 @@ async function findOrStartFullCluster(): Promise<string> {
   if (fromEnv) return fromEnv;
   const dev = await status(join(ROOT, ".cluster")).catch(() => undefined);
   if (dev?.healthy && dev.mode === "full" && dev.kubeconfig) return dev.kubeconfig;
-  return await startPrivateCluster(E2E_PREFIX, 4);
-}
-
-/**
- * Starts a full cluster in a fresh temporary directory, owned by this process: stopped at unload,
- * and swept by the next run if this process is killed first. Resolves its kubeconfig.
- */
-export async function startPrivateCluster(prefix: string, nodes: number): Promise<string> {
-  sweepAbandoned(prefix);
-  const owned = await Deno.makeTempDir({ prefix });
-  await Deno.writeTextFile(join(owned, OWNER_FILE), String(Deno.pid));
-  // The cluster lives one level down: `up` wipes its own directory, the owner file must survive.
-  const dir = join(owned, "cluster");
-  globalThis.addEventListener("unload", () => removeCluster(owned));
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", join(ROOT, "hack", "cluster.ts"), "up", "--dir", dir, `--nodes=${nodes}`],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "inherit",
-  }).output();
-  if (!out.success) throw new Error(`starting a full cluster in ${dir} failed (see above)`);
-  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
-  return lines[lines.length - 1];
-}
-
-function sweepAbandoned(prefix: string): void {
-  const tmp = Deno.env.get("TMPDIR") || "/tmp";
-  for (const entry of Deno.readDirSync(tmp)) {
-    if (!entry.isDirectory || !entry.name.startsWith(prefix)) continue;
-    const dir = join(tmp, entry.name);
-    let owner: number;
-    try {
-      owner = Number(Deno.readTextFileSync(join(dir, OWNER_FILE)));
-    } catch {
-      continue;
-    }
-    const alive = (() => {
-      try {
-        Deno.statSync(`/proc/${owner}`);
-        return true;
-      } catch {
-        return false;
-      }
-    })();
-    if (Number.isInteger(owner) && !alive) removeCluster(dir);
-  }
-}
-
-/** Stops the cluster kept under `owned` and removes the directory. */
-function removeCluster(owned: string): void {
-  downSync(join(owned, "cluster"));
-  try {
-    Deno.removeSync(owned, { recursive: true });
-  } catch {
-    // already gone
-  }
-}
-
-async function run(cmd: string, args: string[]): Promise<string> {
-  const out = await new Deno.Command(cmd, { args, stdin: "null", stdout: "piped", stderr: "piped" })
-    .output();
-  const text = (b: Uint8Array) => new TextDecoder().decode(b);
-  if (!out.success) throw new Error(`${cmd} ${args.join(" ")}: ${text(out.stderr)}`);
-  return text(out.stdout);
-}
-
-/** Server-side applies crds/ (idempotent, also when the harness did it) and waits for Established. */
-export async function installCrds(kubeconfig: string): Promise<void> {
-  const crds = join(ROOT, "crds");
-  await run("kubectl", [
-    "--kubeconfig",
-    kubeconfig,
-    "apply",
-    "--server-side",
-    "--force-conflicts",
-    "--field-manager=minicluster-e2e",
-    "-f",
-    crds,
-  ]);
-  // Retried: right after the apply, `kubectl wait` fails on a CRD that has no conditions yet.
-  await eventually(() =>
-    run("kubectl", [
-      "--kubeconfig",
-      kubeconfig,
-      "wait",
-      "--for=condition=Established",
-      "--timeout=60s",
-      "-f",
-      crds,
-    ]), { timeoutMs: 60_000, intervalMs: 500 });
+  return await startPrivateCluster({ prefix: E2E_PREFIX, nodes: 4 });
 }
 
 /** What a scenario gets: the harness's TestEnv plus its operator processes. */
@@ -231,7 +147,7 @@ async function releaseMiniClusters(client: KubeClient, namespace: string): Promi
 // ---------------------------------------------------------------------------------------------
 // Reading the cluster.
 
-/** A MiniCluster of one Flux container, `spec` merged in (tests/sample_minicluster.ts). */
+/** A MiniCluster of one Flux container, `spec` merged in (testing/sample_minicluster.ts). */
 export const miniCluster = sampleMiniCluster;
 
 /** Pod annotations that keep a Job's pods Running on KWOK (see hack/cluster/kwok_stages.ts). */

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { kubectl } from "../harness.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { MiniClusters, Nodes } from "../../runtime/resources.ts";
+import { Nodes } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import {
   conditionOf,
@@ -22,7 +23,7 @@ import {
   waitForCondition,
   waitForRunningPods,
 } from "./env.ts";
-import type { OperatorProcess } from "./operator_process.ts";
+import type { OperatorProcess } from "../../testing/operator_process.ts";
 
 type Disruption = "undisturbed" | "SIGKILL";
 const DISRUPTIONS: Disruption[] = ["undisturbed", "SIGKILL"];

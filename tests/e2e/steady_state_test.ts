@@ -2,7 +2,7 @@
 // its own api_requests_total; and an operator started over an already converged namespace (after a
 // SIGKILL) reconciles everything without writing anything either.
 import assert from "node:assert/strict";
-import { MiniClusters } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import {
   e2eTest,
   eventually,
@@ -11,8 +11,8 @@ import {
   waitForCondition,
   waitForRunningPods,
 } from "./env.ts";
-import { groupBy, sumOf, WRITE_VERBS, writeCount } from "./metrics_text.ts";
-import type { OperatorProcess } from "./operator_process.ts";
+import { groupBy, sumOf, WRITE_VERBS, writeCount } from "../../testing/metrics_text.ts";
+import type { OperatorProcess } from "../../testing/operator_process.ts";
 
 const IDLE_WINDOW_MS = Number(Deno.env.get("MC_E2E_IDLE_MS") ?? 20_000);
 const NAMES = ["alpha", "beta", "gamma"];

@@ -15,11 +15,12 @@ import assert from "node:assert/strict";
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
 import type { KubeClient } from "../../runtime/client.ts";
 import { isNotFound } from "../../runtime/errors.ts";
-import { MiniClusters, Secrets } from "../../runtime/resources.ts";
+import { Secrets } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { eventually } from "../harness.ts";
-import { sampleMiniCluster } from "../sample_minicluster.ts";
-import type { OperatorProcess } from "../e2e/operator_process.ts";
+import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
+import type { OperatorProcess } from "../../testing/operator_process.ts";
 import { FaultProxy } from "./proxy.ts";
 import { describeDifference, type Snapshot, snapshot } from "./snapshot.ts";
 import {
@@ -233,10 +234,11 @@ async function curveSecret(client: KubeClient, ns: string): Promise<Secret | und
   }
 }
 
-/** The curve Secret as the apiserver answered its first successful create. */
+/** The curve Secret as the apiserver answered its creation (a create or create-only apply). */
 function firstCreatedSecret(proxy: FaultProxy): Secret | undefined {
   const created = proxy.requests.find((r) =>
-    r.method === "POST" && r.resource === "secrets" && r.response
+    (r.method === "POST" || r.method === "PATCH") && r.resource === "secrets" && r.code === 201 &&
+    r.response
   );
   return created ? JSON.parse(created.response!) as Secret : undefined;
 }

@@ -9,20 +9,20 @@ import { isAlreadyExists, isNotFound } from "../../runtime/errors.ts";
 import {
   ConfigMaps,
   Jobs,
-  MiniClusters,
   Namespaces,
   Secrets,
   ServiceAccounts,
   Services,
 } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import {
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
 } from "../../controllers/minicluster/children/names.ts";
 import { testNamespaceName } from "../harness.ts";
-import { OperatorProcess } from "../e2e/operator_process.ts";
+import { OperatorProcess } from "../../testing/operator_process.ts";
 import type { FaultProxy } from "./proxy.ts";
-import { SECONDARY_DELAY_MS } from "../../controllers/minicluster/controller.ts";
+import { LONGEST_DELIBERATE_PAUSE_MS } from "../../controllers/minicluster/timing.ts";
 
 /** FAULTS_LONG=1: the whole matrix (deno task faults); otherwise the CI subset. */
 export const LONG = ["1", "true"].includes(Deno.env.get("FAULTS_LONG") ?? "");
@@ -82,11 +82,11 @@ export async function startOperator(
 
 /**
  * Long enough a silence to call the operator settled: the 1.5 s this suite always allowed, plus the
- * delays the operator takes on purpose before a write (children's and pods' events are batched;
- * a new Job's first status waits as long), so that a pod turning Ready just before the silence
- * began still has its status written inside it.
+ * longest delay the operator takes on purpose before a write (timing.ts: batched events, a new
+ * Job's first status), so that a pod turning Ready just before the silence began still has its
+ * status written inside it.
  */
-export const QUIET_MS = 1_500 + SECONDARY_DELAY_MS;
+export const QUIET_MS = 1_500 + LONGEST_DELIBERATE_PAUSE_MS;
 
 /** Waits until no write (but Lease renewals) went through the proxy for `quietMs`. */
 export async function settle(

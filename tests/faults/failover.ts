@@ -12,18 +12,14 @@ import { parseAllDocuments } from "yaml";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
 import { KubeClient } from "../../runtime/client.ts";
-import {
-  CustomResourceDefinitions,
-  Leases,
-  MiniClusters,
-  Secrets,
-} from "../../runtime/resources.ts";
+import { CustomResourceDefinitions, Leases, Secrets } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { eventually } from "../harness.ts";
 import { componentContext, down, up } from "../../hack/cluster/lifecycle.ts";
 import { componentArgs } from "../../hack/cluster/components.ts";
 import { spawnDaemon, stopGroups } from "../../hack/cluster/processes.ts";
 import { ClusterPaths, readState, writeState } from "../../hack/cluster/state.ts";
-import type { OperatorProcess } from "../e2e/operator_process.ts";
+import type { OperatorProcess } from "../../testing/operator_process.ts";
 import { FaultProxy, type ProxiedRequest } from "./proxy.ts";
 import { faultMiniCluster } from "./crash.ts";
 import { assertConverged } from "./views.ts";
@@ -108,9 +104,10 @@ async function certUid(client: KubeClient, ns: string, mc: string): Promise<stri
 }
 
 /** Successful creates of `name`'s curve Secret seen by the proxies. */
+/** Creations of the certificate Secret: a create, or a create-only apply, answered 201 Created. */
 function certCreates(proxies: FaultProxy[], mc: string): number {
   return proxies.flatMap((p) => p.requests).filter((r) =>
-    r.method === "POST" && r.resource === "secrets" && r.code === 201 &&
+    (r.method === "POST" || r.method === "PATCH") && r.resource === "secrets" && r.code === 201 &&
     r.response?.includes(`"name":"${mc}-curve-cert"`)
   ).length;
 }

@@ -18,73 +18,28 @@
  * Faults are plain functions the test sets and clears (`rules`, `watchFilter`); the proxy itself
  * decides nothing.
  */
-import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
 import { LineBuffer } from "../../runtime/client.ts";
+import type {
+  FaultProxyOptions,
+  ProxiedRequest,
+  ProxiedWatchEvent,
+  Rule,
+  WatchFilter,
+  WatchVerdict,
+} from "./proxy_faults.ts";
+import { closeQuietly, listKey, parsePath, statusBody, statusResponse } from "./proxy_wire.ts";
 
-/** One request as the proxy saw it. */
-export interface ProxiedRequest {
-  id: number;
-  /** performance.now() when it arrived. */
-  at: number;
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  watch: boolean;
-  /** POST, PUT, PATCH or DELETE. */
-  write: boolean;
-  /** Collection list (a GET without a name that is not a watch). */
-  list: boolean;
-  /** "miniclusters", "configmaps", ... (the plural in the path), "" when unknown. */
-  resource: string;
-  subresource?: string;
-  namespace?: string;
-  name?: string;
-  /** Request body (writes only). */
-  body?: string;
-  /** HTTP code of the answer the operator got; 0: connection reset, no answer. */
-  code?: number;
-  /** Set when the proxy answered itself (a fault) instead of the apiserver. */
-  fault?: string;
-  /** Response body of a successful write. */
-  response?: string;
-}
-
-/** What a rule does to a request. */
-export type Fault =
-  | { kind: "status"; code: number; reason?: string; retryAfterSeconds?: number }
-  /** Cut the TCP connection the request came on; the operator gets no answer. */
-  | { kind: "reset" }
-  /** Wait, then forward as usual. */
-  | { kind: "delay"; ms: number }
-  /** For a list: answer with the first answer ever recorded for the same list. */
-  | { kind: "staleList" }
-  /** For a watch: a 200 stream with one ERROR event (410 Expired), as the apiserver sends it. */
-  | { kind: "goneEvent" };
-
-export type Rule = (req: ProxiedRequest) => Fault | undefined;
-
-/** A watch event on its way to the operator. */
-export interface ProxiedWatchEvent {
-  type: string;
-  object: { kind?: string; metadata?: ObjectMeta; [k: string]: unknown };
-}
-
-/** What to do with one watch event: forward it, drop it, hold it back, or forward another. */
-export type WatchVerdict =
-  | "pass"
-  | "drop"
-  | { delayMs: number }
-  | { replace: ProxiedWatchEvent };
-
-export type WatchFilter = (event: ProxiedWatchEvent, req: ProxiedRequest) => WatchVerdict;
-
-export interface FaultProxyOptions {
-  /** The real cluster's kubeconfig (server, CA and admin credentials). */
-  kubeconfig: string;
-  /** Directory for the operator's kubeconfig; default a new temp dir, removed by close(). */
-  dir?: string;
-}
+export type {
+  Fault,
+  FaultProxyOptions,
+  ProxiedRequest,
+  ProxiedWatchEvent,
+  Rule,
+  WatchFilter,
+  WatchVerdict,
+} from "./proxy_faults.ts";
+export { parsePath } from "./proxy_wire.ts";
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -489,64 +444,4 @@ export class FaultProxy {
     }
     return this.watchFilter(event, req);
   }
-}
-
-function closeQuietly(c: { close(): void }): void {
-  try {
-    c.close();
-  } catch {
-    // already closed
-  }
-}
-
-/** "/api/v1/namespaces/ns/configmaps/x" → resource configmaps, namespace ns, name x. */
-export function parsePath(
-  path: string,
-): { resource: string; namespace?: string; name?: string; subresource?: string } {
-  const parts = path.split("/").filter((p) => p !== "");
-  let rest: string[];
-  if (parts[0] === "api") rest = parts.slice(2);
-  else if (parts[0] === "apis") rest = parts.slice(3);
-  else return { resource: "" };
-  let namespace: string | undefined;
-  if (rest[0] === "namespaces" && rest.length >= 3) {
-    namespace = rest[1];
-    rest = rest.slice(2);
-  }
-  return { resource: rest[0] ?? "", namespace, name: rest[1], subresource: rest[2] };
-}
-
-/** Lists are the same list when path and selectors match (pagination ignored). */
-function listKey(url: URL): string {
-  const q = new URLSearchParams(url.search);
-  for (const k of ["continue", "limit", "resourceVersion", "resourceVersionMatch"]) q.delete(k);
-  q.sort();
-  return `${url.pathname}?${q}`;
-}
-
-const REASONS: Record<number, string> = {
-  409: "Conflict",
-  410: "Expired",
-  429: "TooManyRequests",
-  500: "InternalError",
-  503: "ServiceUnavailable",
-  504: "Timeout",
-};
-
-function statusBody(code: number, reason?: string, message?: string) {
-  return {
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message: message ?? `fault proxy: injected ${code}`,
-    reason: reason ?? REASONS[code] ?? "Unknown",
-    code,
-  };
-}
-
-function statusResponse(code: number, reason?: string, retryAfter?: number): Response {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter);
-  return new Response(JSON.stringify(statusBody(code, reason)), { status: code, headers });
 }

@@ -12,14 +12,8 @@
  */
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { KubeClient } from "../../runtime/client.ts";
-import {
-  ConfigMaps,
-  Jobs,
-  MiniClusters,
-  type ResourceType,
-  Secrets,
-  Services,
-} from "../../runtime/resources.ts";
+import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import {
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,

@@ -23,12 +23,12 @@ import {
   ConfigMaps,
   Events,
   Jobs,
-  MiniClusters,
   Pods,
   type ResourceType,
   Secrets,
   Services,
 } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { eventually, integrationTest } from "../harness.ts";
 import { type CorpusCase, loadCorpus } from "../generated/bad_input_corpus.ts";
 import { withLoggedOperator } from "../generated/logged_operator.ts";

@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { type MiniCluster, withDefaults } from "../../api/mod.ts";
 import { ApiError } from "../../runtime/errors.ts";
-import { MiniClusters, resourcePath } from "../../runtime/resources.ts";
+import { resourcePath } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import type { KubeClient } from "../../runtime/client.ts";
 import { eventually, integrationTest, kubectl } from "../harness.ts";
 

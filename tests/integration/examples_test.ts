@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { type MiniCluster, validateSpec } from "../../api/mod.ts";
 import { isAlreadyExists } from "../../runtime/errors.ts";
-import { MiniClusters, Namespaces } from "../../runtime/resources.ts";
+import { Namespaces } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { eventually, integrationTest, kubectl } from "../harness.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));

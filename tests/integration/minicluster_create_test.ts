@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
-import { ConfigMaps, Jobs, MiniClusters, Secrets, Services } from "../../runtime/resources.ts";
+import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { FINALIZER } from "../../controllers/minicluster/children/names.ts";
 import { buildWorkspace } from "../../controllers/minicluster/workspace.ts";
 import { eventually, fullCluster, integrationTest } from "../harness.ts";

@@ -4,7 +4,8 @@ import assert from "node:assert/strict";
 import type { ConfigMap, Service } from "kubernetes-types/core/v1.d.ts";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import { isNotFound } from "../../runtime/errors.ts";
-import { ConfigMaps, Jobs, MiniClusters, Services } from "../../runtime/resources.ts";
+import { ConfigMaps, Jobs, Services } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { eventually, integrationTest } from "../harness.ts";
 import {
   eventsFor,

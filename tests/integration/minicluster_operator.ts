@@ -10,13 +10,8 @@ import type { MiniCluster } from "../../api/mod.ts";
 import { KubeClient, type RequestEvent, type RequestOptions } from "../../runtime/client.ts";
 import { Controller } from "../../runtime/controller.ts";
 import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
-import {
-  ConfigMaps,
-  Events,
-  MiniClusters,
-  type ResourceType,
-  Secrets,
-} from "../../runtime/resources.ts";
+import { ConfigMaps, Events, type ResourceType, Secrets } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import { Watcher } from "../../runtime/watcher.ts";
@@ -27,7 +22,7 @@ import {
 } from "../../controllers/minicluster/controller.ts";
 import type { MiniClusterReconciler } from "../../controllers/minicluster/reconciler.ts";
 import { curveSecretName, workspaceName } from "../../controllers/minicluster/children/names.ts";
-import { sampleMiniCluster } from "../sample_minicluster.ts";
+import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 import { eventually, type TestEnv } from "../harness.ts";
 
 const WRITE_VERBS = new Set(["create", "update", "patch", "apply", "delete", "deletecollection"]);
@@ -53,6 +48,8 @@ export interface InProcessOperator {
   readonly requests: RequestEvent[];
   /** The write requests (create, update, patch, apply, delete). */
   writes(): RequestEvent[];
+  /** Reconciles finished so far. */
+  reconciles(): number;
   /** Resolves once the controller's workers run (caches synced). */
   started: Promise<void>;
   /** Stops the controller (draining the reconcile in flight), the watches and the client. */
@@ -106,13 +103,19 @@ export async function startOperator(
     cleanupPollMs: opts.cleanupPollMs ?? 300,
     instance: "integration-test",
   });
-  const controller = new Controller<MiniCluster>({ ...definition, concurrency: 2 });
+  let reconciles = 0;
+  const controller = new Controller<MiniCluster>({
+    ...definition,
+    concurrency: 2,
+    metrics: { reconciled: () => reconciles++ },
+  });
   const started = controller.start();
   return {
     client,
     reconciler: definition.reconciler,
     requests,
     writes: () => requests.filter((r) => WRITE_VERBS.has(r.verb)),
+    reconciles: () => reconciles,
     started,
     async stop() {
       await controller.stop();
@@ -137,7 +140,7 @@ export async function withOperator<T>(
   }
 }
 
-/** A MiniCluster of one Flux container, `spec` merged in (tests/sample_minicluster.ts). */
+/** A MiniCluster of one Flux container, `spec` merged in (testing/sample_minicluster.ts). */
 export const miniCluster = sampleMiniCluster;
 
 export async function getMiniCluster(env: TestEnv, name: string): Promise<MiniCluster> {

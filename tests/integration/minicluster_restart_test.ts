@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Secret } from "kubernetes-types/core/v1.d.ts";
 import { isNotFound } from "../../runtime/errors.ts";
-import { ConfigMaps, Jobs, MiniClusters, Secrets, Services } from "../../runtime/resources.ts";
+import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { MINICLUSTER_LABEL } from "../../controllers/minicluster/children/names.ts";
 import { eventually, fullCluster, integrationTest } from "../harness.ts";
 import {

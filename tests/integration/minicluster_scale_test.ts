@@ -3,7 +3,8 @@
 // with the Job is clamped, a condition and an event say so, and the user's spec is left as written.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import { Jobs, MiniClusters } from "../../runtime/resources.ts";
+import { Jobs } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { eventually, integrationTest, kubectl } from "../harness.ts";
 import {
   eventsFor,

@@ -25,13 +25,13 @@ import {
   ConfigMaps,
   Jobs,
   Leases,
-  MiniClusters,
   resourcePath,
   type ResourceType,
   Secrets,
   ServiceAccounts,
   Services,
 } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import {
   curveSecretName,
   entrypointConfigMapName,

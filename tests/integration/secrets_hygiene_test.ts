@@ -20,15 +20,8 @@ import {
   parseCurveCertificate,
 } from "../../controllers/minicluster/children/curve.ts";
 import { isNotFound } from "../../runtime/errors.ts";
-import {
-  ConfigMaps,
-  Events,
-  Jobs,
-  MiniClusters,
-  Pods,
-  Secrets,
-  Services,
-} from "../../runtime/resources.ts";
+import { ConfigMaps, Events, Jobs, Pods, Secrets, Services } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { eventually, integrationTest } from "../harness.ts";
 import { withLoggedOperator } from "../generated/logged_operator.ts";
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { Condition } from "kubernetes-types/meta/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
-import { MiniClusters } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { FLUX_APP_IMAGE } from "../../hack/images/refs.ts";
 import { eventually } from "../harness.ts";
 import { kubectl, REAL_NAMESPACE, type RealEnv, realMiniCluster, realTest } from "./env.ts";

@@ -19,13 +19,13 @@ import {
   parseMetrics,
   sumOf,
   writeCount,
-} from "../../tests/e2e/metrics_text.ts";
+} from "../../testing/metrics_text.ts";
 import {
   parseCpuSeconds,
   parseRssSplit,
   parseVmRss,
   servingPort,
-} from "../../tests/e2e/operator_process.ts";
+} from "../../testing/operator_process.ts";
 
 Deno.test("quantile: nearest rank, always an observed sample", () => {
   const xs = Array.from({ length: 100 }, (_, i) => i + 1); // 1..100

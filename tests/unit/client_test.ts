@@ -21,10 +21,10 @@ import {
   ConfigMaps,
   CustomResourceDefinitions,
   Jobs,
-  MiniClusters,
   Namespaces,
   resourcePath,
 } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 
 Deno.test("resources: paths for core, grouped, cluster-scoped and subresources", () => {
   assert.equal(resourcePath(ConfigMaps), "/api/v1/configmaps");

@@ -293,3 +293,71 @@ Deno.test("controller: a secondary's delay batches its events; the primary's own
   assert.equal(runs, 3);
   await c.stop();
 });
+
+Deno.test("controller: at start-up, a new primary goes before the thousands the first list loaded", async () => {
+  const primary = new Cache<ConfigMap>("configmaps");
+  const order: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  const c = new Controller<ConfigMap>({
+    name: "t",
+    primary,
+    reconciler: {
+      async reconcile(obj) {
+        order.push(obj.metadata!.name!);
+        await gate; // the worker is busy while the new MiniCluster arrives
+        return Action.awaitChange();
+      },
+    },
+    clock: new FakeClock(),
+  });
+  const started = c.start();
+  const existing = Array.from({ length: 1000 }, (_, i) => cm(`old-${i}`));
+  primary.replace(existing, { synced: true });
+  await started;
+  await tick();
+  primary.apply("ADDED", cm("new"));
+  release();
+  while (order.length < 3) await tick();
+  assert.equal(order[1], "new", `reconciled after ${order.indexOf("new")} others`);
+  await c.stop();
+});
+
+Deno.test("controller: each reconcile logs with its key and a reconcile id, and says why it ran", async () => {
+  const records: { msg: string; fields?: Record<string, unknown> }[] = [];
+  const record = (msg: string, fields?: Record<string, unknown>) => records.push({ msg, fields });
+  const log = { debug: record, info: record, warn: record, error: record };
+  const primary = new Cache<ConfigMap>("configmaps");
+  const children = new Cache<ConfigMap>("children");
+  const ids: string[] = [];
+  const c = new Controller<ConfigMap>({
+    name: "t",
+    primary,
+    secondaries: [{ store: children, mapper: mapByLabel("parent") }],
+    reconciler: {
+      reconcile(_obj, ctx) {
+        ids.push(ctx.reconcileID!);
+        ctx.log.info("inside");
+        return Promise.resolve(Action.awaitChange());
+      },
+    },
+    clock: new FakeClock(),
+    log,
+  });
+  const started = c.start();
+  primary.replace([cm("a")], { synced: true });
+  children.replace([], { synced: true });
+  await started;
+  await tick();
+  children.apply("ADDED", cm("a-child", "1", { labels: { parent: "a" } }));
+  primary.apply("MODIFIED", cm("a", "2"));
+  await tick();
+  await c.stop();
+  const whys = records.filter((r) => r.msg === "reconciling").map((r) => r.fields?.why);
+  // The child event handed the key to the worker at once; the update came while it held it.
+  assert.deepEqual(whys, ["listed", "children added", "updated"]);
+  const inside = records.filter((r) => r.msg === "inside");
+  assert.deepEqual(inside.map((r) => r.fields?.reconcileID), ids);
+  assert.ok(inside.every((r) => r.fields?.key === "ns/a"));
+  assert.equal(new Set(ids).size, 3, "one id per reconcile");
+});

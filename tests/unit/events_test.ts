@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { Condition } from "kubernetes-types/meta/v1.d.ts";
-import { conditionEvents, errorMessage } from "../../controllers/minicluster/events.ts";
+import { conditionEvents } from "../../controllers/minicluster/events.ts";
+import { errorMessage } from "../../runtime/errors.ts";
 import { ApiError } from "../../runtime/errors.ts";
 
 const c = (type: string, status: string, reason: string, message = ""): Condition => ({

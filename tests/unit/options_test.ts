@@ -106,7 +106,8 @@ Deno.test("options: bad input gets a message naming the flag", () => {
 });
 
 Deno.test("options: --help documents every flag with its env var and default", () => {
-  const help = helpText();
+  const help = helpText("op", "Does things.");
+  assert.match(help, /^Usage: op \[flags\]\n\nDoes things\.\n/);
   for (const f of FLAGS) {
     assert.ok(help.includes(`--${f.name}`), f.name);
     assert.ok(help.includes(envName(f.name)), f.name);

@@ -4,6 +4,7 @@ import {
   Cache,
   controllerOf,
   deepFreeze,
+  type KubeObject,
   objectKey,
   splitKey,
   type StoreEvent,
@@ -132,4 +133,23 @@ Deno.test("store: a throwing listener does not stop the others", () => {
 Deno.test("store: controllerOf finds the controller ownerReference", () => {
   assert.equal(controllerOf(cm("a", "x", "1", { owner: "u" }))?.uid, "u");
   assert.equal(controllerOf(cm("a", "x", "1")), undefined);
+});
+
+Deno.test("store: only the first list of a scope is flagged as the initial list", () => {
+  const cache = new Cache<KubeObject>("configmaps");
+  const events: StoreEvent<KubeObject>[] = [];
+  cache.subscribe((e) => events.push(e));
+  const obj = (ns: string, name: string, rv = "1") => ({
+    metadata: { namespace: ns, name, resourceVersion: rv },
+  });
+  cache.replace([obj("a", "x")], { namespace: "a" });
+  cache.replace([obj("b", "y")], { namespace: "b", synced: true });
+  cache.apply("ADDED", obj("a", "z"));
+  cache.replace([obj("a", "x"), obj("a", "z"), obj("a", "w")], { namespace: "a" });
+  assert.deepEqual(events.map((e) => `${e.object.metadata?.name}:${e.initialList ?? false}`), [
+    "x:true",
+    "y:true",
+    "z:false",
+    "w:false",
+  ]);
 });

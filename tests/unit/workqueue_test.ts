@@ -196,11 +196,28 @@ Deno.test("workqueue: metrics hooks see adds, retries, depth and latency", async
   await clock.advance(500);
   q.done("a");
   q.addRateLimited("a");
-  assert.equal(seen.added, 2);
+  assert.equal(seen.added, 1, "a key already pending is not added again (client-go's adds_total)");
   assert.equal(seen.retried, 1);
   assert.deepEqual(seen.queued, [2]);
   assert.deepEqual(seen.worked, [0.5]);
   assert.deepEqual(seen.depth, [1, 0]);
+  await q.shutDown();
+});
+
+Deno.test("workqueue: unfinished work sums and bounds the time keys are held", async () => {
+  const clock = new FakeClock();
+  const q = new WorkQueue({ clock });
+  assert.deepEqual(q.unfinishedWork(), { totalSeconds: 0, longestSeconds: 0 });
+  q.add("a");
+  q.add("b");
+  assert.equal(await q.get(), "a");
+  await clock.advance(3000);
+  assert.equal(await q.get(), "b");
+  await clock.advance(1000);
+  assert.deepEqual(q.unfinishedWork(), { totalSeconds: 5, longestSeconds: 4 });
+  q.done("a");
+  assert.deepEqual(q.unfinishedWork(), { totalSeconds: 1, longestSeconds: 1 });
+  q.done("b");
   await q.shutDown();
 });
 

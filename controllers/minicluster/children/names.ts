@@ -42,7 +42,7 @@ export const curveSecretName = (mc: Named): string => `${nameOf(mc)}-curve-cert`
 export const servicesPodName = (mc: Named): string => `${nameOf(mc)}-services`;
 /**
  * The workspace: a ConfigMap with the MiniCluster's own name, owned by it, that holds what must be
- * remembered between reconciles (bootstrap size, create-once nonces). Read from the API, not the cache.
+ * remembered between reconciles (the size the brokers were bootstrapped with; workspace.ts).
  */
 export const workspaceName = (mc: Named): string => nameOf(mc);
 /**

@@ -4,10 +4,10 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { compilePermissions } from "../../hack/permissions.ts";
+import { compilePermissions } from "../hack/permissions.ts";
 import { parseMetrics, type Sample } from "./metrics_text.ts";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const MOD = join(ROOT, "mod.ts");
 /**
  * The permissions `deno task compile` gives the operator (nothing more), and its V8 flags, so

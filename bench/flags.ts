@@ -1,0 +1,57 @@
+/** The benchmark's command line. */
+import { parseArgs } from "node:util";
+
+export interface Flags {
+  ns: number[];
+  size: number;
+  concurrency: number;
+  createConcurrency: number;
+  idleMs: number;
+  rss10k: boolean;
+  kubeconfig?: string;
+  out: string;
+  echo: boolean;
+}
+
+export function flags(argv: string[]): Flags {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      n: { type: "string", default: "100,1000" },
+      size: { type: "string", default: "4" },
+      concurrency: { type: "string", default: "4" },
+      "create-concurrency": { type: "string", default: "16" },
+      "idle-seconds": { type: "string", default: "60" },
+      "rss-10k": { type: "boolean", default: false },
+      kubeconfig: { type: "string" },
+      out: { type: "string", default: "bench/results" },
+      echo: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) {
+    console.log(
+      "usage: deno task bench [--n=100,1000] [--size=4] [--concurrency=4] [--create-concurrency=16]\n" +
+        "         [--idle-seconds=60] [--rss-10k] [--kubeconfig=PATH] [--out=bench/results] [--echo]",
+    );
+    Deno.exit(0);
+  }
+  const int = (s: string, name: string) => {
+    const v = Number(s);
+    if (!Number.isInteger(v) || v < 0) throw new Error(`--${name}: ${s}`);
+    return v;
+  };
+  return {
+    ns: values.n.split(",").map((s) => int(s.trim(), "n")).filter((n) => n > 0).sort((a, b) =>
+      a - b
+    ),
+    size: int(values.size, "size"),
+    concurrency: int(values.concurrency, "concurrency"),
+    createConcurrency: int(values["create-concurrency"], "create-concurrency"),
+    idleMs: int(values["idle-seconds"], "idle-seconds") * 1000,
+    rss10k: values["rss-10k"],
+    kubeconfig: values.kubeconfig,
+    out: values.out,
+    echo: values.echo,
+  };
+}

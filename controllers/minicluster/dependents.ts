@@ -1,0 +1,203 @@
+/**
+ * Every child of a MiniCluster as a dependent resource (runtime/dependents.ts): which store it is
+ * observed in, how it is compared (stores.ts), and what happens when it drifts:
+ *
+ * | child                               | when it differs                                          |
+ * | ----------------------------------- | -------------------------------------------------------- |
+ * | workspace ConfigMap                 | never updated (create-once, see workspace.ts)            |
+ * | entrypoint ConfigMap                | applied                                                  |
+ * | CURVE Secret given in the spec      | applied                                                  |
+ * | CURVE Secret generated              | never updated (create-once: brokers that started with a  |
+ * |                                     | certificate cannot talk to brokers with a new one)       |
+ * | headless / per-container Services   | applied; re-created when headless⇄ClusterIP             |
+ * | services Pod                        | re-created (a Pod's spec is immutable)                   |
+ * | Job                                 | what a running Job accepts is patched, the rest reported |
+ *
+ * The Job comes in a second wave, after the objects its pods mount.
+ */
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { Secret, Service } from "kubernetes-types/core/v1.d.ts";
+import type { DefaultedMiniCluster, MiniCluster } from "../../api/mod.ts";
+import {
+  applyWhenDifferent,
+  type Dependent,
+  dependent,
+  type DependentPlan,
+  type DriftPolicy,
+  type Problem,
+  recreateWhenDifferent,
+} from "../../runtime/dependents.ts";
+import { isInvalid } from "../../runtime/errors.ts";
+import { Secrets } from "../../runtime/resources.ts";
+import type { KubeObject, Store } from "../../runtime/store.ts";
+import { buildCurveSecret, curveMetadataFor, generateCurveCertificate } from "./children/curve.ts";
+import { curveSecretName } from "./children/names.ts";
+import type { MiniClusterInput } from "./children/scripts/input.ts";
+import { differingPaths } from "./diff.ts";
+import { type DesiredChildren, owned, TEMPLATE_HASH_ANNOTATION } from "./desired.ts";
+import type { EventRecorder } from "./events.ts";
+import { type MiniClusterStores, watched, type WatchedKind } from "./stores.ts";
+import { workspaceDependent } from "./workspace.ts";
+
+/** How the CURVE certificate is made and wrapped into its Secret (tests may count calls). */
+export interface CurveBuilders {
+  generate(mc: MiniClusterInput): string | Promise<string>;
+  build(mc: MiniClusterInput, certificate: string): Secret;
+}
+
+/** A generated certificate names the lead broker's host, as the Go operator's does. */
+export const defaultCurve: CurveBuilders = {
+  generate: async (mc) => (await generateCurveCertificate(curveMetadataFor(mc))).text,
+  build: (mc, text) => buildCurveSecret(mc, text),
+};
+
+/** Job spec fields a running Job accepts; everything else in the template is immutable. */
+const MUTABLE_JOB_FIELDS = ["parallelism", "completions", "backoffLimit", "activeDeadlineSeconds"];
+
+/** The kinds whose children the MiniCluster owns and prunes when the spec drops them. */
+const PRUNED_KINDS: readonly (keyof MiniClusterStores)[] = [
+  "configMaps",
+  "services",
+  "pods",
+  "secrets",
+];
+
+/** The dependents of `mc`, in the waves they are written in, and where pruning looks. */
+export function miniClusterDependents(
+  mc: DefaultedMiniCluster,
+  desired: DesiredChildren,
+  stores: MiniClusterStores,
+  io: { curve: CurveBuilders; recorder: EventRecorder },
+): DependentPlan {
+  const child = <C extends KubeObject>(
+    key: keyof MiniClusterStores,
+    obj: C,
+    drift?: DriftPolicy<C>,
+  ) => {
+    const kind = watched(key);
+    return dependent(
+      kind.rt,
+      stores[key] as Store<C>,
+      obj,
+      drift ?? applyWhenDifferent(matcher(kind)),
+    );
+  };
+  const generatedCurveSecret: Dependent<Secret> = {
+    resource: Secrets,
+    store: stores.secrets,
+    namespace: mc.metadata?.namespace,
+    name: curveSecretName(mc),
+    desired: async () => owned(mc, io.curve.build(mc, await io.curve.generate(mc))),
+    drift: "createOnce",
+  };
+  const services = watched("services");
+  const waves = [
+    [
+      workspaceDependent(mc, stores.configMaps),
+      child("configMaps", desired.configMap),
+      desired.curveSecret ? child("secrets", desired.curveSecret) : generatedCurveSecret,
+      ...desired.services.map((s) => child("services", s, serviceDrift(matcher(services)))),
+      ...(desired.servicesPod
+        ? [child("pods", desired.servicesPod, recreateWhenDifferent(matcher(watched("pods"))))]
+        : []),
+    ],
+    [child("jobs", desired.job, jobDrift(mc, io.recorder))],
+  ] as Dependent[][];
+  const pruned = PRUNED_KINDS.map((key) => ({
+    resource: watched(key).rt,
+    store: stores[key] as Store<KubeObject>,
+  }));
+  return { waves, pruned };
+}
+
+const matcher = (kind: WatchedKind) => kind.matches!;
+
+const isHeadless = (s: Service) => s.spec?.clusterIP === "None";
+
+/**
+ * A Service is applied, except across headless⇄ClusterIP (flux.minimalService switched): clusterIP
+ * is immutable, and an apply that leaves it out succeeds while the server keeps "None", so the
+ * Service would silently stay headless. It is re-created instead (also when the API refuses an
+ * apply as Invalid for that reason).
+ */
+function serviceDrift(matches: (o: KubeObject, d: KubeObject) => boolean): DriftPolicy<Service> {
+  return {
+    matches,
+    async update(observed, desired, writes) {
+      if (isHeadless(observed) !== isHeadless(desired)) return await writes.recreate(observed);
+      try {
+        return await writes.apply(desired);
+      } catch (e) {
+        if (isInvalid(e)) return await writes.recreate(observed);
+        throw e;
+      }
+    },
+  };
+}
+
+/**
+ * The Job: created whole; later only what a running Job accepts. A changed pod template (or
+ * completion mode) is reported with the fields that differ and left alone — recreating the Job
+ * would kill the running cluster — while size and limits still follow the spec.
+ */
+function jobDrift(mc: MiniCluster, recorder: EventRecorder): DriftPolicy<Job> {
+  const scaled = async (before: Job, after?: Job) => {
+    const from = before.spec?.parallelism;
+    const to = after?.spec?.parallelism;
+    if (from === undefined || to === undefined || from === to) return;
+    await recorder.emit(mc, {
+      type: "Normal",
+      reason: "Scaled",
+      message: `scaled the Job from ${from} to ${to} pods`,
+    });
+  };
+  return {
+    matches: matcher(watched("jobs")) as (o: Job, d: Job) => boolean,
+    async update(observed, desired, writes) {
+      const hash = (j: Job) => j.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION];
+      if (hash(observed) === hash(desired)) {
+        const applied = await writes.apply(desired);
+        await scaled(observed, applied.object);
+        return applied;
+      }
+      const problem = immutableFields(observed, desired);
+      const patch = mutableJobPatch(observed, desired);
+      if (!patch) return { object: observed, problem };
+      const patched = await writes.patch(observed, patch);
+      await scaled(observed, patched.object);
+      return { ...patched, problem };
+    },
+  };
+}
+
+function immutableFields(observed: Job, desired: Job): Problem {
+  const paths = differingPaths(observed, desired).filter((p) =>
+    !p.startsWith("metadata.annotations")
+  );
+  const immutable = paths.filter((p) => /^spec\.(template|completionMode)/.test(p));
+  const fields = immutable.length > 0 ? immutable.join(", ") : "spec.template (fields removed)";
+  return {
+    reason: "JobFieldsImmutable",
+    message: `the running Job ${desired.metadata?.name} cannot take changes to ${fields}; ` +
+      "they apply when the MiniCluster is created again",
+  };
+}
+
+/** The merge patch of the fields a running Job takes, or undefined when they already match. */
+function mutableJobPatch(observed: Job, desired: Job): Record<string, unknown> | undefined {
+  const spec: Record<string, unknown> = {};
+  for (const field of MUTABLE_JOB_FIELDS) {
+    const want = (desired.spec as Record<string, unknown> | undefined)?.[field];
+    const have = (observed.spec as Record<string, unknown> | undefined)?.[field];
+    if (want !== undefined && want !== have) spec[field] = want;
+  }
+  const labels = desired.metadata?.labels ?? {};
+  const labelsDiffer = Object.entries(labels).some(([k, v]) =>
+    observed.metadata?.labels?.[k] !== v
+  );
+  if (Object.keys(spec).length === 0 && !labelsDiffer) return undefined;
+  return {
+    ...(labelsDiffer ? { metadata: { labels } } : {}),
+    ...(Object.keys(spec).length > 0 ? { spec } : {}),
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * Writes a MiniCluster's status: when, how often, and the Events that go with it.
+ *
+ * The status itself is a pure function of observations (status.ts): the Job and its pods as the
+ * cache shows them after this reconcile's writes, the sizes and the problems the reconcile met. It
+ * is written by server-side apply of the status subresource only when it differs from the stored
+ * one, together with an Event for every condition that changed status or reason, so an unchanged
+ * MiniCluster costs nothing. Two pacing rules (timing.ts):
+ *
+ * - right after creating the Job the status could only say "no pods yet": it is first written
+ *   `firstStatusDelayMs` later, with whatever the pods have done by then;
+ * - a change that only reports progress (another pod ready) waits until `statusProgressIntervalMs`
+ *   after this process's last status write for that MiniCluster; transitions go at once.
+ */
+import type { MiniCluster } from "../../api/mod.ts";
+import type { ApiClient } from "../../runtime/api_client.ts";
+import { Action, TerminalError } from "../../runtime/controller.ts";
+import type { Problem } from "../../runtime/dependents.ts";
+import {
+  ApiError,
+  errorMessage,
+  isConflict,
+  isNotFound,
+  isRetryable,
+} from "../../runtime/errors.ts";
+import { MiniClusters } from "../../api/resource.ts";
+import { controllerOf } from "../../runtime/store.ts";
+import { FIELD_MANAGER, jobName, scaleSelector } from "./children/names.ts";
+import { conditionEvents, type EventRecorder } from "./events.ts";
+import { type MiniClusterStores, podsOf } from "./stores.ts";
+import { computeStatus, type MiniClusterStatus, progressOnly, sameStatus } from "./status.ts";
+import { TIMING } from "./timing.ts";
+
+/** What a reconcile found, for the status. */
+export interface StatusReport {
+  /** spec.size as the user asked for it. */
+  requestedSize: number;
+  /** The size applied to the Job (clamped to the maximum); the requested one when unknown. */
+  effectiveSize?: number;
+  /** The maximum the workspace fixed; the spec's when unknown. */
+  maximumSize?: number;
+  /** The spec cannot be built. */
+  invalid?: Problem;
+  /** Something of the spec could not be applied. */
+  unappliable?: Problem;
+  /** This reconcile created the Job. */
+  jobCreated?: boolean;
+}
+
+export class StatusWriter {
+  /** By "namespace/name": when this process last wrote that MiniCluster's status (ms). */
+  readonly #writtenAt = new Map<string, number>();
+
+  constructor(
+    readonly client: ApiClient,
+    readonly stores: Pick<MiniClusterStores, "jobs" | "pods">,
+    readonly recorder: EventRecorder,
+    readonly now: () => Date,
+  ) {}
+
+  /** Writes the status `report` makes, if it changed and is due; says when to look again. */
+  async write(mc: MiniCluster, report: StatusReport): Promise<Action> {
+    if (report.jobCreated && !report.unappliable) {
+      return Action.requeueAfter(TIMING.firstStatusDelayMs);
+    }
+    const status = this.#compute(mc, report);
+    if (sameStatus(status, mc.status)) return Action.awaitChange();
+    const now = this.now().getTime();
+    const last = this.#writtenAt.get(keyOf(mc));
+    const wait = last === undefined ? 0 : last + TIMING.statusProgressIntervalMs - now;
+    if (wait > 0 && progressOnly(mc.status, status)) return Action.requeueAfter(wait);
+    // The Events go out with the status write, not after it: one round trip instead of two (an
+    // Event is best-effort, a failed status write is retried).
+    await Promise.all([
+      this.#apply(mc, status),
+      this.recorder.emitAll(mc, conditionEvents(mc.status?.conditions, status.conditions)),
+    ]);
+    this.#writtenAt.set(keyOf(mc), now);
+    return Action.awaitChange();
+  }
+
+  /** The MiniCluster is gone: forget when its status was written. */
+  forget(key: string): void {
+    this.#writtenAt.delete(key);
+  }
+
+  #compute(mc: MiniCluster, report: StatusReport): MiniClusterStatus {
+    const job = this.stores.jobs.get(mc.metadata?.namespace, jobName(mc));
+    const ownJob = job && controllerOf(job)?.uid === mc.metadata?.uid ? job : undefined;
+    return computeStatus({
+      generation: mc.metadata?.generation,
+      selector: scaleSelector(mc),
+      requestedSize: report.requestedSize,
+      effectiveSize: report.effectiveSize ?? report.requestedSize,
+      maximumSize: report.maximumSize ?? (mc.spec?.maxSize || mc.spec?.size || 1),
+      invalid: report.invalid,
+      unappliable: report.unappliable,
+      job: ownJob,
+      pods: ownJob ? podsOf(this.stores, mc) : [],
+      previous: mc.status?.conditions,
+      now: rfc3339(this.now()),
+    });
+  }
+
+  async #apply(mc: MiniCluster, status: MiniClusterStatus): Promise<void> {
+    const { name, namespace } = mc.metadata ?? {};
+    try {
+      await this.client.apply<MiniCluster>(
+        MiniClusters,
+        {
+          apiVersion: "flux-framework.org/v1alpha2",
+          kind: "MiniCluster",
+          metadata: { name, namespace },
+          status,
+        } as unknown as MiniCluster,
+        { fieldManager: FIELD_MANAGER, force: true, subresource: "status" },
+      );
+    } catch (e) {
+      if (isNotFound(e)) return; // deleted meanwhile
+      // A status the API refuses (or may not be written by us) will be refused again: record it
+      // once instead of retrying in a loop; the next change of the MiniCluster tries again.
+      if (e instanceof ApiError && !isRetryable(e) && !isConflict(e)) {
+        throw new TerminalError(`writing the status of MiniCluster ${name}: ${errorMessage(e)}`);
+      }
+      throw e;
+    }
+  }
+}
+
+/** "namespace/name", the workqueue key of a MiniCluster. */
+function keyOf(mc: MiniCluster): string {
+  return `${mc.metadata?.namespace}/${mc.metadata?.name}`;
+}
+
+/** RFC 3339 without fractional seconds, as metav1.Time serializes. */
+function rfc3339(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
+}

@@ -1,0 +1,123 @@
+/**
+ * The caches the MiniCluster controller reads: one row per watched kind, with the selector it is
+ * watched with, what its cache keeps of an object (cache_view.ts) and, for the kinds of children,
+ * how a cached child is compared with a desired one — the two go together, since a cache that keeps
+ * digests of values must be compared as digests.
+ *
+ * The operator caches MiniClusters and only the objects it labelled itself
+ * (app.kubernetes.io/managed-by=minicluster-operator): ConfigMaps, Secrets, Services, Jobs and the
+ * Job's pods (which carry the label through the pod template).
+ */
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { ConfigMap, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
+import type { MiniCluster } from "../../api/mod.ts";
+import {
+  ConfigMaps,
+  Jobs,
+  Pods,
+  type ResourceType,
+  Secrets,
+  Services,
+} from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
+import type { KubeObject, Store } from "../../runtime/store.ts";
+import type { Transform } from "../../runtime/transforms.ts";
+import { dataView, jobView, podView } from "./cache_view.ts";
+import {
+  JOB_NAME_LABEL,
+  jobName,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  MINICLUSTER_LABEL,
+} from "./children/names.ts";
+import { upToDate } from "./diff.ts";
+
+/** The caches the reconciler reads (the operator's label-selected watches). */
+export interface MiniClusterStores {
+  miniClusters: Store<MiniCluster>;
+  configMaps: Store<ConfigMap>;
+  secrets: Store<Secret>;
+  services: Store<Service>;
+  jobs: Store<Job>;
+  pods: Store<Pod>;
+}
+
+/** The label selector of every child watch: only what this operator created. */
+export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+
+/** Whether a cached child needs no write to become the desired one. */
+export type Matcher = (observed: KubeObject, desired: KubeObject) => boolean;
+
+export interface WatchedKind {
+  key: keyof MiniClusterStores;
+  rt: ResourceType;
+  labelSelector?: string;
+  transform?: Transform<KubeObject>;
+  /** How a cached child of this kind is compared with a desired one (children's kinds only). */
+  matches?: Matcher;
+}
+
+/** Values are cached as digests (cache_view.ts): compare the desired values as digests too. */
+const sameData: Matcher = (observed, desired) =>
+  upToDate(dataView(observed as ConfigMap), dataView(desired as ConfigMap));
+
+export const WATCHED: readonly WatchedKind[] = [
+  { key: "miniClusters", rt: MiniClusters },
+  {
+    key: "configMaps",
+    rt: ConfigMaps,
+    labelSelector: MANAGED_SELECTOR,
+    transform: dataView as Transform<KubeObject>,
+    matches: sameData,
+  },
+  {
+    key: "secrets",
+    rt: Secrets,
+    labelSelector: MANAGED_SELECTOR,
+    transform: dataView as Transform<KubeObject>,
+    matches: sameData,
+  },
+  { key: "services", rt: Services, labelSelector: MANAGED_SELECTOR, matches: upToDate },
+  {
+    key: "jobs",
+    rt: Jobs,
+    labelSelector: MANAGED_SELECTOR,
+    transform: jobView as Transform<KubeObject>,
+    matches: upToDate,
+  },
+  {
+    key: "pods",
+    rt: Pods,
+    labelSelector: MANAGED_SELECTOR,
+    transform: podView as Transform<KubeObject>,
+    matches: upToDate,
+  },
+];
+
+/** The row of `key`. */
+export function watched(key: keyof MiniClusterStores): WatchedKind {
+  return WATCHED.find((w) => w.key === key)!;
+}
+
+/** Gives the shared store of a kind (the manager's `watch`, or a test's own watchers). */
+export type WatchFn = <T extends KubeObject>(
+  rt: ResourceType,
+  spec?: { labelSelector?: string; transform?: Transform<KubeObject> },
+) => Store<T>;
+
+/** Every store of the table, from `watch`. */
+export function miniClusterStores(watch: WatchFn): MiniClusterStores {
+  const stores: Partial<Record<keyof MiniClusterStores, Store<KubeObject>>> = {};
+  for (const { key, rt, labelSelector, transform } of WATCHED) {
+    stores[key] = watch(rt, { ...(labelSelector ? { labelSelector } : {}), transform });
+  }
+  return stores as unknown as MiniClusterStores;
+}
+
+/** Pods of this MiniCluster's Job (by the Job controller's own label and our MiniCluster label). */
+export function podsOf(stores: Pick<MiniClusterStores, "pods">, mc: MiniCluster): Pod[] {
+  return stores.pods.list({
+    namespace: mc.metadata?.namespace,
+    labels: { [JOB_NAME_LABEL]: jobName(mc), [MINICLUSTER_LABEL]: mc.metadata!.name! },
+  });
+}

@@ -1,0 +1,31 @@
+/**
+ * The MiniCluster controller's delays, in one place because they depend on each other (and the
+ * tests that wait for the operator to settle derive their windows from them):
+ *
+ * - children's and pods' events are batched for `secondaryBatchMs` before their MiniCluster is
+ *   reconciled, so a Job's pods turning Ready one by one cost one reconcile per burst;
+ * - a Job created a moment ago has no pods, so its MiniCluster's status is first written
+ *   `firstStatusDelayMs` later, when the batched events of its pods have arrived (not before them:
+ *   at least `secondaryBatchMs`); a cluster Ready by then costs one status write instead of two;
+ * - a status change that only reports progress (another pod ready) is written at most every
+ *   `statusProgressIntervalMs` per MiniCluster, longer than a batch or it would save nothing;
+ *   transitions are written at once;
+ * - deletion waits up to `cleanupTimeoutMs` for the pods to go, looking every `cleanupPollMs`.
+ */
+export const TIMING = {
+  secondaryBatchMs: 1_000,
+  firstStatusDelayMs: 1_000,
+  statusProgressIntervalMs: 3_000,
+  cleanupTimeoutMs: 120_000,
+  cleanupPollMs: 2_000,
+} as const;
+
+/**
+ * The longest the operator waits on purpose between two writes for one MiniCluster that is
+ * converging (progress-only status aside): a silence longer than this plus the apiserver's own
+ * latency means it has settled.
+ */
+export const LONGEST_DELIBERATE_PAUSE_MS = Math.max(
+  TIMING.secondaryBatchMs,
+  TIMING.firstStatusDelayMs,
+);

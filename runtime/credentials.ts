@@ -1,0 +1,66 @@
+/**
+ * The Authorization header of a connection: a fixed bearer token, a token file (a
+ * ServiceAccount's, re-read as the kubelet rotates it), basic auth, or none (client certificates).
+ */
+import { type ClusterConnection, KubeconfigError } from "./kubeconfig.ts";
+
+export interface Credentials {
+  /** The header value, or undefined when the connection authenticates otherwise. */
+  header(): Promise<string | undefined>;
+  /** Forgets a cached file token (after a 401); false when there is nothing to read again. */
+  invalidate(): boolean;
+}
+
+export function credentialsOf(conn: ClusterConnection, tokenRefreshMs: number): Credentials {
+  const fixed = (header?: string): Credentials => ({
+    header: () => Promise.resolve(header),
+    invalidate: () => false,
+  });
+  if (conn.token) return fixed(`Bearer ${conn.token}`);
+  if (conn.tokenFile) {
+    const source = new FileTokenSource(conn.tokenFile, tokenRefreshMs);
+    return {
+      header: async () => `Bearer ${await source.token()}`,
+      invalidate: () => {
+        source.invalidate();
+        return true;
+      },
+    };
+  }
+  if (conn.basicAuth) {
+    return fixed(`Basic ${btoa(`${conn.basicAuth.username}:${conn.basicAuth.password}`)}`);
+  }
+  return fixed(undefined);
+}
+
+/**
+ * Re-reads a bearer token file when the cached copy is older than `refreshMs`: bound
+ * ServiceAccount tokens are rotated on disk by the kubelet and expire about an hour later.
+ */
+class FileTokenSource {
+  #value?: string;
+  #readAt = -Infinity;
+  constructor(readonly path: string, readonly refreshMs: number) {}
+
+  async token(): Promise<string> {
+    if (this.#value !== undefined && performance.now() - this.#readAt < this.refreshMs) {
+      return this.#value;
+    }
+    try {
+      const value = (await Deno.readTextFile(this.path)).trim();
+      if (value === "") throw new Error("empty token file");
+      this.#value = value;
+      this.#readAt = performance.now();
+    } catch (e) {
+      // Keep using the last good token (the file may be mid-rotation); fail only without one.
+      if (this.#value === undefined) {
+        throw new KubeconfigError(`cannot read token file ${this.path}: ${(e as Error).message}`);
+      }
+    }
+    return this.#value;
+  }
+
+  invalidate(): void {
+    this.#readAt = -Infinity;
+  }
+}

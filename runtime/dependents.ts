@@ -1,0 +1,349 @@
+/**
+ * Dependent resources, in the manner of the Java Operator SDK's (a desired object, a matcher and a
+ * policy for create and update) but our own: one loop for every kind of object a primary owns.
+ *
+ * For each dependent, in waves (the dependents of a wave concurrently, the waves in order):
+ *
+ * 1. observe it in its store (the cache, with this process's recent writes folded in);
+ * 2. refuse an object of that name that the primary does not control (`NameTaken`, looked at again
+ *    every `NAME_TAKEN_RECHECK_MS`: someone else's object may go without an event we would see);
+ * 3. stop when it matches the desired object (a create-once dependent always does);
+ * 4. pass the freshness fence before the first write of the reconcile;
+ * 5. create a missing one create-only: a server-side apply carrying a resourceVersion no object can
+ *    have, so that it fails with a Conflict instead of taking over an object the label-selected
+ *    cache cannot see; on that Conflict the object is read and checked as in 2 and 3 (a create-once
+ *    one of ours gets the labels the cache selects on);
+ * 6. otherwise let the kind's drift policy bring it in line (apply, recreate, patch what may change
+ *    and report the rest).
+ *
+ * Then `prune` deletes what the primary controls in the given stores and no dependent names. A
+ * write the API refuses for good becomes a `Problem` of that dependent (the others still go ahead);
+ * transient failures are thrown, for the controller to retry with backoff. Deletes carry the uid
+ * precondition of the object observed, so they never hit a newer object of the same name.
+ */
+import type { ApiClient } from "./api_client.ts";
+import {
+  ApiError,
+  errorMessage,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  isRetryable,
+} from "./errors.ts";
+import type { FreshnessFence } from "./freshness_fence.ts";
+import type { ResourceType } from "./resources.ts";
+import { controllerOf, type KubeObject, type Store } from "./store.ts";
+
+/** Something of the desired state that could not be written, for a condition. */
+export interface Problem {
+  reason: string;
+  message: string;
+}
+
+/** How often a dependent whose name someone else holds is looked at again. */
+export const NAME_TAKEN_RECHECK_MS = 10_000;
+
+/** Retry soon after deleting a dependent that must be re-created (immutable fields). */
+export const RECREATE_REQUEUE_MS = 1_000;
+
+/**
+ * A resourceVersion no object in a namespace can have (etcd's first revision predates every
+ * namespace): an apply carrying it creates the object when the name is free and fails with a
+ * Conflict when anything holds the name.
+ */
+const CREATE_ONLY_RESOURCE_VERSION = "1";
+
+export interface DependentResult<C extends KubeObject = KubeObject> {
+  /** The object as it stands after this reconcile (undefined when none is ours). */
+  object?: C;
+  /** This reconcile created it. */
+  created?: boolean;
+  problem?: Problem;
+  /** Look again after this long (a re-create under way, a name someone else holds). */
+  requeueAfterMs?: number;
+  /** The object of someone else that holds the name (with a `NameTaken` problem). */
+  taken?: KubeObject;
+}
+
+/** The writes a drift policy may make, bound to its dependent. */
+export interface DependentWrites<C extends KubeObject> {
+  /** Server-side apply of `desired` (forced: the operator owns the fields it sets). */
+  apply(desired: C): Promise<DependentResult<C>>;
+  /** Merge patch of the observed object. */
+  patch(observed: C, patch: unknown): Promise<DependentResult<C>>;
+  /** Deletes the observed object; the next reconcile (soon) creates it anew. */
+  recreate(observed: C): Promise<DependentResult<C>>;
+}
+
+/**
+ * What happens to a dependent that exists: `"createOnce"` never updates it (values decided once,
+ * such as a generated key); otherwise `matches` says whether it needs a write and `update` makes it.
+ */
+export type DriftPolicy<C extends KubeObject> = "createOnce" | {
+  matches(observed: C, desired: C): boolean;
+  update(observed: C, desired: C, writes: DependentWrites<C>): Promise<DependentResult<C>>;
+};
+
+export interface Dependent<C extends KubeObject = KubeObject> {
+  resource: ResourceType;
+  /** Where it is observed. */
+  store: Store<C>;
+  namespace: string | undefined;
+  name: string;
+  /** The desired object, built when first needed (a create-once one only to create it). */
+  desired(): C | Promise<C>;
+  drift: DriftPolicy<C>;
+}
+
+/** A dependent whose desired object is at hand (its name and namespace are the object's). */
+export function dependent<C extends KubeObject>(
+  resource: ResourceType,
+  store: Store<C>,
+  desired: C,
+  drift: DriftPolicy<C>,
+): Dependent<C> {
+  const { namespace, name } = desired.metadata ?? {};
+  return { resource, store, namespace, name: name!, desired: () => desired, drift };
+}
+
+/** A drift policy that applies the desired object whenever `matches` says it differs. */
+export function applyWhenDifferent<C extends KubeObject>(
+  matches: (observed: C, desired: C) => boolean,
+): DriftPolicy<C> {
+  return { matches, update: (_observed, desired, writes) => writes.apply(desired) };
+}
+
+/** A drift policy that deletes and re-creates an object that differs (immutable specs). */
+export function recreateWhenDifferent<C extends KubeObject>(
+  matches: (observed: C, desired: C) => boolean,
+): DriftPolicy<C> {
+  return { matches, update: (observed, _desired, writes) => writes.recreate(observed) };
+}
+
+/** Every dependent of an owner, in the waves they are written in, and where pruning looks. */
+export interface DependentPlan {
+  waves: readonly (readonly Dependent[])[];
+  /** Stores whose objects the owner controls are deleted when no dependent names them. */
+  pruned?: readonly { resource: ResourceType; store: Store<KubeObject> }[];
+}
+
+/** Every dependent's result, the problems among them, and the soonest requeue any asked for. */
+export interface DependentsOutcome {
+  results: Map<Dependent, DependentResult>;
+  problems: Problem[];
+  requeueAfterMs?: number;
+}
+
+export class DependentResources {
+  constructor(readonly client: ApiClient, readonly fieldManager: string) {}
+
+  /**
+   * Reconciles the waves in order, the dependents of each wave concurrently, then prunes what the
+   * owner controls in the plan's pruned stores and no dependent names.
+   */
+  async reconcile(
+    owner: KubeObject,
+    plan: DependentPlan,
+    fence: FreshnessFence,
+  ): Promise<DependentsOutcome> {
+    const outcome: DependentsOutcome = { results: new Map(), problems: [] };
+    for (const wave of plan.waves) {
+      const results = await Promise.all(wave.map((d) => this.ensure(owner, d, fence)));
+      wave.forEach((d, i) => note(outcome, d, results[i]));
+    }
+    const wanted = plan.waves.flat();
+    outcome.problems.push(...await this.prune(owner, plan.pruned ?? [], wanted, fence));
+    return outcome;
+  }
+
+  /** Steps 1 to 6 above for one dependent. */
+  async ensure<C extends KubeObject>(
+    owner: KubeObject,
+    dep: Dependent<C>,
+    fence: FreshnessFence,
+  ): Promise<DependentResult<C>> {
+    let built: Promise<C> | undefined;
+    const desired = () => built ??= Promise.resolve(dep.desired());
+    const upToDate = async (observed: C) =>
+      dep.drift === "createOnce" || dep.drift.matches(observed, await desired());
+    const what = `${dep.resource.kind} ${dep.name}`;
+    try {
+      let observed: C | undefined = dep.store.get(dep.namespace, dep.name);
+      if (observed && !ownedBy(observed, owner)) return nameTaken(what, owner, observed);
+      if (observed && await upToDate(observed)) return { object: observed };
+      await fence.check();
+      if (!observed) {
+        const created = await this.#createOnly(dep, await desired());
+        if ("created" in created) return { object: created.created, created: true };
+        observed = created.held;
+        if (!ownedBy(observed, owner)) return nameTaken(what, owner, observed);
+        if (dep.drift === "createOnce") return await this.#relabel(dep, observed, await desired());
+        if (await upToDate(observed)) return { object: observed };
+      }
+      if (dep.drift === "createOnce") return { object: observed };
+      return await dep.drift.update(observed, await desired(), this.#writes(dep));
+    } catch (e) {
+      return { problem: problemOf(e, what) };
+    }
+  }
+
+  /**
+   * Deletes what `owner` controls in `stores` that no dependent of `wanted` names (and that is not
+   * being deleted already).
+   */
+  async prune(
+    owner: KubeObject,
+    stores: readonly { resource: ResourceType; store: Store<KubeObject> }[],
+    wanted: Iterable<Dependent>,
+    fence: FreshnessFence,
+  ): Promise<Problem[]> {
+    const uid = owner.metadata?.uid;
+    if (!uid) return [];
+    const keep = new Set<string>();
+    for (const d of wanted) keep.add(`${d.resource.kind}/${d.name}`);
+    const problems: Problem[] = [];
+    for (const { resource, store } of stores) {
+      for (const obj of store.byIndex("owner", uid)) {
+        const name = obj.metadata?.name;
+        if (keep.has(`${resource.kind}/${name}`) || obj.metadata?.deletionTimestamp) continue;
+        try {
+          await fence.check();
+          await deleteObserved(this.client, resource, obj);
+        } catch (e) {
+          problems.push(problemOf(e, `${resource.kind} ${name}`));
+        }
+      }
+    }
+    return problems;
+  }
+
+  /**
+   * Creates `desired` if its name is free, in one request. Otherwise `held` is the object that
+   * holds the name, read from the API server; gone again meanwhile, the Conflict is thrown (and
+   * retried with backoff).
+   */
+  async #createOnly<C extends KubeObject>(
+    dep: Dependent<C>,
+    desired: C,
+  ): Promise<{ created: C } | { held: C }> {
+    try {
+      const created = await this.client.apply<C>(dep.resource, {
+        ...desired,
+        metadata: { ...desired.metadata, resourceVersion: CREATE_ONLY_RESOURCE_VERSION },
+      }, { fieldManager: this.fieldManager, force: true });
+      return { created };
+    } catch (e) {
+      if (!isConflict(e) && !isAlreadyExists(e)) throw e;
+      try {
+        return { held: await this.client.get<C>(dep.resource, dep.namespace, dep.name) };
+      } catch (read) {
+        throw isNotFound(read) ? e : read;
+      }
+    }
+  }
+
+  /**
+   * A create-once object of ours that the cache cannot see (made without the labels its watch
+   * selects on, say by an older version) keeps its content but gets the desired labels, once, so
+   * that later reconciles find it in the cache instead of asking the API server again.
+   */
+  async #relabel<C extends KubeObject>(
+    dep: Dependent<C>,
+    observed: C,
+    desired: C,
+  ): Promise<DependentResult<C>> {
+    const labels = desired.metadata?.labels ?? {};
+    const have = observed.metadata?.labels ?? {};
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return { object: observed };
+    const { apiVersion, kind } = desired;
+    const object = await this.client.apply<C>(dep.resource, {
+      apiVersion,
+      kind,
+      metadata: { name: dep.name, namespace: dep.namespace, labels },
+    } as C, { fieldManager: this.fieldManager, force: true });
+    return { object };
+  }
+
+  #writes<C extends KubeObject>(dep: Dependent<C>): DependentWrites<C> {
+    const opts = { fieldManager: this.fieldManager };
+    return {
+      apply: async (desired) => ({
+        object: await this.client.apply<C>(dep.resource, desired, { ...opts, force: true }),
+      }),
+      patch: async (_observed, patch) => ({
+        object: await this.client.patch<C>(
+          dep.resource,
+          dep.namespace,
+          dep.name,
+          patch,
+          "merge",
+          opts,
+        ),
+      }),
+      recreate: async (observed) => {
+        await deleteObserved(this.client, dep.resource, observed);
+        return { requeueAfterMs: RECREATE_REQUEUE_MS };
+      },
+    };
+  }
+}
+
+/**
+ * Deletes an object we observed, guarded by its uid (never a newer object of the same name); gone
+ * already, or replaced meanwhile (the uid precondition failed), is fine.
+ */
+export async function deleteObserved(
+  client: ApiClient,
+  resource: ResourceType,
+  obj: KubeObject,
+  opts: { propagationPolicy?: "Foreground" | "Background" } = {},
+): Promise<void> {
+  const { namespace, name, uid } = obj.metadata ?? {};
+  try {
+    await client.delete(resource, namespace, name!, {
+      ...opts,
+      ...(uid ? { preconditions: { uid } } : {}),
+    });
+  } catch (e) {
+    if (!isNotFound(e) && !isConflict(e)) throw e;
+  }
+}
+
+/** True when `owner` is the controller of `obj`. */
+export function ownedBy(obj: KubeObject, owner: KubeObject): boolean {
+  return controllerOf(obj)?.uid === owner.metadata?.uid;
+}
+
+function nameTaken(what: string, owner: KubeObject, taken: KubeObject): DependentResult<never> {
+  const message = `${what} exists and is not owned by this ${owner.kind ?? "object"}`;
+  return {
+    problem: { reason: "NameTaken", message },
+    requeueAfterMs: NAME_TAKEN_RECHECK_MS,
+    taken,
+  };
+}
+
+/**
+ * A write the API refuses for good becomes a problem with the API's own message; anything else
+ * (transient API errors, conflicts, a stale view, a bug) is thrown.
+ */
+function problemOf(e: unknown, what: string): Problem {
+  if (!(e instanceof ApiError) || isRetryable(e) || isConflict(e)) throw e;
+  return { reason: "ApiError", message: `${what}: ${errorMessage(e)}` };
+}
+
+/** Whether this reconcile created a dependent of `resource`. */
+export function created(outcome: DependentsOutcome, resource: ResourceType): boolean {
+  for (const [dep, result] of outcome.results) {
+    if (dep.resource === resource && result.created) return true;
+  }
+  return false;
+}
+
+function note(outcome: DependentsOutcome, dep: Dependent, result: DependentResult): void {
+  outcome.results.set(dep, result);
+  if (result.problem) outcome.problems.push(result.problem);
+  if (result.requeueAfterMs !== undefined) {
+    outcome.requeueAfterMs = Math.min(outcome.requeueAfterMs ?? Infinity, result.requeueAfterMs);
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The freshness fence: before the first write of a reconcile, one read of the live primary.
+ *
+ * Dependents are written from the primary's spec, and a spec from a stale view (a cache fed by a
+ * lagging apiserver, an old list after a restart) would roll them back to an older generation. So
+ * the first write waits for one GET of the primary and goes ahead only when the live object has the
+ * uid and generation of the view; otherwise `StaleViewError` ends the reconcile, which requeues and
+ * waits for the cache. A reconcile that writes nothing costs no read, and a view that is itself an
+ * answer of the API in this reconcile (the finalizer helper's patch) needs none (`FreshnessFence.live`).
+ */
+import type { ApiClient } from "./api_client.ts";
+import { isNotFound } from "./errors.ts";
+import type { ResourceType } from "./resources.ts";
+import type { KubeObject } from "./store.ts";
+
+/** The view of the primary is behind the live object: do not write from it. */
+export class StaleViewError extends Error {
+  override name = "StaleViewError";
+}
+
+export class FreshnessFence {
+  readonly #read?: () => Promise<void>;
+  #check?: Promise<void>;
+
+  private constructor(read?: () => Promise<void>) {
+    this.#read = read;
+  }
+
+  /** A fence that reads `rt`'s live `seen` object once, at the first `check()`. */
+  static reading(client: ApiClient, rt: ResourceType, seen: KubeObject): FreshnessFence {
+    const { namespace, name, uid, generation } = seen.metadata ?? {};
+    return new FreshnessFence(async () => {
+      let live: KubeObject;
+      try {
+        live = await client.get<KubeObject>(rt, namespace, name!);
+      } catch (e) {
+        if (isNotFound(e)) throw new StaleViewError(`${rt.kind} ${name} is gone`);
+        throw e;
+      }
+      if (live.metadata?.uid !== uid) throw new StaleViewError(`${rt.kind} ${name} was re-created`);
+      if (live.metadata?.generation !== generation) {
+        throw new StaleViewError(
+          `generation ${generation} seen, ${live.metadata?.generation} live`,
+        );
+      }
+    });
+  }
+
+  /** A fence for a view that is the API's own answer in this reconcile: it never reads. */
+  static live(): FreshnessFence {
+    return new FreshnessFence();
+  }
+
+  /** Resolves once the view is known to be current; throws StaleViewError when it is not. */
+  check(): Promise<void> {
+    if (!this.#read) return Promise.resolve();
+    return this.#check ??= this.#read();
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * How the verbs of the client contract become REST requests: query strings, the content types of
+ * patches and applies, and the type meta, name and namespace an object must carry.
+ */
+import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
+import type { CallOptions, ListOptions, PatchType, WriteOptions } from "./api_client.ts";
+import { apiVersionOf, type ResourceType } from "./resources.ts";
+
+export const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  merge: "application/merge-patch+json",
+  json: "application/json-patch+json",
+  strategic: "application/strategic-merge-patch+json",
+};
+export const APPLY_CONTENT_TYPE = "application/apply-patch+yaml";
+
+/** Objects as far as the client needs to see them; models stay generic for callers. */
+interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+}
+
+export function listQuery(opts: ListOptions): Record<string, string | number | undefined> {
+  return {
+    labelSelector: opts.labelSelector || undefined,
+    fieldSelector: opts.fieldSelector || undefined,
+    limit: opts.limit,
+    continue: opts.continue || undefined,
+    resourceVersion: opts.resourceVersion,
+    resourceVersionMatch: opts.resourceVersionMatch,
+  };
+}
+
+export function callOptions(opts: CallOptions): CallOptions {
+  return { signal: opts.signal, timeoutMs: opts.timeoutMs };
+}
+
+export function writeQuery(opts: WriteOptions): Record<string, string | undefined> {
+  return { fieldManager: opts.fieldManager, dryRun: opts.dryRun ? "All" : undefined };
+}
+
+export function queryString(query?: Record<string, string | number | boolean | undefined>): string {
+  if (!query) return "";
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  const s = params.toString();
+  return s === "" ? "" : `?${s}`;
+}
+
+export function withTypeMeta<T>(rt: ResourceType, obj: T): T & KubeObject {
+  const o = obj as T & KubeObject;
+  return { ...o, apiVersion: o.apiVersion ?? apiVersionOf(rt), kind: o.kind ?? rt.kind };
+}
+
+export function nameOf(obj: KubeObject): string {
+  const name = obj.metadata?.name;
+  if (!name) throw new Error("object has no metadata.name");
+  return name;
+}
+
+export function namespaceOf(rt: ResourceType, obj: KubeObject): string | undefined {
+  if (!rt.namespaced) return undefined;
+  const ns = obj.metadata?.namespace;
+  if (!ns) throw new Error(`${rt.kind} ${obj.metadata?.name ?? ""} has no metadata.namespace`);
+  return ns;
+}

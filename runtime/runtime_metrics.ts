@@ -1,0 +1,180 @@
+/**
+ * The runtime's Prometheus metrics, registered once per registry and shared by components: the
+ * controllers' reconciles and queues (with the work in flight, so stuck work shows), the watches,
+ * the API requests, leader election and the caches' sizes.
+ */
+import type { Controller, ControllerMetrics, ReconcileResult } from "./controller.ts";
+import { DEFAULT_BUCKETS, exponentialBuckets, type Registry } from "./metrics.ts";
+import type { KubeObject, Store } from "./store.ts";
+import type { WatcherMetrics } from "./watcher.ts";
+
+export class RuntimeMetrics {
+  readonly #reconciles;
+  readonly #reconcileErrors;
+  readonly #reconcileSeconds;
+  readonly #depth;
+  readonly #adds;
+  readonly #retries;
+  readonly #queueSeconds;
+  readonly #workSeconds;
+  readonly #restarts;
+  readonly #relists;
+  readonly #events;
+  readonly #requests;
+  readonly #requestSeconds;
+  readonly #leader;
+  readonly #cacheObjects;
+  readonly #unfinished;
+  readonly #longest;
+  readonly #activeWorkers;
+  readonly #registry: Registry;
+
+  constructor(registry: Registry) {
+    this.#registry = registry;
+    const r = registry;
+    const latency = exponentialBuckets(0.001, 4, 10); // 1 ms .. ~4 min
+    this.#reconciles = r.counter({
+      name: "reconcile_total",
+      help: "Reconciles by controller and result (success, requeue, error, terminal).",
+      labelNames: ["controller", "result"],
+    });
+    this.#reconcileErrors = r.counter({
+      name: "reconcile_errors_total",
+      help: "Reconciles that failed (retried or terminal).",
+      labelNames: ["controller"],
+    });
+    this.#reconcileSeconds = r.histogram({
+      name: "reconcile_duration_seconds",
+      help: "Time spent in reconcile, by controller.",
+      labelNames: ["controller"],
+      buckets: DEFAULT_BUCKETS,
+    });
+    this.#depth = r.gauge({
+      name: "workqueue_depth",
+      help: "Keys waiting in the workqueue.",
+      labelNames: ["name"],
+    });
+    this.#adds = r.counter({
+      name: "workqueue_adds_total",
+      help: "Keys added to the workqueue.",
+      labelNames: ["name"],
+    });
+    this.#retries = r.counter({
+      name: "workqueue_retries_total",
+      help: "Keys re-added with backoff after a failure.",
+      labelNames: ["name"],
+    });
+    this.#queueSeconds = r.histogram({
+      name: "workqueue_queue_duration_seconds",
+      help: "Time a key waits in the workqueue before a worker takes it.",
+      labelNames: ["name"],
+      buckets: latency,
+    });
+    this.#workSeconds = r.histogram({
+      name: "workqueue_work_duration_seconds",
+      help: "Time a worker holds a key.",
+      labelNames: ["name"],
+      buckets: latency,
+    });
+    this.#restarts = r.counter({
+      name: "watch_restarts_total",
+      help: "Watch streams restarted, by reason (closed, gone, error).",
+      labelNames: ["resource", "reason"],
+    });
+    this.#relists = r.counter({
+      name: "watch_relists_total",
+      help: "Complete lists (at start-up and after 410 Gone).",
+      labelNames: ["resource"],
+    });
+    this.#events = r.counter({
+      name: "watch_events_total",
+      help: "Watch events received, by type.",
+      labelNames: ["resource", "type"],
+    });
+    this.#requests = r.counter({
+      name: "api_requests_total",
+      help: "Requests to the Kubernetes API by verb, resource and HTTP code (0: no response).",
+      labelNames: ["verb", "resource", "code"],
+    });
+    this.#requestSeconds = r.histogram({
+      name: "api_request_duration_seconds",
+      help: "Time to the response headers of Kubernetes API requests.",
+      labelNames: ["verb", "resource"],
+      buckets: DEFAULT_BUCKETS,
+    });
+    this.#leader = r.gauge({
+      name: "leader_election_is_leader",
+      help: "1 while this replica holds the Lease.",
+      labelNames: ["lease"],
+    });
+    this.#unfinished = r.gauge({
+      name: "workqueue_unfinished_work_seconds",
+      help: "Seconds the keys held by workers have been held, summed: grows while work is stuck.",
+      labelNames: ["name"],
+    });
+    this.#longest = r.gauge({
+      name: "workqueue_longest_running_processor_seconds",
+      help: "Seconds the longest-held key has been held by a worker.",
+      labelNames: ["name"],
+    });
+    this.#activeWorkers = r.gauge({
+      name: "controller_active_workers",
+      help: "Workers in a reconcile right now, by controller.",
+      labelNames: ["controller"],
+    });
+    this.#cacheObjects = r.gauge({
+      name: "cache_objects",
+      help: "Objects in the cache, by resource.",
+      labelNames: ["resource"],
+    });
+  }
+
+  request(verb: string, resource: string, code: number, seconds: number): void {
+    this.#requests.inc({ verb, resource, code });
+    if (verb !== "watch") this.#requestSeconds.observe({ verb, resource }, seconds);
+  }
+
+  readonly watcher: WatcherMetrics = {
+    restarted: (resource, reason) => this.#restarts.inc({ resource, reason }),
+    relisted: (resource) => this.#relists.inc({ resource }),
+    event: (resource, type) => this.#events.inc({ resource, type }),
+  };
+
+  controller(name: string): ControllerMetrics {
+    return {
+      reconciled: (controller: string, result: ReconcileResult, seconds: number) => {
+        this.#reconciles.inc({ controller, result });
+        if (result === "error" || result === "terminal") this.#reconcileErrors.inc({ controller });
+        this.#reconcileSeconds.observe({ controller }, seconds);
+      },
+      queue: {
+        added: () => this.#adds.inc({ name }),
+        depth: (n) => this.#depth.set({ name }, n),
+        retried: () => this.#retries.inc({ name }),
+        queued: (s) => this.#queueSeconds.observe({ name }, s),
+        worked: (s) => this.#workSeconds.observe({ name }, s),
+      },
+    };
+  }
+
+  /** Reports, at each scrape, how long the controller's work in flight has been running. */
+  progress(controller: Controller<KubeObject>): void {
+    const name = controller.name;
+    this.#registry.onCollect(() => {
+      const { totalSeconds, longestSeconds } = controller.queue.unfinishedWork();
+      this.#unfinished.set({ name }, totalSeconds);
+      this.#longest.set({ name }, longestSeconds);
+      this.#activeWorkers.set({ controller: name }, controller.activeWorkers);
+    });
+  }
+
+  leader(lease: string, leading: boolean): void {
+    this.#leader.set({ lease }, leading ? 1 : 0);
+  }
+
+  cacheSize(store: Store<KubeObject>): void {
+    this.#registry.onCollect(() =>
+      this.#cacheObjects.set({ resource: store.resource }, store.size)
+    );
+  }
+}

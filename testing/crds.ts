@@ -1,0 +1,52 @@
+/**
+ * Installs the CRDs of crds/ on a test or benchmark cluster: server-side applied (idempotent, so
+ * every suite of a run may do it) and waited for until Established.
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
+import { KubeClient } from "../runtime/client.ts";
+import { CustomResourceDefinitions } from "../runtime/resources.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const FIELD_MANAGER = "minicluster-tests";
+
+interface Crd {
+  metadata: { name: string };
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+export async function installCrds(kubeconfig: string, timeoutMs = 60_000): Promise<void> {
+  const dir = join(ROOT, "crds");
+  const crds: Crd[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (!entry.isFile || !/\.ya?ml$/.test(entry.name)) continue;
+    const text = await Deno.readTextFile(join(dir, entry.name));
+    for (const doc of parseAllDocuments(text)) {
+      const obj = doc.toJS();
+      if (obj?.kind === "CustomResourceDefinition") crds.push(obj);
+    }
+  }
+  const client = await KubeClient.fromKubeconfig(kubeconfig);
+  try {
+    for (const crd of crds) {
+      await client.apply(CustomResourceDefinitions, crd, {
+        fieldManager: FIELD_MANAGER,
+        force: true,
+      });
+    }
+    const deadline = Date.now() + timeoutMs;
+    for (const crd of crds) {
+      for (;;) {
+        const got = await client.get<Crd>(CustomResourceDefinitions, undefined, crd.metadata.name);
+        if (got.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) {
+          break;
+        }
+        if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} is not Established`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  } finally {
+    client.close();
+  }
+}

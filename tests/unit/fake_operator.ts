@@ -1,0 +1,164 @@
+/**
+ * The MiniCluster controller on the fake API server (testing/fake_api.ts), for unit-speed tests of
+ * reconcile paths: the same wiring as the operator (controller.ts: stores with read-your-writes, the
+ * recording client, the reconciler), caches that a test refreshes when it wants (`sync`: as if every
+ * watch event had arrived; until then they lag behind, as real caches do), a clock the test sets,
+ * and one reconcile at a time.
+ */
+import type { Pod } from "kubernetes-types/core/v1.d.ts";
+import type { MiniCluster } from "../../api/mod.ts";
+import { miniClusterController } from "../../controllers/minicluster/controller.ts";
+import type { CurveBuilders } from "../../controllers/minicluster/dependents.ts";
+import { EventRecorder } from "../../controllers/minicluster/events.ts";
+import { type MiniClusterStores, WATCHED } from "../../controllers/minicluster/stores.ts";
+import type { Action } from "../../runtime/controller.ts";
+import { Events, Jobs, Pods, resourceName } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
+import { Cache, type KubeObject } from "../../runtime/store.ts";
+import { silentLog } from "../../runtime/log.ts";
+import { FakeApiClient, type FakeRequest } from "../../testing/fake_api.ts";
+import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
+
+export const NS = "ns";
+
+export class FakeOperator {
+  readonly api = new FakeApiClient();
+  readonly caches: Record<keyof MiniClusterStores, Cache<KubeObject>>;
+  readonly definition: ReturnType<typeof miniClusterController>;
+  /** The time the reconciler sees; tests move it. */
+  time = Date.parse("2026-11-22T10:00:00Z");
+  #seen = 0;
+
+  constructor(opts: { curve?: CurveBuilders; cleanupTimeoutMs?: number } = {}) {
+    this.api.now = () => new Date(this.time);
+    const caches: Partial<Record<keyof MiniClusterStores, Cache<KubeObject>>> = {};
+    for (const { key, rt } of WATCHED) {
+      caches[key] = new Cache(resourceName(rt), {}, {
+        quietUnchanged: true,
+      });
+    }
+    this.caches = caches as Record<keyof MiniClusterStores, Cache<KubeObject>>;
+    this.definition = miniClusterController(
+      this.api,
+      this.caches as unknown as MiniClusterStores,
+      {
+        recorder: new EventRecorder(this.api, { instance: "unit-test" }),
+        now: () => new Date(this.time),
+        curve: opts.curve,
+        cleanupTimeoutMs: opts.cleanupTimeoutMs,
+        cleanupPollMs: 2_000,
+      },
+    );
+  }
+
+  /** Every cache shows what the API server holds now (transformed as the operator's are). */
+  sync(): void {
+    for (const { key, rt, labelSelector, transform } of WATCHED) {
+      const [label, value] = (labelSelector ?? "").split("=");
+      const items = this.api.objects<KubeObject>(rt).filter((o) =>
+        !labelSelector || o.metadata?.labels?.[label] === value
+      );
+      this.caches[key].replace(transform ? items.map(transform) : items, { synced: true });
+    }
+  }
+
+  /** Creates a MiniCluster (the sample one, `spec` merged in) and syncs the caches. */
+  async create(name: string, spec: Partial<MiniCluster["spec"]> = {}): Promise<MiniCluster> {
+    const mc = await this.api.create(MiniClusters, sampleMiniCluster(name, NS, spec));
+    this.sync();
+    return mc;
+  }
+
+  /** One reconcile of the MiniCluster `name` as the controller would run it. */
+  async reconcile(name: string): Promise<Action> {
+    const key = `${NS}/${name}`;
+    const ctx = {
+      key,
+      namespace: NS,
+      name,
+      retries: 0,
+      signal: new AbortController().signal,
+      log: silentLog,
+    };
+    const mc = this.definition.primary.getByKey(key);
+    if (!mc) {
+      await this.definition.reconciler.deleted(key);
+      return {};
+    }
+    return await this.definition.reconciler.reconcile(mc, ctx);
+  }
+
+  /** Reconciles and syncs until a reconcile writes nothing (at most `rounds` times). */
+  async converge(name: string, rounds = 5): Promise<Action> {
+    let action: Action = {};
+    for (let i = 0; i < rounds; i++) {
+      const before = this.api.writes().length;
+      action = await this.reconcile(name);
+      this.sync();
+      if (this.api.writes().length === before) return action;
+      this.time += action.requeueAfter ?? 0;
+    }
+    throw new Error(`${name} did not converge in ${rounds} reconciles`);
+  }
+
+  /** The requests made since the last call (or since the start). */
+  requestsSince(): FakeRequest[] {
+    const out = this.api.requests.slice(this.#seen);
+    this.#seen = this.api.requests.length;
+    return out;
+  }
+
+  /** `verb resource` of each write since the last `requestsSince`/`writesSince` call. */
+  writesSince(): string[] {
+    return this.requestsSince().filter((r) => r.verb !== "get" && r.verb !== "list").map((r) =>
+      `${r.verb} ${r.resource}${r.name ? ` ${r.name}` : ""}`
+    );
+  }
+
+  miniCluster(name: string): MiniCluster | undefined {
+    return this.api.peek<MiniCluster>(MiniClusters, NS, name);
+  }
+
+  condition(name: string, type: string) {
+    return this.miniCluster(name)?.status?.conditions?.find((c) => c.type === type);
+  }
+
+  /** Reasons of the Events written about `name`, in order. */
+  events(name: string): string[] {
+    return this.api.objects<{ involvedObject?: { name?: string }; reason?: string }>(Events)
+      .filter((e) => e.involvedObject?.name === name).map((e) => e.reason ?? "");
+  }
+
+  /** Seeds `n` pods of the MiniCluster's Job as the Job controller and kubelet would make them. */
+  seedPods(name: string, n: number, ready: number): void {
+    const job = this.api.peek<KubeObject>(Jobs, NS, name);
+    for (let i = 0; i < n; i++) {
+      const pod: Pod = {
+        metadata: {
+          name: `${name}-${i}-x`,
+          namespace: NS,
+          labels: {
+            "job-name": name,
+            "flux-framework.org/minicluster": name,
+            "app.kubernetes.io/managed-by": "minicluster-operator",
+            "batch.kubernetes.io/job-completion-index": String(i),
+          },
+          ownerReferences: [{
+            apiVersion: "batch/v1",
+            kind: "Job",
+            name,
+            uid: job?.metadata?.uid ?? "",
+            controller: true,
+          }],
+        },
+        spec: { containers: [{ name: "c", image: "i" }] },
+        status: {
+          phase: "Running",
+          conditions: [{ type: "Ready", status: i < ready ? "True" : "False" }],
+        },
+      };
+      this.api.seed(Pods, pod);
+    }
+    this.sync();
+  }
+}

@@ -1,0 +1,66 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Action } from "../../runtime/controller.ts";
+import { Manager } from "../../runtime/manager.ts";
+import { parseOptions } from "../../runtime/options.ts";
+import { ConfigMaps } from "../../runtime/resources.ts";
+import type { KubeObject } from "../../runtime/store.ts";
+
+/** A manager connected to an address nothing listens on (nothing here sends a request). */
+async function offlineManager(): Promise<Manager> {
+  const dir = await Deno.makeTempDir();
+  const kubeconfig = join(dir, "kubeconfig");
+  await Deno.writeTextFile(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }],
+      users: [{ name: "u", user: { token: "t" } }],
+      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+      "current-context": "x",
+    }),
+  );
+  const manager = new Manager(parseOptions([`--kubeconfig=${kubeconfig}`], {}));
+  await manager.connect();
+  await Deno.remove(dir, { recursive: true });
+  return manager;
+}
+
+Deno.test("manager: one store per kind and selector, and only with one transform", async () => {
+  const manager = await offlineManager();
+  try {
+    const slim = (o: KubeObject) => ({ metadata: o.metadata });
+    const a = manager.watch(ConfigMaps, { labelSelector: "x=y", transform: slim });
+    assert.equal(manager.watch(ConfigMaps, { labelSelector: "x=y", transform: slim }), a);
+    assert.throws(
+      () => manager.watch(ConfigMaps, { labelSelector: "x=y" }),
+      /already watched with another transform/,
+    );
+    assert.throws(
+      () => manager.watch(ConfigMaps, { labelSelector: "x=y", transform: (o) => o }),
+      /already watched with another transform/,
+    );
+    assert.notEqual(manager.watch(ConfigMaps, { labelSelector: "x=z" }), a, "other selector");
+  } finally {
+    manager.client.close();
+  }
+});
+
+Deno.test("manager: stuck work shows in the metrics (unfinished seconds, longest, active workers)", async () => {
+  const manager = await offlineManager();
+  try {
+    const primary = manager.watch(ConfigMaps);
+    manager.addController({
+      name: "stuck",
+      primary,
+      reconciler: { reconcile: () => Promise.resolve(Action.awaitChange()) },
+    });
+    const text = manager.registry.render();
+    assert.match(text, /^workqueue_unfinished_work_seconds\{name="stuck"\} 0$/m);
+    assert.match(text, /^workqueue_longest_running_processor_seconds\{name="stuck"\} 0$/m);
+    assert.match(text, /^controller_active_workers\{controller="stuck"\} 0$/m);
+  } finally {
+    manager.client.close();
+  }
+});

@@ -1,0 +1,191 @@
+// Reconcile paths around a MiniCluster's life on the fake API server: an invalid spec, the
+// workspace deciding the sizes, the certificate made once, status progress, deletion (cleanup and
+// its timeout) and cleanup after the lead broker finished.
+import assert from "node:assert/strict";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { ConfigMap, Secret } from "kubernetes-types/core/v1.d.ts";
+import { buildCurveSecret } from "../../controllers/minicluster/children/curve.ts";
+import { buildWorkspace } from "../../controllers/minicluster/workspace.ts";
+import { TIMING } from "../../controllers/minicluster/timing.ts";
+import { ConfigMaps, Jobs, Pods, Secrets } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
+import { FakeOperator, NS } from "./fake_operator.ts";
+
+Deno.test("reconcile lifecycle: an invalid spec is a condition and an event, and builds nothing", async () => {
+  const op = new FakeOperator();
+  // Valid for the CRD, impossible in one pod: two containers define volume "data" differently.
+  await op.create("bad", {
+    containers: [
+      {
+        image: "app",
+        command: "hostname",
+        runFlux: true,
+        volumes: { data: { path: "/data", emptyDir: true } },
+      },
+      { name: "side", image: "app", volumes: { data: { path: "/data", claimName: "pvc" } } },
+    ],
+  });
+  await op.reconcile("bad");
+  const c = op.condition("bad", "SpecInvalid");
+  assert.equal(c?.status, "True");
+  assert.equal(c?.reason, "ValidationFailed");
+  assert.match(c!.message!, /volume "data" is defined differently/);
+  assert.equal(op.condition("bad", "Ready")?.reason, "SpecInvalid");
+  assert.deepEqual(op.api.objects(Jobs), []);
+  assert.deepEqual(op.api.objects(ConfigMaps), [], "not even the workspace");
+  assert.ok(op.events("bad").includes("ValidationFailed"));
+});
+
+Deno.test("reconcile lifecycle: an existing workspace decides the sizes; someone else's is reported", async () => {
+  const op = new FakeOperator();
+  const mc = await op.create("adopt", { size: 2, maxSize: 3 });
+  // Unlabelled, as an older operator may have left it: the cache cannot see it.
+  const ws = buildWorkspace(mc, { maxSize: 5, size: 2 });
+  await op.api.create(ConfigMaps, { ...ws, metadata: { ...ws.metadata, labels: {} } });
+  await op.converge("adopt");
+  const adopted = op.api.peek<ConfigMap>(ConfigMaps, NS, "adopt")!;
+  assert.deepEqual(adopted.data, ws.data, "never rewritten");
+  assert.equal(adopted.metadata?.labels?.["flux-framework.org/role"], "workspace", "but labelled");
+  op.requestsSince();
+  await op.reconcile("adopt");
+  assert.deepEqual(op.requestsSince(), [], "so that the cache sees it from then on");
+  const entrypoint = op.api.peek<ConfigMap>(ConfigMaps, NS, "adopt-entrypoint")!;
+  assert.match(entrypoint.data!["flux-view"], /adopt-\[0-4\]/, "the hostlist is the workspace's");
+  assert.equal(op.miniCluster("adopt")?.status?.maximumSize, 5);
+
+  await op.api.create(ConfigMaps, { metadata: { name: "other", namespace: NS }, data: {} });
+  await op.create("other");
+  await op.reconcile("other");
+  const c = op.condition("other", "Unappliable");
+  assert.equal(c?.reason, "WorkspaceInvalid");
+  assert.match(c!.message!, /ConfigMap other exists and is not owned by this MiniCluster/);
+  assert.deepEqual(op.api.objects<Job>(Jobs).map((j) => j.metadata?.name), ["adopt"]);
+});
+
+Deno.test("reconcile lifecycle: the certificate is generated once; a given one is applied", async () => {
+  let generated = 0;
+  const op = new FakeOperator({
+    curve: {
+      generate: () => `certificate ${++generated}`,
+      build: (mc, text) => buildCurveSecret(mc, text),
+    },
+  });
+  await op.create("flux");
+  await op.converge("flux");
+  await op.api.delete(MiniClusters, NS, "flux"); // no effect on the Secret until cleanup
+  assert.equal(generated, 1);
+  const secret = op.api.peek<Secret>(Secrets, NS, "flux-curve-cert")!;
+  assert.equal(atob(secret.data!["curve.cert"]), "certificate 1");
+
+  const given = new FakeOperator();
+  const cert = "#   ****  Generated on 2023-04-26 by CZMQ  ****\ncurve\n" +
+    '    public-key = "' + "a".repeat(40) + '"\n    secret-key = "' + "b".repeat(40) + '"\n';
+  await given.create("mine", { flux: { curveCert: cert } } as never);
+  await given.converge("mine");
+  const applied = given.api.peek<Secret>(Secrets, NS, "mine-curve-cert")!;
+  assert.equal(atob(applied.data!["curve.cert"]), cert);
+});
+
+Deno.test("reconcile lifecycle: progress is written at most every interval, transitions at once", async () => {
+  const op = new FakeOperator();
+  await op.create("flux", { size: 4 });
+  await op.converge("flux");
+  op.requestsSince();
+  const statusWrites = () =>
+    op.writesSince().filter((w) => w.startsWith("apply miniclusters.flux-framework.org/status"));
+
+  op.seedPods("flux", 4, 1);
+  await op.reconcile("flux");
+  op.sync();
+  assert.equal(statusWrites().length, 0, "1/4 ready a moment after 0/4: waits for the interval");
+  op.time += TIMING.statusProgressIntervalMs;
+  const action = await op.reconcile("flux");
+  op.sync();
+  assert.equal(statusWrites().length, 1);
+  assert.deepEqual(action, {});
+  assert.equal(op.miniCluster("flux")?.status?.readyPods, 1);
+
+  op.seedPods("flux", 4, 4);
+  await op.reconcile("flux");
+  assert.equal(statusWrites().length, 1, "Ready turning True is written at once");
+  assert.equal(op.condition("flux", "Ready")?.status, "True");
+  assert.ok(op.events("flux").includes("PodsReady"));
+});
+
+Deno.test("reconcile lifecycle: deletion waits for the pods, then removes every child and the finalizer", async () => {
+  const op = new FakeOperator();
+  await op.create("gone", { size: 2, services: [{ name: "api", image: "nginx" }] });
+  await op.converge("gone");
+  op.seedPods("gone", 2, 2);
+  await op.api.delete(MiniClusters, NS, "gone");
+  op.sync();
+  op.requestsSince();
+
+  const waiting = await op.reconcile("gone");
+  assert.deepEqual(waiting, { requeueAfter: 2_000 }, "pods remain: look again");
+  const writes = op.writesSince();
+  assert.ok(writes.includes("delete jobs.batch gone"));
+  assert.ok(op.miniCluster("gone"), "the finalizer holds the MiniCluster");
+
+  for (const pod of op.api.objects<{ metadata: { name: string } }>(Pods)) {
+    if (pod.metadata.name !== "gone-services") await op.api.delete(Pods, NS, pod.metadata.name);
+  }
+  op.sync();
+  await op.reconcile("gone");
+  assert.equal(op.miniCluster("gone"), undefined, "the finalizer was removed");
+  assert.deepEqual(op.api.objects(ConfigMaps), []);
+  assert.deepEqual(op.api.objects(Secrets), []);
+  assert.deepEqual(op.api.objects(Pods), [], "the services pod too");
+  assert.ok(op.events("gone").includes("CleanedUp"));
+  op.sync();
+  assert.deepEqual(await op.reconcile("gone"), {}, "gone from the cache: forgotten");
+});
+
+Deno.test("reconcile lifecycle: deletion before the cache saw the children still leaves nothing", async () => {
+  const op = new FakeOperator();
+  await op.create("quick");
+  await op.reconcile("quick");
+  // Deleted at once: the caches show the MiniCluster's deletion but none of its children yet.
+  await op.api.delete(MiniClusters, NS, "quick");
+  op.caches.miniClusters.replace(op.api.objects(MiniClusters), { synced: true });
+  await op.reconcile("quick");
+  assert.equal(op.miniCluster("quick"), undefined);
+  assert.deepEqual(op.api.objects(ConfigMaps), []);
+  assert.deepEqual(op.api.objects(Secrets), []);
+  assert.deepEqual(op.api.objects(Jobs), []);
+});
+
+Deno.test("reconcile lifecycle: deletion gives up waiting for pods after the timeout", async () => {
+  const op = new FakeOperator({ cleanupTimeoutMs: 10_000 });
+  await op.create("stuck");
+  await op.converge("stuck");
+  op.seedPods("stuck", 2, 2);
+  await op.api.delete(MiniClusters, NS, "stuck");
+  op.sync();
+  // The pods never go (no kubelet confirms their deletion): they are seeded back each time.
+  const stubborn = () => op.seedPods("stuck", 2, 2);
+  assert.ok((await op.reconcile("stuck")).requeueAfter);
+  stubborn();
+  op.time += 9_000;
+  assert.deepEqual(await op.reconcile("stuck"), { requeueAfter: 1_000 }, "no later than the limit");
+  stubborn();
+  op.time += 1_000;
+  await op.reconcile("stuck");
+  assert.equal(op.miniCluster("stuck"), undefined);
+  assert.ok(op.events("stuck").includes("CleanupTimedOut"));
+});
+
+Deno.test("reconcile lifecycle: cleanup true deletes the MiniCluster once the lead broker finished", async () => {
+  const op = new FakeOperator();
+  await op.create("oneshot", { cleanup: true });
+  await op.converge("oneshot");
+  op.seedPods("oneshot", 2, 2);
+  const lead = op.api.objects<{ metadata: { name: string } }>(Pods)[0];
+  await op.api.patch(Pods, NS, lead.metadata.name, { status: { phase: "Succeeded" } }, "merge", {
+    subresource: "status",
+  });
+  op.sync();
+  await op.reconcile("oneshot");
+  assert.ok(op.events("oneshot").includes("CleanupAfterCompletion"));
+  assert.ok(op.miniCluster("oneshot")?.metadata?.deletionTimestamp, "deleted (the finalizer runs)");
+});
