@@ -25,7 +25,11 @@ export function kubeconfigArgs(
   return localExists ? [`--kubeconfig=${localKubeconfig}`] : [];
 }
 
-/** `deno` arguments that run the operator: run, the compile task's flags, mod.ts, its flags. */
+/**
+ * `deno` arguments that run the operator: run, the compile task's flags, mod.ts, its flags. Plus
+ * `--allow-run`, which the image does not have: a developer's kubeconfig for a cloud cluster runs
+ * an exec credential plugin (aws, gke-gcloud-auth-plugin, kubelogin).
+ */
 export function devArgs(
   denoJson: string,
   kubeconfig: string[],
@@ -34,6 +38,7 @@ export function devArgs(
   return [
     "run",
     ...compilePermissions(denoJson),
+    "--allow-run",
     join(ROOT, "mod.ts"),
     ...kubeconfig,
     "--log-format=text",

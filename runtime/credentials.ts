@@ -1,7 +1,9 @@
 /**
  * The Authorization header of a connection: a fixed bearer token, a token file (a
- * ServiceAccount's, re-read as the kubelet rotates it), basic auth, or none (client certificates).
+ * ServiceAccount's, re-read as the kubelet rotates it), an exec plugin's token, basic auth, or none
+ * (client certificates).
  */
+import { ExecTokenSource } from "./exec_credentials.ts";
 import { type ClusterConnection, KubeconfigError } from "./kubeconfig.ts";
 
 export interface Credentials {
@@ -19,6 +21,16 @@ export function credentialsOf(conn: ClusterConnection, tokenRefreshMs: number): 
   if (conn.token) return fixed(`Bearer ${conn.token}`);
   if (conn.tokenFile) {
     const source = new FileTokenSource(conn.tokenFile, tokenRefreshMs);
+    return {
+      header: async () => `Bearer ${await source.token()}`,
+      invalidate: () => {
+        source.invalidate();
+        return true;
+      },
+    };
+  }
+  if (conn.exec) {
+    const source = new ExecTokenSource(conn.exec);
     return {
       header: async () => `Bearer ${await source.token()}`,
       invalidate: () => {

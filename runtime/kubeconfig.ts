@@ -3,13 +3,16 @@
  *
  * Only what a controller needs is supported: server URL, CA, client certificate/key (inline
  * `-data` or file paths, resolved relative to the kubeconfig file like kubectl does), bearer token
- * (inline or `tokenFile`), basic auth, and the context's namespace. `exec` and `auth-provider`
- * plugins are refused with a clear error instead of being half-supported.
+ * (inline or `tokenFile`), exec credential plugins that give tokens (exec_credentials.ts), basic
+ * auth, and the context's namespace. The long-deprecated `auth-provider` plugins are refused with
+ * a clear error instead of being half-supported.
  *
  * The YAML parser is imported only for a kubeconfig that is not JSON: any npm module wakes Deno's
  * Node compatibility layer, about 11 MiB of resident memory for the life of the process, and the
  * operator in a cluster (ServiceAccount credentials) or with a JSON kubeconfig never needs it.
  */
+
+import { EXEC_API_VERSIONS, type ExecConfig } from "./exec_credentials.ts";
 
 /** Where the kubelet mounts a Pod's ServiceAccount credentials. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -28,6 +31,8 @@ export interface ClusterConnection {
   /** A file holding a bearer token that may be rotated on disk (re-read periodically). */
   tokenFile?: string;
   basicAuth?: { username: string; password: string };
+  /** An exec credential plugin that gives bearer tokens. */
+  exec?: ExecConfig;
   /**
    * Set by `insecure-skip-tls-verify`. Deno cannot disable verification per HTTP client; the
    * process must run with `--unsafely-ignore-certificate-errors` for such a cluster to work.
@@ -65,8 +70,19 @@ export interface KubeconfigUser {
   tokenFile?: string;
   username?: string;
   password?: string;
-  exec?: unknown;
+  exec?: KubeconfigExec;
   "auth-provider"?: unknown;
+}
+
+/** A user's `exec` stanza (client.authentication.k8s.io ExecConfig). */
+export interface KubeconfigExec {
+  apiVersion?: string;
+  command?: string;
+  args?: string[];
+  env?: { name: string; value: string }[] | null;
+  installHint?: string;
+  provideClusterInfo?: boolean;
+  interactiveMode?: string;
 }
 
 export interface KubeconfigContext {
@@ -175,9 +191,6 @@ export async function resolveKubeconfig(
   const user: KubeconfigUser = ctx.user
     ? kc.users?.find((u) => u.name === ctx.user)?.user ?? missingUser(ctx.user, contextName)
     : {};
-  if (user.exec) {
-    throw new KubeconfigError(`user "${ctx.user}": exec credential plugins are not supported`);
-  }
   if (user["auth-provider"]) {
     throw new KubeconfigError(`user "${ctx.user}": auth-provider plugins are not supported`);
   }
@@ -217,7 +230,54 @@ export async function resolveKubeconfig(
   if (user.username !== undefined && user.password !== undefined) {
     conn.basicAuth = { username: user.username, password: user.password };
   }
+  if (user.exec) conn.exec = execConfig(user.exec, ctx.user ?? "", cluster, opts.baseDir);
   return conn;
+}
+
+/**
+ * The exec stanza checked and resolved: a command with a `/` is relative to the kubeconfig's
+ * directory (as kubectl resolves it), one without is looked up on PATH.
+ */
+export function execConfig(
+  exec: KubeconfigExec,
+  user: string,
+  cluster: KubeconfigCluster,
+  baseDir: string | undefined,
+): ExecConfig {
+  const where = `user "${user}": exec`;
+  if (!exec.command) throw new KubeconfigError(`${where}: no command`);
+  const apiVersion = exec.apiVersion ?? "";
+  if (!(EXEC_API_VERSIONS as readonly string[]).includes(apiVersion)) {
+    throw new KubeconfigError(
+      `${where}: apiVersion ${apiVersion || "(none)"} is not supported (${
+        EXEC_API_VERSIONS.join(", ")
+      })`,
+    );
+  }
+  const mode = exec.interactiveMode ?? "IfAvailable";
+  if (mode !== "Never" && mode !== "IfAvailable" && mode !== "Always") {
+    throw new KubeconfigError(
+      `${where}: interactiveMode ${mode} is not Never, IfAvailable or Always`,
+    );
+  }
+  return {
+    apiVersion,
+    command: exec.command.includes("/") ? absolutePath(exec.command, baseDir) : exec.command,
+    args: exec.args ?? [],
+    env: Object.fromEntries((exec.env ?? []).map((e) => [e.name, e.value])),
+    interactiveMode: mode,
+    installHint: exec.installHint,
+    cluster: exec.provideClusterInfo
+      ? {
+        server: cluster.server,
+        ...(cluster["certificate-authority-data"]
+          ? { "certificate-authority-data": cluster["certificate-authority-data"] }
+          : {}),
+        ...(cluster["insecure-skip-tls-verify"] ? { "insecure-skip-tls-verify": true } : {}),
+      }
+      : undefined,
+    user,
+  };
 }
 
 function missingUser(user: string, context: string): never {
@@ -324,10 +384,24 @@ function decodeBase64(data: string): string {
   }
 }
 
+/**
+ * `.` and `..` segments resolved (not node:path: a `node:` module costs the process Node's
+ * compatibility layer, see the top of this file).
+ */
+function normalize(path: string): string {
+  const out: string[] = [];
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") out.pop();
+    else out.push(part);
+  }
+  return `/${out.join("/")}`;
+}
+
 function absolutePath(path: string, baseDir?: string): string {
-  if (path.startsWith("/")) return path;
-  if (path.startsWith("~/")) return `${homeDir()}${path.slice(1)}`;
-  return `${baseDir ?? Deno.cwd()}/${path}`;
+  if (path.startsWith("/")) return normalize(path);
+  if (path.startsWith("~/")) return normalize(`${homeDir()}${path.slice(1)}`);
+  return normalize(`${baseDir ?? Deno.cwd()}/${path}`);
 }
 
 function dirname(path: string): string {

@@ -15,12 +15,12 @@ Deno.test("dev: $KUBECONFIG, else the local cluster's kubeconfig, else the opera
   assert.deepEqual(kubeconfigArgs({}, local, false), []);
 });
 
-Deno.test("dev: the operator runs with the compile task's flags; the caller's flags come last", () => {
+Deno.test("dev: the operator runs with the compile task's flags and --allow-run (exec plugins); the caller's flags come last", () => {
   const args = devArgs(DENO_JSON, ["--kubeconfig=/k"], ["--log-format=json", "--namespaces=a"]);
   const permissions = compilePermissions(DENO_JSON);
-  assert.deepEqual(args.slice(0, permissions.length + 1), ["run", ...permissions]);
-  assert.match(args[permissions.length + 1], /\/mod\.ts$/);
-  assert.deepEqual(args.slice(permissions.length + 2), [
+  assert.deepEqual(args.slice(0, permissions.length + 2), ["run", ...permissions, "--allow-run"]);
+  assert.match(args[permissions.length + 2], /\/mod\.ts$/);
+  assert.deepEqual(args.slice(permissions.length + 3), [
     "--kubeconfig=/k",
     "--log-format=text",
     "--log-format=json",

@@ -94,11 +94,14 @@ Deno.test("kubeconfig: tokenFile is resolved relative to the kubeconfig's direct
   assert.equal(conn.token, undefined);
 });
 
-Deno.test("kubeconfig: unknown contexts, dangling references and plugins are refused", async () => {
+Deno.test("kubeconfig: unknown contexts, dangling references and bad plugins are refused", async () => {
   const kc = await parseKubeconfig(INLINE);
   await assert.rejects(resolveKubeconfig(kc, { context: "nope" }), KubeconfigError);
   await assert.rejects(resolveKubeconfig(kc, { context: "broken" }), /cluster "nowhere"/);
-  await assert.rejects(resolveKubeconfig(kc, { context: "plugin@local" }), /exec/);
+  await assert.rejects(
+    resolveKubeconfig(kc, { context: "plugin@local" }),
+    /user "plugin": exec: apiVersion \(none\) is not supported/,
+  );
   await assert.rejects(resolveKubeconfig({}), /current-context/);
   await assert.rejects(() => parseKubeconfig("clusters: 3"), /must be a list/);
   await assert.rejects(() => parseKubeconfig("- a"), /mapping/);

@@ -1,0 +1,184 @@
+/**
+ * Bearer tokens from a kubeconfig's exec credential plugin (`client.authentication.k8s.io/v1`, and
+ * `v1beta1`): how EKS (`aws eks get-token`), GKE (`gke-gcloud-auth-plugin`), AKS and OIDC
+ * (`kubelogin`) clusters hand out credentials. The plugin runs with the kubeconfig's args and env
+ * plus KUBERNETES_EXEC_INFO; its ExecCredential is cached until its `expirationTimestamp` (a
+ * plugin without one runs once), and run again after a 401.
+ *
+ * The operator never has a terminal: a plugin that must talk to the user (`interactiveMode:
+ * Always`) is refused, one that may (`IfAvailable`) is told it cannot. Plugins that return a client
+ * certificate instead of a token are refused (the HTTP client's certificate is fixed at start).
+ * Running a program needs Deno's `--allow-run`, which `deno task dev` grants and the operator's
+ * image does not: a kubeconfig with a plugin belongs on a developer's machine.
+ */
+import { KubeconfigError } from "./kubeconfig.ts";
+
+export const EXEC_API_VERSIONS = [
+  "client.authentication.k8s.io/v1",
+  "client.authentication.k8s.io/v1beta1",
+] as const;
+
+/** A kubeconfig user's `exec` stanza, resolved (the command's path, the cluster it is for). */
+export interface ExecConfig {
+  apiVersion: string;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  interactiveMode: "Never" | "IfAvailable" | "Always";
+  installHint?: string;
+  /** Given to the plugin in KUBERNETES_EXEC_INFO when the kubeconfig sets provideClusterInfo. */
+  cluster?: {
+    server: string;
+    "certificate-authority-data"?: string;
+    "insecure-skip-tls-verify"?: boolean;
+  };
+  /** The kubeconfig user, for messages. */
+  user: string;
+}
+
+/** What the plugin printed, as far as it matters here. */
+export interface ExecCredentialStatus {
+  token: string;
+  /** Milliseconds since the epoch; undefined: valid until a 401 says otherwise. */
+  expiresAt?: number;
+}
+
+/** KUBERNETES_EXEC_INFO: what the plugin is told about this call. */
+export function execInfo(config: ExecConfig): string {
+  return JSON.stringify({
+    apiVersion: config.apiVersion,
+    kind: "ExecCredential",
+    spec: {
+      interactive: false,
+      ...(config.cluster ? { cluster: config.cluster } : {}),
+    },
+  });
+}
+
+/** Parses the plugin's stdout; throws with what is wrong with it. */
+export function parseExecCredential(config: ExecConfig, stdout: string): ExecCredentialStatus {
+  const where = `exec plugin ${config.command} (user "${config.user}")`;
+  let cred: {
+    apiVersion?: string;
+    kind?: string;
+    status?: {
+      token?: string;
+      expirationTimestamp?: string;
+      clientCertificateData?: string;
+    };
+  };
+  try {
+    cred = JSON.parse(stdout);
+  } catch (e) {
+    throw new KubeconfigError(`${where}: its output is not JSON: ${(e as Error).message}`);
+  }
+  if (cred.kind !== "ExecCredential") {
+    throw new KubeconfigError(`${where}: printed kind ${cred.kind}, not ExecCredential`);
+  }
+  if (cred.apiVersion !== config.apiVersion) {
+    throw new KubeconfigError(
+      `${where}: printed apiVersion ${cred.apiVersion}, the kubeconfig asks for ${config.apiVersion}`,
+    );
+  }
+  const status = cred.status ?? {};
+  if (!status.token) {
+    throw new KubeconfigError(
+      status.clientCertificateData
+        ? `${where}: returned a client certificate; only token credentials are supported`
+        : `${where}: returned no token`,
+    );
+  }
+  let expiresAt: number | undefined;
+  if (status.expirationTimestamp) {
+    expiresAt = Date.parse(status.expirationTimestamp);
+    if (Number.isNaN(expiresAt)) {
+      throw new KubeconfigError(
+        `${where}: expirationTimestamp ${status.expirationTimestamp} is not a time`,
+      );
+    }
+  }
+  return { token: status.token, expiresAt };
+}
+
+/** Runs the plugin; the seam tests replace. */
+export type RunPlugin = (
+  config: ExecConfig,
+) => Promise<{ code: number; stdout: string; stderr: string }>;
+
+const runPlugin: RunPlugin = async (config) => {
+  let out: Deno.CommandOutput;
+  try {
+    out = await new Deno.Command(config.command, {
+      args: config.args,
+      env: { ...config.env, KUBERNETES_EXEC_INFO: execInfo(config) },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  } catch (e) {
+    const hint = config.installHint ? `\n${config.installHint}` : "";
+    if (e instanceof Deno.errors.NotFound) {
+      throw new KubeconfigError(
+        `exec plugin ${config.command} (user "${config.user}") not found${hint}`,
+      );
+    }
+    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+      throw new KubeconfigError(
+        `exec plugin ${config.command} (user "${config.user}"): running programs is not ` +
+          `allowed (deno --allow-run; \`deno task dev\` grants it, the operator's image does not)`,
+      );
+    }
+    throw e;
+  }
+  const text = new TextDecoder();
+  return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+};
+
+/** Refresh this long before the plugin's stated expiry (a request in flight must not outlive it). */
+const EXPIRY_MARGIN_MS = 10_000;
+
+/** Tokens of one plugin: cached, shared by concurrent callers, renewed when expired or refused. */
+export class ExecTokenSource {
+  #cached?: ExecCredentialStatus;
+  #running?: Promise<ExecCredentialStatus>;
+  readonly #run: RunPlugin;
+  readonly #now: () => number;
+
+  constructor(readonly config: ExecConfig, run: RunPlugin = runPlugin, now = Date.now) {
+    if (config.interactiveMode === "Always") {
+      throw new KubeconfigError(
+        `exec plugin ${config.command} (user "${config.user}") needs an interactive terminal ` +
+          "(interactiveMode: Always), which the operator never has",
+      );
+    }
+    this.#run = run;
+    this.#now = now;
+  }
+
+  async token(): Promise<string> {
+    const c = this.#cached;
+    if (c && (c.expiresAt === undefined || c.expiresAt - EXPIRY_MARGIN_MS > this.#now())) {
+      return c.token;
+    }
+    this.#running ??= this.#fetch().finally(() => this.#running = undefined);
+    return (await this.#running).token;
+  }
+
+  /** After a 401: the next request runs the plugin again. */
+  invalidate(): void {
+    this.#cached = undefined;
+  }
+
+  async #fetch(): Promise<ExecCredentialStatus> {
+    const out = await this.#run(this.config);
+    if (out.code !== 0) {
+      const stderr = out.stderr.trim();
+      throw new KubeconfigError(
+        `exec plugin ${this.config.command} (user "${this.config.user}") exited with ${out.code}` +
+          (stderr ? `: ${stderr}` : ""),
+      );
+    }
+    this.#cached = parseExecCredential(this.config, out.stdout);
+    return this.#cached;
+  }
+}
