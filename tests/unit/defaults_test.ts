@@ -13,6 +13,9 @@ import {
   withDefaults,
 } from "../../api/mod.ts";
 
+import { resolveSettings } from "../../controllers/minicluster/children/scripts/settings.ts";
+import { buildJob } from "../../controllers/minicluster/children/job.ts";
+
 const ROOT = new URL("../../", import.meta.url);
 const VALID_DIR = new URL("tests/fixtures/manifests/valid/", ROOT);
 
@@ -107,7 +110,8 @@ Deno.test("withDefaults of a minimal MiniCluster fills every CRD and derived def
         disable: false,
         pullAlways: false,
       },
-      connectTimeout: "5s",
+      // No spec.flux, so no CRD default for it (as in the Go operator): Flux's own applies.
+      connectTimeout: "",
       logLevel: 6,
       scheduler: { queuePolicy: "fcfs" },
     },
@@ -242,6 +246,55 @@ Deno.test("validateSpec accepts every valid fixture", async () => {
       assert.deepEqual(problems, [], file);
     }
   }
+});
+
+Deno.test("what the Go operator's Python SDK sends for unset fields means unset", () => {
+  const manifest = mc({
+    tasks: 0,
+    flux: { connectTimeout: "", scheduler: { queuePolicy: "" } },
+    containers: [{ name: "", image: "app", command: "hostname" }],
+  }, "sdk");
+  const defaulted = withDefaults({ ...manifest, metadata: { ...manifest.metadata, uid: "u" } });
+  // Kept as stored (the apiserver stores the ""s), read as unset by the builders.
+  assert.equal(defaulted.spec.tasks, 0);
+  assert.equal(defaulted.spec.flux.connectTimeout, "");
+  const settings = resolveSettings(defaulted);
+  assert.equal(settings.flux.queuePolicy, "fcfs");
+  assert.equal(settings.flux.connectTimeout, "");
+  assert.equal(buildJob(defaulted, { size: 1 }).spec?.template.spec?.containers[0].name, "sdk");
+  assert.deepEqual(validateSpec(defaulted), []);
+  // No spec.flux: Flux's connect timeout; a given one: the CRD's default.
+  assert.equal(withDefaults(mc({ containers: [{}] })).spec.flux.connectTimeout, "");
+  assert.equal(withDefaults(mc({ containers: [{}], flux: {} })).spec.flux.connectTimeout, "5s");
+});
+
+Deno.test("validateSpec: flux mini, removed in flux-core 0.59, is refused wherever it runs", () => {
+  const problems = validateSpec(mc({
+    flux: { submitCommand: "flux mini submit" },
+    containers: [
+      {
+        runFlux: true,
+        command: "flux mini run -n 2 hostname",
+        commands: { pre: "echo hi\nflux  mini batch job.sh", post: "echo myflux mini" },
+      },
+      { name: "side", lifeCycle: { postStartExec: "sh -c 'flux mini alloc'" } },
+    ],
+  }));
+  assert.deepEqual(problems.map((p) => p.split(" ")[0]), [
+    "spec.flux.submitCommand",
+    "spec.containers[0].command",
+    "spec.containers[0].commands.pre",
+    "spec.containers[1].lifeCycle.postStartExec",
+  ]);
+  assert.match(problems[0], /removed in 0\.59 .*drop "mini" \(flux submit, flux run/);
+  assert.deepEqual(validateSpec(mc({ containers: [{ command: "flux submit hostname" }] })), []);
+});
+
+Deno.test("validateSpec: pod.resources is refused with the reason (Go made it an overhead)", () => {
+  const problems = validateSpec(mc({ containers: [{}], pod: { resources: { cpu: 2 } } }));
+  assert.equal(problems.length, 1);
+  assert.match(problems[0], /^spec\.pod\.resources is not supported: .*overhead/);
+  assert.deepEqual(validateSpec(mc({ containers: [{}], pod: { resources: {} } })), []);
 });
 
 Deno.test("validateSpec: a volume needs a source", () => {

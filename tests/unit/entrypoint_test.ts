@@ -99,6 +99,21 @@ Deno.test("node spec: -N only when tasks cover the nodes, -N alone when tasks is
   assert.deepEqual(nodeSpec(4, 0), ["-N", "4"]);
 });
 
+Deno.test("connect timeout: 5s only inside a given spec.flux, none without it or with ''", () => {
+  const options = (spec: Parameters<typeof miniCluster>[0]) =>
+    buildEntrypointConfigMap(miniCluster(spec)).data!["wait-0"]
+      .match(/-Stbon\.connect_timeout=[^' "\n]*/g) ?? [];
+  const containers = [{ image: "app", command: "hostname" }];
+  // The Go operator's CRD defaults connectTimeout inside spec.flux only: without it the broker
+  // keeps Flux's own timeout (30 s).
+  assert.deepEqual(options({ containers }), []);
+  assert.deepEqual(options({ containers, flux: {} }), ["-Stbon.connect_timeout=5s"]);
+  assert.deepEqual(options({ containers, flux: { connectTimeout: "" } }), []);
+  assert.deepEqual(options({ containers, flux: { connectTimeout: "1m" } }), [
+    "-Stbon.connect_timeout=1m",
+  ]);
+});
+
 Deno.test("broker.toml: connect through the headless Service, brokerConfig verbatim", () => {
   const toml = brokerToml(resolveSettings(miniCluster(cases["custom-flux-view"])));
   assert.match(

@@ -115,7 +115,6 @@ brokerOptions=(
   -Sbroker.rc2_none
   "-Sstatedir=${STATE_DIR}"
   "-Slocal-uri=local://${configroot}/run/flux/local"
-  -Stbon.connect_timeout=5s
   -Slog-stderr-level=6
   -Slog-stderr-mode=local
 )

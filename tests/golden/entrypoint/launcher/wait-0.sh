@@ -114,7 +114,6 @@ brokerOptions=(
   "-Srundir=${configroot}/run/flux"
   "-Sstatedir=${STATE_DIR}"
   "-Slocal-uri=local://${configroot}/run/flux/local"
-  -Stbon.connect_timeout=5s
   -Slog-stderr-level=6
   -Slog-stderr-mode=local
 )

@@ -107,7 +107,6 @@ brokerOptions=(
   "-Srundir=${configroot}/run/flux"
   "-Sstatedir=${STATE_DIR}"
   "-Slocal-uri=local://${configroot}/run/flux/local"
-  -Stbon.connect_timeout=5s
   -Stbon.zmqdebug=1
   -Slog-stderr-level=0
   -Slog-stderr-mode=local
