@@ -119,7 +119,10 @@ export function validateSpec(mc: MiniCluster): string[] {
         `spec.flux.bursting.clusters[${i}].name "${cluster.name}" is used twice; every burst cluster needs its own hostname prefix`,
       );
     }
-    if (cluster.name === name) {
+    // On the lead cluster its own hosts come first already. A burst target (leadBroker set) is
+    // one of the clusters the lead bursts to: there its own name in the list is what puts its
+    // pods in the hostlist (the Go operator's bursting plugin names it so).
+    if (cluster.name === name && !spec.flux.bursting?.leadBroker) {
       problems.push(
         `spec.flux.bursting.clusters[${i}].name "${cluster.name}" is this MiniCluster's own name; its hostnames would collide with the local pods`,
       );

@@ -406,6 +406,20 @@ Deno.test("validateSpec: burst cluster names are unique and not the MiniCluster'
   assert.equal(problems.length, 2);
   assert.match(problems[0], /clusters\[1\]\.name "x" is used twice/);
   assert.match(problems[1], /clusters\[2\]\.name "sample" is this MiniCluster's own name/);
+  // A burst target is one of the lead's burst clusters: naming itself there is the point (its
+  // pods must be in the hostlist), as the Go operator's bursting examples do.
+  assert.deepEqual(
+    validateSpec(mc({
+      flux: {
+        bursting: {
+          leadBroker: { address: "10.0.0.1", name: "lead", size: 2 },
+          clusters: [{ name: "sample", size: 2 }],
+        },
+      },
+      containers: [{}],
+    })),
+    [],
+  );
   // Defaulted names burst-0, burst-1 never collide.
   assert.deepEqual(
     validateSpec(mc({ flux: { bursting: { clusters: [{}, {}] } }, containers: [{}] })),
