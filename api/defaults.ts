@@ -125,8 +125,11 @@ function defaultFlux(flux: FluxSpec | undefined, size: number): DefaultedFluxSpe
       disable: f.container?.disable ?? false,
       pullAlways: f.container?.pullAlways ?? false,
     },
-    connectTimeout: f.connectTimeout ?? DEFAULTS.connectTimeout,
+    // The CRD defaults connectTimeout only inside a given spec.flux, as Go's does: without one the
+    // broker gets no -Stbon.connect_timeout and Flux's own default applies ("" says the same).
+    connectTimeout: flux ? f.connectTimeout ?? DEFAULTS.connectTimeout : "",
     logLevel: f.logLevel ?? DEFAULTS.logLevel,
+    // Kept as stored: "" (what the Go operator's Python SDK sends) is read as fcfs where it is used.
     scheduler: { ...f.scheduler, queuePolicy: f.scheduler?.queuePolicy ?? DEFAULTS.queuePolicy },
   };
   if (bursting) out.bursting = defaultBursting(bursting, size);

@@ -83,7 +83,7 @@ export interface MiniClusterSpec {
    */
   backoffLimit?: number;
   /**
-   * Total number of tasks across the cluster, given to flux submit. Defaults to 1.
+   * Total number of tasks across the cluster, given to flux submit: with at least one task per pod '-N <size> -n <tasks>', else '-n <tasks>'; 0 means '-N <size>' alone (one task per node), as in the Go operator. Defaults to 1.
    */
   tasks?: number;
   /**
@@ -97,7 +97,7 @@ export interface MiniClusterSpec {
  */
 export interface MiniClusterContainer {
   /**
-   * Container name, a DNS label. Required for every container that does not run Flux and for every service container.
+   * Container name, a DNS label. Required for every container that does not run Flux and for every service container. The Flux container is named after the MiniCluster whatever it says here. An empty string is the same as leaving it out (what the Go operator's Python SDK sends).
    */
   name?: string;
   /**
@@ -235,9 +235,9 @@ export interface ContainerVolume {
    */
   emptyDir?: boolean;
   /**
-   * Backing medium of the emptyDir; memory means a RAM-backed tmpfs.
+   * Backing medium of the emptyDir: memory (or Memory, Kubernetes' spelling) means a RAM-backed tmpfs; unset, the node's disk.
    */
-  emptyDirMedium?: "memory";
+  emptyDirMedium?: "memory" | "Memory";
   /**
    * Size limit of the emptyDir as a quantity (for example 64Gi).
    */
@@ -473,12 +473,12 @@ export interface Network {
   disableAffinity?: boolean;
 }
 /**
- * How Flux is installed, configured and started, shared by all pods.
+ * How Flux is installed, configured and started, shared by all pods. Its defaults below are applied only when spec.flux is given, as in the Go operator; without it the operator applies them too, except connectTimeout (Flux's own).
  */
 export interface FluxSpec {
   container?: FluxContainer;
   /**
-   * Architecture of the helper binaries the entrypoint downloads (for example arm64).
+   * Accepted for compatibility with Go operator manifests and ignored: the entrypoint downloads nothing, so there are no helper binaries to choose.
    */
   arch?: string;
   /**
@@ -490,7 +490,7 @@ export interface FluxSpec {
    */
   wrap?: string;
   /**
-   * How long a broker waits for its parent to answer (tbon.connect_timeout), a Flux duration such as 5s or 1m. Defaults to 5s.
+   * How long a broker waits for its parent to answer (tbon.connect_timeout), a Flux duration such as 5s or 1m. Defaults to 5s when spec.flux is given; an empty string, or no spec.flux at all, leaves Flux's own default (30s), as in the Go operator.
    */
   connectTimeout?: string;
   /**
@@ -593,9 +593,9 @@ export interface FluxScheduler {
    */
   simple?: boolean;
   /**
-   * Fluxion queue policy (fcfs, easy, hybrid or conservative). Defaults to fcfs.
+   * Fluxion queue policy (fcfs, easy, hybrid or conservative). Defaults to fcfs; an empty string means fcfs too (what the Go operator's Python SDK sends).
    */
-  queuePolicy?: "fcfs" | "easy" | "hybrid" | "conservative";
+  queuePolicy?: "fcfs" | "easy" | "hybrid" | "conservative" | "";
 }
 /**
  * Join clusters: brokers of other clusters (burst targets) or a lead broker elsewhere appear in this cluster's broker hostlist.
@@ -758,7 +758,7 @@ export interface MiniClusterPodSpec {
    */
   hostPID?: boolean;
   /**
-   * Pod-level resources, by resource name (a core/v1 ResourceList).
+   * Refused when not empty (kept in the schema so that the message can say why): the Go operator made it the pods' overhead, which Kubernetes refuses unless the RuntimeClass declares the same. Set containers[].resources.
    */
   resources?: {
     [k: string]: Quantity;
@@ -873,7 +873,7 @@ export interface MiniClusterStatus {
    */
   maximumSize?: number;
   /**
-   * Latest observations of the MiniCluster's state (Ready, Progressing, Succeeded, Failed, Invalid...).
+   * Latest observations of the MiniCluster's state: Ready, Succeeded, Failed, SpecInvalid, Unappliable and SizeClamped (the Go operator's JobMiniClusterReady and friends are not set; Ready replaces them).
    */
   conditions?: Condition[];
 }
@@ -984,7 +984,7 @@ export interface DefaultedMiniClusterSpec {
    */
   backoffLimit: number;
   /**
-   * Total number of tasks across the cluster, given to flux submit. Defaults to 1.
+   * Total number of tasks across the cluster, given to flux submit: with at least one task per pod '-N <size> -n <tasks>', else '-n <tasks>'; 0 means '-N <size>' alone (one task per node), as in the Go operator. Defaults to 1.
    */
   tasks: number;
   /**
@@ -998,7 +998,7 @@ export interface DefaultedMiniClusterSpec {
  */
 export interface DefaultedMiniClusterContainer {
   /**
-   * Container name, a DNS label. Required for every container that does not run Flux and for every service container.
+   * Container name, a DNS label. Required for every container that does not run Flux and for every service container. The Flux container is named after the MiniCluster whatever it says here. An empty string is the same as leaving it out (what the Go operator's Python SDK sends).
    */
   name?: string;
   /**
@@ -1123,9 +1123,9 @@ export interface DefaultedContainerVolume {
    */
   emptyDir: boolean;
   /**
-   * Backing medium of the emptyDir; memory means a RAM-backed tmpfs.
+   * Backing medium of the emptyDir: memory (or Memory, Kubernetes' spelling) means a RAM-backed tmpfs; unset, the node's disk.
    */
-  emptyDirMedium?: "memory";
+  emptyDirMedium?: "memory" | "Memory";
   /**
    * Size limit of the emptyDir as a quantity (for example 64Gi).
    */
@@ -1158,12 +1158,12 @@ export interface DefaultedNetwork {
   disableAffinity?: boolean;
 }
 /**
- * How Flux is installed, configured and started, shared by all pods.
+ * How Flux is installed, configured and started, shared by all pods. Its defaults below are applied only when spec.flux is given, as in the Go operator; without it the operator applies them too, except connectTimeout (Flux's own).
  */
 export interface DefaultedFluxSpec {
   container: DefaultedFluxContainer;
   /**
-   * Architecture of the helper binaries the entrypoint downloads (for example arm64).
+   * Accepted for compatibility with Go operator manifests and ignored: the entrypoint downloads nothing, so there are no helper binaries to choose.
    */
   arch?: string;
   /**
@@ -1175,7 +1175,7 @@ export interface DefaultedFluxSpec {
    */
   wrap?: string;
   /**
-   * How long a broker waits for its parent to answer (tbon.connect_timeout), a Flux duration such as 5s or 1m. Defaults to 5s.
+   * How long a broker waits for its parent to answer (tbon.connect_timeout), a Flux duration such as 5s or 1m. Defaults to 5s when spec.flux is given; an empty string, or no spec.flux at all, leaves Flux's own default (30s), as in the Go operator.
    */
   connectTimeout: string;
   /**
@@ -1278,9 +1278,9 @@ export interface DefaultedFluxScheduler {
    */
   simple?: boolean;
   /**
-   * Fluxion queue policy (fcfs, easy, hybrid or conservative). Defaults to fcfs.
+   * Fluxion queue policy (fcfs, easy, hybrid or conservative). Defaults to fcfs; an empty string means fcfs too (what the Go operator's Python SDK sends).
    */
-  queuePolicy: "fcfs" | "easy" | "hybrid" | "conservative";
+  queuePolicy: "fcfs" | "easy" | "hybrid" | "conservative" | "";
 }
 /**
  * Join clusters: brokers of other clusters (burst targets) or a lead broker elsewhere appear in this cluster's broker hostlist.
@@ -1434,7 +1434,7 @@ export interface DefaultedMiniClusterPodSpec {
    */
   hostPID?: boolean;
   /**
-   * Pod-level resources, by resource name (a core/v1 ResourceList).
+   * Refused when not empty (kept in the schema so that the message can say why): the Go operator made it the pods' overhead, which Kubernetes refuses unless the RuntimeClass declares the same. Set containers[].resources.
    */
   resources?: {
     [k: string]: Quantity;

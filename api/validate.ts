@@ -119,7 +119,10 @@ export function validateSpec(mc: MiniCluster): string[] {
         `spec.flux.bursting.clusters[${i}].name "${cluster.name}" is used twice; every burst cluster needs its own hostname prefix`,
       );
     }
-    if (cluster.name === name) {
+    // On the lead cluster its own hosts come first already. A burst target (leadBroker set) is
+    // one of the clusters the lead bursts to: there its own name in the list is what puts its
+    // pods in the hostlist (the Go operator's bursting plugin names it so).
+    if (cluster.name === name && !spec.flux.bursting?.leadBroker) {
       problems.push(
         `spec.flux.bursting.clusters[${i}].name "${cluster.name}" is this MiniCluster's own name; its hostnames would collide with the local pods`,
       );
@@ -127,7 +130,52 @@ export function validateSpec(mc: MiniCluster): string[] {
     burstNames.add(cluster.name);
   });
 
+  // Refused by the CRD at apply time; a MiniCluster stored before that rule still gets the reason.
+  if (Object.keys(mc.spec.pod?.resources ?? {}).length > 0) {
+    problems.push(
+      "spec.pod.resources is not supported: the Go operator made it the pods' overhead, which Kubernetes refuses unless the pods' RuntimeClass declares exactly that overhead, so its pods were never created; set the containers' resources instead (containers[].resources, flux.container.resources)",
+    );
+  }
+
+  problems.push(...fluxMiniProblems(spec));
   return problems;
+}
+
+/** `flux mini <cmd>` as a command word (not inside another word such as `myflux mini`). */
+const FLUX_MINI = /(^|[\s;&|(`'"])flux\s+mini(\s|$)/m;
+
+/**
+ * Every place that runs a command and says `flux mini`: flux-core removed that command in 0.59
+ * (February 2024), so with any current Flux view every such pod fails with "unknown command".
+ * `flux submit`, `flux run`, `flux batch`... exist since 0.48, so the replacement works with old
+ * views too.
+ */
+export function fluxMiniProblems(spec: DefaultedMiniCluster["spec"]): string[] {
+  const found: string[] = [];
+  if (FLUX_MINI.test(spec.flux.submitCommand ?? "")) found.push("spec.flux.submitCommand");
+  const groups: [string, DefaultedMiniClusterContainer[]][] = [
+    ["containers", spec.containers],
+    ["services", spec.services],
+  ];
+  for (const [field, containers] of groups) {
+    containers.forEach((c, i) => {
+      const texts: [string, string | undefined][] = [
+        ["command", c.command],
+        ...Object.entries(c.commands ?? {}).map(([k, v]): [string, string | undefined] => [
+          `commands.${k}`,
+          v,
+        ]),
+        ["lifeCycle.postStartExec", c.lifeCycle?.postStartExec],
+        ["lifeCycle.preStopExec", c.lifeCycle?.preStopExec],
+      ];
+      for (const [key, text] of texts) {
+        if (text && FLUX_MINI.test(text)) found.push(`spec.${field}[${i}].${key}`);
+      }
+    });
+  }
+  return found.map((where) =>
+    `${where} runs "flux mini", which flux-core removed in 0.59 (February 2024), so every pod would fail with an unknown command; drop "mini" (flux submit, flux run, flux batch, flux alloc exist since flux-core 0.48)`
+  );
 }
 
 function hasSource(v: DefaultedContainerVolume): boolean {

@@ -13,7 +13,7 @@ import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { DefaultedMiniCluster } from "../../api/mod.ts";
 import { ConfigMaps, Pods, type ResourceType, Secrets, Services } from "../../runtime/resources.ts";
 import { buildEntrypointConfigMap } from "./children/entrypoint.ts";
-import { buildCurveSecret, parseCurveCertificate, userCurveCert } from "./children/curve.ts";
+import { buildCurveSecret, checkCurveCertificate, userCurveCert } from "./children/curve.ts";
 import { buildJob } from "./children/job.ts";
 import { childLabels } from "./children/names.ts";
 import { ownerReference } from "./children/owner.ts";
@@ -62,8 +62,8 @@ export async function desiredChildren(
   try {
     const given = userCurveCert(sized);
     if (given) {
-      const parsed = parseCurveCertificate(given);
-      if (parsed instanceof Error) throw new BuildError(`spec.flux.curveCert: ${parsed.message}`);
+      const problems = await checkCurveCertificate(given);
+      if (problems.length > 0) throw new BuildError(`spec.flux.curveCert: ${problems.join("; ")}`);
     }
     const servicesPod = buildServicesPod(sized);
     built = {

@@ -117,7 +117,7 @@ const sizes = fc.integer({ min: 1, max: 4 }).chain((size) =>
 
 export const specArbitrary: fc.Arbitrary<Spec> = fc.record({
   sizes,
-  tasks: fc.option(fc.integer({ min: 1, max: 8 }), { nil: undefined }),
+  tasks: fc.option(fc.integer({ min: 0, max: 8 }), { nil: undefined }),
   interactive: fc.option(fc.boolean(), { nil: undefined }),
   logging: fc.option(logging, { nil: undefined }),
   headlessName: fc.option(label("h-"), { nil: undefined }),
@@ -221,7 +221,7 @@ export const changeArbitrary: fc.Arbitrary<Change> = fc.oneof(
       return n;
     },
   })),
-  fc.integer({ min: 1, max: 8 }).map((tasks) => ({
+  fc.integer({ min: 0, max: 8 }).map((tasks) => ({
     what: `tasks → ${tasks}`,
     apply: (s: Spec) => ({ ...clone(s), tasks }),
   })),

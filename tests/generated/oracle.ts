@@ -291,9 +291,16 @@ function scriptProblems(
     bad("no command, but the wait script is not interactive");
   }
   // Node and task flags for the size the Job runs at (API reference: -N size, -n tasks).
+  // tasks 0: -N alone (one task per node), as the Go operator documents.
   const tasks = spec.tasks ?? 1;
-  const flags = tasks >= size ? `flags=(-N ${size} -n${tasks}` : `flags=(-n${tasks}`;
-  if (!wait.includes(flags)) bad(`the wait script lacks ${flags}`);
+  const flags = tasks === 0
+    ? new RegExp(`flags=\\(-N ${size}(\\)| (?!-n))`)
+    : tasks >= size
+    ? `flags=(-N ${size} -n${tasks}`
+    : `flags=(-n${tasks}`;
+  if (typeof flags === "string" ? !wait.includes(flags) : !flags.test(wait)) {
+    bad(`the wait script lacks ${flags}`);
+  }
   const strict = spec.logging?.strict ?? false;
   if (wait.includes("set -eEu -o pipefail") !== strict) {
     bad(`logging.strict ${strict} not in the wait script`);
@@ -308,7 +315,8 @@ function scriptProblems(
   }
   const range = maximum === 1 ? "0" : `0-${maximum - 1}`;
   if (!init.includes(`${name}-[${range}]`)) bad(`the hostlist is not ${name}-[${range}]`);
-  const policy = spec.flux?.scheduler?.queuePolicy ??
+  // "" (what the Go operator's Python SDK sends) is the default policy.
+  const policy = spec.flux?.scheduler?.queuePolicy ||
     defaultOf<string>("spec.flux.scheduler.queuePolicy");
   if (!init.includes(`queue-policy = "${policy}"`)) bad(`broker.toml lacks queue-policy ${policy}`);
   const headless = headlessName(spec, name);

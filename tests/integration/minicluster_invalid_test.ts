@@ -112,3 +112,32 @@ integrationTest(
   },
   { timeoutMs: 60_000 },
 );
+
+integrationTest(
+  "minicluster invalid: flux mini (gone from flux-core) is named in the condition, no pods fail",
+  async (env) => {
+    const { client, namespace } = env;
+    await withOperator(env, async () => {
+      await client.create(
+        MiniClusters,
+        miniCluster("mini", namespace, {
+          flux: { submitCommand: "flux mini submit" },
+          containers: [{ image: "app", command: "hostname" }],
+        }),
+      );
+      const c = await waitForCondition(env, "mini", "SpecInvalid", "True", "ValidationFailed");
+      assert.match(
+        c.message,
+        /spec\.flux\.submitCommand runs "flux mini", which flux-core removed/,
+      );
+      await absent(() => client.get<Job>(Jobs, namespace, "mini"));
+      // Dropping "mini" recovers.
+      await client.patch(MiniClusters, namespace, "mini", {
+        spec: { flux: { submitCommand: "flux submit" } },
+      }, "merge");
+      await waitForCondition(env, "mini", "SpecInvalid", "False", "SpecValid");
+      await eventually(() => client.get<Job>(Jobs, namespace, "mini"), { timeoutMs: 20_000 });
+    });
+  },
+  { timeoutMs: 60_000 },
+);

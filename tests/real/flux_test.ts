@@ -267,3 +267,131 @@ realTest(
     assert.match(waiting?.message ?? "", /127\.0\.0\.1:9|connection refused/, waiting?.message);
   },
 );
+
+realTest("real: under logging.strict too, Flux's exit code fails the Job", async (env) => {
+  const name = "strict-failing";
+  await env.apply(
+    realMiniCluster(name, { size: 1, backoffLimit: 1, logging: { strict: true } }, {
+      command: "false",
+    }),
+  );
+  const failed = await waitCondition(env, name, "Failed");
+  assert.equal(
+    (await condition(env, name, "Succeeded"))?.status ?? "False",
+    "False",
+    failed.message,
+  );
+  const job = JSON.parse(await kubectl(["-n", REAL_NAMESPACE, "get", "job", name, "-o", "json"]));
+  assert.ok(
+    job.status.conditions.some((c: Condition) => c.type === "Failed" && c.status === "True"),
+    JSON.stringify(job.status),
+  );
+});
+
+realTest("real: FLUX_RC_EXTRA makes the broker run the view's rc1.d scripts", async (env) => {
+  const name = "rc-extra";
+  // An rc1.d script that exists only in the copied view (/mnt/flux/view), never in the install's
+  // own confdir: it runs only if FLUX_RC_EXTRA names the directory that holds rc1.d.
+  const marker = "/tmp/mc-rc-extra-ran";
+  await env.apply(realMiniCluster(name, { size: 1 }, {
+    launcher: true,
+    commands: {
+      pre: [
+        'mkdir -p "${viewroot}/etc/flux/rc1.d"',
+        `printf '#!/bin/sh\\ntouch ${marker}\\n' > "\${viewroot}/etc/flux/rc1.d/99-mc-rc-extra"`,
+        'chmod +x "${viewroot}/etc/flux/rc1.d/99-mc-rc-extra"',
+      ].join("\n"),
+      script: `echo "FLUX_RC_EXTRA=$FLUX_RC_EXTRA"\nls ${marker} && echo rc-extra-ran`,
+    },
+  }));
+  await waitCondition(env, name, "Succeeded");
+  const log = await env.logs(await podName(env, name, 0), name);
+  assert.match(log, /^FLUX_RC_EXTRA=\/mnt\/flux\/view\/etc\/flux$/m, log);
+  assert.match(log, /^rc-extra-ran$/m, log);
+});
+
+/** A CURVE certificate of a fresh key pair, as Flux writes one (keys from WebCrypto). */
+async function certificate(): Promise<{ text: string; publicKey: string; secretKey: string }> {
+  const { generateCurveCertificate } = await import(
+    "../../controllers/minicluster/children/curve.ts"
+  );
+  return await generateCurveCertificate({ name: "mc-real-e2e" });
+}
+
+realTest(
+  "real: a given curveCert Flux accepts forms the instance; one it would refuse is SpecInvalid",
+  async (env) => {
+    const good = await certificate();
+    const other = await certificate();
+    const withCert = (name: string, curveCert: string) => {
+      const mc = realMiniCluster(name, { size: 2 }, {
+        launcher: true,
+        command: "flux run -N2 hostname",
+      });
+      mc.spec.flux = { ...mc.spec.flux, curveCert };
+      return mc;
+    };
+    // Keys of two pairs: real brokers refuse it at load ("Invalid argument"); the operator says so
+    // and creates no pods.
+    const mixed = good.text.replace(good.publicKey, other.publicKey);
+    await env.apply(withCert("cert-refused", mixed));
+    const invalid = await waitCondition(env, "cert-refused", "SpecInvalid", 60_000);
+    assert.match(invalid.message ?? "", /curveCert: .*not the secret-key's public key/);
+    assert.equal((await env.pods("cert-refused")).length, 0);
+    // The same with Flux's metadata rules (an "_") and a key line not indented.
+    await env.apply(withCert("cert-meta", good.text.replace("mc-real-e2e", "mc_real")));
+    assert.match(
+      (await waitCondition(env, "cert-meta", "SpecInvalid", 60_000)).message ?? "",
+      /has "_"/,
+    );
+    // A valid given certificate is the one the brokers use: both join and run the job.
+    await env.apply(withCert("cert-given", good.text));
+    await waitCondition(env, "cert-given", "Succeeded");
+    const log = await env.logs(await podName(env, "cert-given", 0), "cert-given");
+    for (let i = 0; i < 2; i++) assert.match(log, new RegExp(`^cert-given-${i}$`, "m"), log);
+  },
+);
+
+realTest(
+  "real: a MiniCluster bursting into another joins its instance with the same ranks",
+  async (env) => {
+    // Both clusters share one certificate (the overlay is one network) and list the same hosts:
+    // lead-0, lead-1, burst-0. The burst cluster names the lead broker by its DNS name.
+    const cert = await certificate();
+    const lead = realMiniCluster("lead", { size: 2, interactive: true });
+    lead.spec.flux = {
+      ...lead.spec.flux,
+      curveCert: cert.text,
+      bursting: { clusters: [{ name: "burst", size: 1 }] },
+    };
+    const burst = realMiniCluster("burst", { size: 1, interactive: true });
+    burst.spec.flux = {
+      ...burst.spec.flux,
+      curveCert: cert.text,
+      bursting: {
+        leadBroker: {
+          address: `lead-0.lead.${REAL_NAMESPACE}.svc.cluster.local`,
+          name: "lead",
+          size: 2,
+        },
+        clusters: [{ name: "burst", size: 1 }],
+      },
+    };
+    await env.apply(lead);
+    await env.apply(burst);
+    await runningPods(env, "lead", 2);
+    await runningPods(env, "burst", 1);
+    // Every rank up: the lead's two brokers and the burst broker (rank 2 in both hostlists; with
+    // the lead broker listed twice the burst broker took rank 3 and never joined).
+    const status = await eventually(async () => {
+      const out = await onLeadBroker(env, "lead", "flux overlay status --no-pretty\n");
+      if (!/\bfull\b/.test(out)) throw new Error(`not every broker joined:\n${out}`);
+      return out;
+    }, { timeoutMs: 180_000, intervalMs: 2000 });
+    assert.match(status, /\bfull\b/, status);
+    const ran = await onLeadBroker(env, "lead", "flux run -N3 --label-io hostname\n");
+    assert.match(ran, /^2: burst-0$/m, ran);
+    assert.match(ran, /^0: lead-0$/m, ran);
+  },
+  { timeoutMs: 400_000 },
+);

@@ -48,9 +48,10 @@ const ours = fields(schema);
 /**
  * Defaults we add where the Go CRD has none. Empty parents default to {} so their children's
  * defaults show up in the stored object; fcfs is what the Go operator fills in at reconcile time.
+ * Not spec.flux: defaulting it would give every MiniCluster connectTimeout's 5s, which Go's CRD
+ * applies only when spec.flux is written (without it the brokers keep Flux's own timeout).
  */
 const ADDED_DEFAULTS: Record<string, unknown> = {
-  "spec.flux": {},
   "spec.flux.container": {},
   "spec.flux.scheduler": {},
   "spec.flux.scheduler.queuePolicy": "fcfs",

@@ -2,9 +2,11 @@ import assert from "node:assert/strict";
 import { type MiniClusterSpec, withDefaults } from "../../api/mod.ts";
 import {
   buildCurveSecret,
+  checkCurveCertificate,
   curveCertFromSecret,
   curveCertificateText,
   curveMetadataFor,
+  curvePublicKeyOf,
   generateCurveCertificate,
   parseCurveCertificate,
 } from "../../controllers/minicluster/children/curve.ts";
@@ -115,9 +117,93 @@ Deno.test("the certificate text is the standard layout", () => {
 });
 
 Deno.test("parseCurveCertificate explains what is wrong", () => {
-  assert.match(String(parseCurveCertificate("curve\n")), /no public-key or secret-key/);
+  assert.match(String(parseCurveCertificate("curve\n")), /no public-key under "curve"/);
+  assert.match(String(parseCurveCertificate("curve\n")), /no secret-key under "curve"/);
   const bad = curveCertificateText("short", z85Encode(new Uint8Array(32)));
   assert.match(String(parseCurveCertificate(bad)), /public-key is not a 40-character Z85 key/);
+});
+
+/** A certificate as CZMQ (and the Go operator) writes it: comments, a blank line of spaces. */
+function czmqStyle(publicKey: string, secretKey: string, name = "flux-cert-generator"): string {
+  return [
+    "#   ****  Generated on 2023-04-26 22:54:42 by CZMQ  ****",
+    "#   ZeroMQ CURVE **Secret** Certificate",
+    "#   DO NOT PROVIDE THIS FILE TO OTHER USERS nor change its permissions.",
+    "    ",
+    "metadata",
+    `    name = "${name}"`,
+    '    keygen.hostname = "flux-sample-0"',
+    "curve",
+    `    public-key = "${publicKey}"`,
+    `    secret-key = "${secretKey}"`,
+    "",
+  ].join("\n");
+}
+
+Deno.test("checkCurveCertificate: what Flux loads passes (ours, CZMQ's layout)", async () => {
+  const cert = await generateCurveCertificate(curveMetadataFor(miniCluster()));
+  assert.deepEqual(await checkCurveCertificate(cert.text), []);
+  assert.deepEqual(await checkCurveCertificate(czmqStyle(cert.publicKey, cert.secretKey)), []);
+  // Tabs indent as well as spaces; values may hold blanks and Z85's punctuation.
+  const tabbed = czmqStyle(
+    cert.publicKey,
+    cert.secretKey,
+    "a b.c-d:e+f=g^h!i/j*k?l&m<n>(o)[p]{q}@r%s$t#u",
+  )
+    .replaceAll("    ", "\t");
+  assert.deepEqual(await checkCurveCertificate(tabbed), []);
+});
+
+Deno.test("checkCurveCertificate: a public key that is not the secret key's is refused", async () => {
+  const [a, b] = await Promise.all([generateCurveCertificate(), generateCurveCertificate()]);
+  const mixed = curveCertificateText(a.publicKey, b.secretKey);
+  const problems = await checkCurveCertificate(mixed);
+  assert.equal(problems.length, 1);
+  assert.match(problems[0], /public-key is not the secret-key's public key/);
+  // The derivation is X25519 with the base point: WebCrypto's own public key for a generated pair.
+  assert.equal(z85Encode(await curvePublicKeyOf(z85Decode(b.secretKey))), b.publicKey);
+});
+
+Deno.test("checkCurveCertificate: metadata characters Flux's reader refuses", async () => {
+  const cert = await generateCurveCertificate();
+  const problems = await checkCurveCertificate(
+    czmqStyle(cert.publicKey, cert.secretKey, "flux_cert"),
+  );
+  assert.equal(problems.length, 1);
+  assert.match(problems[0], /line 6: the value of name has "_"/);
+  const quote = await checkCurveCertificate(czmqStyle(cert.publicKey, cert.secretKey, 'a"b'));
+  assert.match(quote.join(), /has "\\""/);
+});
+
+Deno.test("checkCurveCertificate: key lines must be indented under their section", async () => {
+  const cert = await generateCurveCertificate();
+  const flat = czmqStyle(cert.publicKey, cert.secretKey).replace(
+    `    secret-key = "${cert.secretKey}"`,
+    `secret-key = "${cert.secretKey}"`,
+  );
+  const problems = await checkCurveCertificate(flat);
+  assert.match(problems.join("\n"), /line 10 \("secret-key \.\.\."\) is not indented/);
+  assert.match(problems.join("\n"), /no secret-key under "curve"/);
+  // The messages become a condition of the MiniCluster: never the key itself.
+  assert.ok(!problems.join().includes(cert.secretKey));
+  // (Z85 has '=' in its alphabet, so the value goes too, or the key might still hold one.)
+  const noEquals = await checkCurveCertificate(
+    cert.text.replace(`secret-key = "${cert.secretKey}"`, "secret-key"),
+  );
+  assert.match(noEquals.join(), /is not a key = "value" line/);
+  assert.ok(!noEquals.join().includes(cert.secretKey));
+  const early = await checkCurveCertificate(`    name = "x"\n${cert.text}`);
+  assert.match(early.join(), /line 1 .* comes before any "metadata" or "curve" section/);
+});
+
+Deno.test("checkCurveCertificate: lines Flux would cut, unknown curve keys, duplicates", async () => {
+  const cert = await generateCurveCertificate();
+  const long = czmqStyle(cert.publicKey, cert.secretKey, "x".repeat(300));
+  assert.match((await checkCurveCertificate(long)).join(), /line 6 is longer than 255 bytes/);
+  const extra = cert.text.replace("curve\n", 'curve\n    other-key = "x"\n');
+  assert.match((await checkCurveCertificate(extra)).join(), /only public-key and secret-key/);
+  const twice = cert.text.replace("metadata\n", 'metadata\n    name = "a"\n');
+  assert.match((await checkCurveCertificate(twice)).join(), /metadata name is given twice/);
 });
 
 Deno.test("the Secret holds the given text under curve.cert, owned by the MiniCluster", async () => {

@@ -13,6 +13,9 @@ import {
   withDefaults,
 } from "../../api/mod.ts";
 
+import { resolveSettings } from "../../controllers/minicluster/children/scripts/settings.ts";
+import { buildJob } from "../../controllers/minicluster/children/job.ts";
+
 const ROOT = new URL("../../", import.meta.url);
 const VALID_DIR = new URL("tests/fixtures/manifests/valid/", ROOT);
 
@@ -107,7 +110,8 @@ Deno.test("withDefaults of a minimal MiniCluster fills every CRD and derived def
         disable: false,
         pullAlways: false,
       },
-      connectTimeout: "5s",
+      // No spec.flux, so no CRD default for it (as in the Go operator): Flux's own applies.
+      connectTimeout: "",
       logLevel: 6,
       scheduler: { queuePolicy: "fcfs" },
     },
@@ -244,6 +248,55 @@ Deno.test("validateSpec accepts every valid fixture", async () => {
   }
 });
 
+Deno.test("what the Go operator's Python SDK sends for unset fields means unset", () => {
+  const manifest = mc({
+    tasks: 0,
+    flux: { connectTimeout: "", scheduler: { queuePolicy: "" } },
+    containers: [{ name: "", image: "app", command: "hostname" }],
+  }, "sdk");
+  const defaulted = withDefaults({ ...manifest, metadata: { ...manifest.metadata, uid: "u" } });
+  // Kept as stored (the apiserver stores the ""s), read as unset by the builders.
+  assert.equal(defaulted.spec.tasks, 0);
+  assert.equal(defaulted.spec.flux.connectTimeout, "");
+  const settings = resolveSettings(defaulted);
+  assert.equal(settings.flux.queuePolicy, "fcfs");
+  assert.equal(settings.flux.connectTimeout, "");
+  assert.equal(buildJob(defaulted, { size: 1 }).spec?.template.spec?.containers[0].name, "sdk");
+  assert.deepEqual(validateSpec(defaulted), []);
+  // No spec.flux: Flux's connect timeout; a given one: the CRD's default.
+  assert.equal(withDefaults(mc({ containers: [{}] })).spec.flux.connectTimeout, "");
+  assert.equal(withDefaults(mc({ containers: [{}], flux: {} })).spec.flux.connectTimeout, "5s");
+});
+
+Deno.test("validateSpec: flux mini, removed in flux-core 0.59, is refused wherever it runs", () => {
+  const problems = validateSpec(mc({
+    flux: { submitCommand: "flux mini submit" },
+    containers: [
+      {
+        runFlux: true,
+        command: "flux mini run -n 2 hostname",
+        commands: { pre: "echo hi\nflux  mini batch job.sh", post: "echo myflux mini" },
+      },
+      { name: "side", lifeCycle: { postStartExec: "sh -c 'flux mini alloc'" } },
+    ],
+  }));
+  assert.deepEqual(problems.map((p) => p.split(" ")[0]), [
+    "spec.flux.submitCommand",
+    "spec.containers[0].command",
+    "spec.containers[0].commands.pre",
+    "spec.containers[1].lifeCycle.postStartExec",
+  ]);
+  assert.match(problems[0], /removed in 0\.59 .*drop "mini" \(flux submit, flux run/);
+  assert.deepEqual(validateSpec(mc({ containers: [{ command: "flux submit hostname" }] })), []);
+});
+
+Deno.test("validateSpec: pod.resources is refused with the reason (Go made it an overhead)", () => {
+  const problems = validateSpec(mc({ containers: [{}], pod: { resources: { cpu: 2 } } }));
+  assert.equal(problems.length, 1);
+  assert.match(problems[0], /^spec\.pod\.resources is not supported: .*overhead/);
+  assert.deepEqual(validateSpec(mc({ containers: [{}], pod: { resources: {} } })), []);
+});
+
 Deno.test("validateSpec: a volume needs a source", () => {
   const problems = validateSpec(mc({ containers: [{ volumes: { data: { path: "/data" } } }] }));
   assert.deepEqual(problems, [
@@ -353,6 +406,20 @@ Deno.test("validateSpec: burst cluster names are unique and not the MiniCluster'
   assert.equal(problems.length, 2);
   assert.match(problems[0], /clusters\[1\]\.name "x" is used twice/);
   assert.match(problems[1], /clusters\[2\]\.name "sample" is this MiniCluster's own name/);
+  // A burst target is one of the lead's burst clusters: naming itself there is the point (its
+  // pods must be in the hostlist), as the Go operator's bursting examples do.
+  assert.deepEqual(
+    validateSpec(mc({
+      flux: {
+        bursting: {
+          leadBroker: { address: "10.0.0.1", name: "lead", size: 2 },
+          clusters: [{ name: "sample", size: 2 }],
+        },
+      },
+      containers: [{}],
+    })),
+    [],
+  );
   // Defaulted names burst-0, burst-1 never collide.
   assert.deepEqual(
     validateSpec(mc({ flux: { bursting: { clusters: [{}, {}] } }, containers: [{}] })),

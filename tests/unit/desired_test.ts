@@ -112,6 +112,28 @@ Deno.test("desired: a broken curveCert is a build error, a given one becomes the
   assert.ok(childrenInOrder(d).some((c) => c.kind === "Secret"));
 });
 
+Deno.test("desired: a curveCert real Flux would refuse is a build error saying why", async () => {
+  const [a, b] = await Promise.all([generateCurveCertificate(), generateCurveCertificate()]);
+  const refused = async (curveCert: string) => {
+    const e = await desiredChildren(withDefaults(mc({ flux: { curveCert } })), {
+      size: 2,
+      maxSize: 4,
+    }).then(() => undefined, (e) => e);
+    assert.ok(e instanceof BuildError, `accepted: ${curveCert}`);
+    assert.ok(!e.message.includes(a.secretKey) && !e.message.includes(b.secretKey));
+    return e.message;
+  };
+  // Keys of two pairs: every broker would fail to load it ("Invalid argument").
+  const mixed = a.text.replace(a.publicKey, b.publicKey);
+  assert.match(await refused(mixed), /^spec\.flux\.curveCert: .*not the secret-key's public key/);
+  // Metadata Flux's reader refuses, and a key line that is not indented.
+  assert.match(await refused(a.text.replace("flux-cert-generator", "flux_cert")), /has "_"/);
+  assert.match(
+    await refused(a.text.replace(`    secret-key`, "secret-key")),
+    /line \d+ \("secret-key \.\.\."\) is not indented/,
+  );
+});
+
 Deno.test("desired: builder failures surface as BuildError", async () => {
   // Two containers mounting different things at one path: the Job builder refuses it.
   const bad = mc({

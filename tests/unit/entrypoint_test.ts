@@ -11,11 +11,14 @@ import {
 } from "../../controllers/minicluster/children/scripts/settings.ts";
 import {
   brokerToml,
+  hostsAfterLead,
   tomlString,
 } from "../../controllers/minicluster/children/scripts/broker-toml.ts";
 import { nodeSpec } from "../../controllers/minicluster/children/scripts/wait.ts";
 import { assertGolden } from "../golden.ts";
 import { cases, miniCluster, UID } from "./entrypoint_cases.ts";
+
+const image = "ghcr.io/rse-ops/lammps:flux-sched-focal";
 
 /** Freezes an object graph, so a builder that writes to its input throws. */
 function deepFreeze<T>(value: T): T {
@@ -99,6 +102,21 @@ Deno.test("node spec: -N only when tasks cover the nodes, -N alone when tasks is
   assert.deepEqual(nodeSpec(4, 0), ["-N", "4"]);
 });
 
+Deno.test("connect timeout: 5s only inside a given spec.flux, none without it or with ''", () => {
+  const options = (spec: Parameters<typeof miniCluster>[0]) =>
+    buildEntrypointConfigMap(miniCluster(spec)).data!["wait-0"]
+      .match(/-Stbon\.connect_timeout=[^' "\n]*/g) ?? [];
+  const containers = [{ image: "app", command: "hostname" }];
+  // The Go operator's CRD defaults connectTimeout inside spec.flux only: without it the broker
+  // keeps Flux's own timeout (30 s).
+  assert.deepEqual(options({ containers }), []);
+  assert.deepEqual(options({ containers, flux: {} }), ["-Stbon.connect_timeout=5s"]);
+  assert.deepEqual(options({ containers, flux: { connectTimeout: "" } }), []);
+  assert.deepEqual(options({ containers, flux: { connectTimeout: "1m" } }), [
+    "-Stbon.connect_timeout=1m",
+  ]);
+});
+
 Deno.test("broker.toml: connect through the headless Service, brokerConfig verbatim", () => {
   const toml = brokerToml(resolveSettings(miniCluster(cases["custom-flux-view"])));
   assert.match(
@@ -112,6 +130,63 @@ Deno.test("broker.toml: connect through the headless Service, brokerConfig verba
   const verbatim = brokerToml(resolveSettings(miniCluster(cases["broker-config"])));
   assert.equal(verbatim + "\n", cases["broker-config"].flux?.brokerConfig);
   assert.equal(tomlString('a"b\\c\nd'), '"a\\"b\\\\c\\nd"');
+});
+
+/** A Flux hostlist expanded host by host ("a,b-[1-3],c-[0]" → a b-1 b-2 b-3 c-0). */
+function expandHostlist(hostlist: string): string[] {
+  const parts = hostlist.match(/[^,\[]+(\[[^\]]*\])?/g) ?? [];
+  return parts.flatMap((part) => {
+    const m = part.match(/^(.*)\[(.*)\]$/);
+    if (!m) return [part];
+    return m[2].split(",").flatMap((range) => {
+      const [a, b = a] = range.split("-").map(Number);
+      return Array.from({ length: b - a + 1 }, (_, i) => `${m[1]}${a + i}`);
+    });
+  });
+}
+
+/** The ranks as flux-core's bootstrap builds them: every hosts entry appended, duplicates kept. */
+function ranksOf(toml: string): string[] {
+  return [...toml.matchAll(/\{ host = "([^"]*)"/g)].flatMap((m) => expandHostlist(m[1]));
+}
+
+Deno.test("bursting: a cluster joining a lead broker has exactly the lead cluster's ranks", () => {
+  // The lead cluster: flux-lead, size 4, bursting to burst-0 (3 hosts) and gke (1 host).
+  const lead = resolveSettings(miniCluster({
+    size: 4,
+    containers: [{ image, command: "hostname" }],
+    flux: { bursting: { clusters: [{ name: "burst-0", size: 3 }, { name: "gke", size: 1 }] } },
+  }, "flux-lead"));
+  const leadRanks = ranksOf(brokerToml(lead));
+  assert.equal(leadRanks.length, 8);
+  // Its burst target (cases.bursting) lists the lead broker's address first, then the same hosts.
+  const child = ranksOf(brokerToml(resolveSettings(miniCluster(cases.bursting))));
+  assert.deepEqual(child, ["lead.example.org", ...leadRanks.slice(1)]);
+  // A single-broker lead cluster: the lead broker alone, one entry.
+  const single = brokerToml(resolveSettings(miniCluster({
+    containers: [{ image, command: "hostname" }],
+    flux: { bursting: { leadBroker: { address: "10.0.0.1", name: "solo", size: 1 } } },
+  })));
+  assert.deepEqual(ranksOf(single), ["10.0.0.1"]);
+  assert.equal(hostsAfterLead("10.0.0.1,x-[1-2]", "10.0.0.1"), "x-[1-2]");
+  assert.equal(hostsAfterLead("custom-[0-3]", "10.0.0.1"), "custom-[0-3]");
+});
+
+Deno.test("FLUX_RC_EXTRA names the directory that holds the view's rc1.d", async () => {
+  const view = await Deno.makeTempDir({ prefix: "mc-rc-extra-" });
+  try {
+    await Deno.mkdir(`${view}/etc/flux/rc1.d`, { recursive: true });
+    const script = buildEntrypointConfigMap(miniCluster(cases.minimal)).data!["wait-0"];
+    const line = script.match(/^export FLUX_RC_EXTRA=.*$/m)?.[0];
+    assert.ok(line, "the wait script sets FLUX_RC_EXTRA");
+    // Flux runs $dir/rc1.d/* for every dir of FLUX_RC_EXTRA (flux-core's modprobe/rc1).
+    const probe = new Deno.Command("bash", {
+      args: ["-c", `viewroot="$1"; ${line}; [ -d "\${FLUX_RC_EXTRA}/rc1.d" ]`, "probe", view],
+    });
+    assert.equal((await probe.output()).code, 0, line);
+  } finally {
+    await Deno.remove(view, { recursive: true });
+  }
 });
 
 Deno.test("a lead broker gets its own bind and connect at its port", () => {

@@ -11,6 +11,7 @@ import {
   heredocDelimiter,
   shellQuote,
 } from "../../controllers/minicluster/children/scripts/shell.ts";
+import { expandingWord } from "../../controllers/minicluster/children/scripts/view-environment.ts";
 import { run, scriptProblems } from "../generated/script_checks.ts";
 import { cases, hostileMiniCluster, miniCluster, nasty } from "./entrypoint_cases.ts";
 
@@ -46,6 +47,41 @@ Deno.test("shellQuote makes bash see exactly the value, whatever it holds", asyn
   const result = await run("bash", ["-c", script]);
   assert.equal(result.code, 0, result.stderr);
   assert.deepEqual(result.stdout.split("\0").slice(0, -1), all);
+});
+
+Deno.test("flux.environment values: $NAME and ${NAME} expand, nothing else does", async () => {
+  const env = { PATH: "/usr/bin:/bin", FOO: "foo value", HOME: "/home/x" };
+  const expanded = (value: string) =>
+    value.replace(
+      /\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})/g,
+      (_, a, b) => (env as Record<string, string>)[a ?? b] ?? "",
+    );
+  const check = async (value: string) => {
+    const r = await run("bash", ["-uc", `printf '%s' ${expandingWord(value)}`], { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, expanded(value), JSON.stringify(value));
+  };
+  for (
+    const value of [
+      "$PATH:/opt/bin",
+      "${FOO}bar",
+      "$FOOBAR",
+      "$UNSET-x",
+      "${FOO:-x}",
+      "$(touch /nonexistent/x) `id` \\ \" ' $1 $$ ${",
+      "line\nbreak\t$HOME",
+    ]
+  ) await check(value);
+  await fc.assert(
+    fc.asyncProperty(
+      fc.string({
+        // No "_": bash sets $_ itself (it expands as in Go's script, but not to the env's value).
+        unit: fc.constantFrom("$", "{", "}", "F", "O", "1", '"', "\\", "`", " ", "a"),
+      }),
+      check,
+    ),
+    { numRuns: 60 },
+  );
 });
 
 Deno.test("shellQuote leaves safe words bare and refuses NUL", () => {
@@ -207,12 +243,13 @@ Deno.test("hostile values never run and reach Flux as single arguments", async (
       const encode = (await calls(log)).find((c) => c[1] === "R");
       assert.deepEqual(encode, ["flux", "R", "encode", `--hosts=${hostlist.trim()}`, "--local"]);
     }
-    // The environment file restores the exact value.
+    // The environment file restores the value with its variable references expanded (as the Go
+    // operator did), and nothing else: no command ran, no word split.
     const sourced = await run("bash", [
       "-c",
       `. ${shellQuote(`${mountPath}/flux-view.sh`)}; printf '%s' "$HOSTILE"`,
     ]);
-    assert.equal(sourced.stdout, evil);
+    assert.equal(sourced.stdout, evil.replace("${HOME}", root));
     // The side container runs its command after the socket exists.
     const side = await run("bash", ["-c", data["start-1"]], {
       env: { ...env, STUB_HOSTNAME: "x" },

@@ -87,26 +87,188 @@ export function curveMetadataFor(mc: MiniClusterInput): CurveMetadata {
   return { name: "flux-cert-generator", hostname: podHostname(mc, 0) };
 }
 
+/** Characters Flux's certificate reader allows in a metadata or key value (besides letters and digits). */
+const VALUE_EXTRA = ".-:+=^!/*?&<>()[]{}@%$# \t";
+/** The same for a Z85 key (no blanks). */
+const KEY_EXTRA = ".-:+=^!/*?&<>()[]{}@%$#";
+/** Flux reads a certificate line by line into a 256-byte buffer: longer lines are cut in two. */
+const MAX_LINE_BYTES = 255;
+
+const isAlnum = (c: string) => /^[A-Za-z0-9]$/.test(c);
+/** C's isspace in the C locale. */
+const stripC = (text: string) => text.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, "");
+const badCharacters = (
+  value: string,
+  extra: string,
+) => [...new Set([...value].filter((c) => !isAlnum(c) && !extra.includes(c)))];
+const shown = (chars: string[]) => chars.map((c) => JSON.stringify(c)).join(", ");
 /**
- * The public and secret keys of a certificate text, or an Error saying what is wrong (used to
- * check a user's `flux.curveCert`; a broken certificate makes every broker fail to start).
+ * A line named by its first word only: the messages end up in the MiniCluster's status, and a
+ * certificate line may hold the secret key.
+ */
+const firstWord = (line: string) => JSON.stringify(`${line.split(/[\s=]/)[0].slice(0, 32)} ...`);
+
+/**
+ * What Flux's certificate reader (flux-core's libzmqutil `cert_read`, ZPL as CZMQ writes it)
+ * would say about `text`, line by line: one problem per refused line, plus missing keys. Empty when
+ * Flux would load the certificate, key pair aside (see checkCurveCertificate). The rules, from
+ * reading flux-core 0.88: blank lines and `#` comments are skipped; `metadata` and `curve` start
+ * their section at the start of a line; every other line is indented and in a section, a
+ * `key = "value"` with a key of letters, digits, '.' and '-' and a value of letters, digits and
+ * VALUE_EXTRA; `curve` holds only `public-key` and `secret-key`, 40-character Z85 texts; metadata
+ * keys are unique; a line is at most 255 bytes.
+ */
+export function curveCertificateProblems(text: string): string[] {
+  const problems: string[] = [];
+  const found = { public: false, secret: false };
+  const metadataKeys = new Set<string>();
+  let section: "none" | "metadata" | "curve" = "none";
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  lines.forEach((raw, index) => {
+    const at = `line ${index + 1}`;
+    if (new TextEncoder().encode(raw).length > MAX_LINE_BYTES) {
+      problems.push(`${at} is longer than ${MAX_LINE_BYTES} bytes, which Flux reads as two lines`);
+      return;
+    }
+    const indented = raw.startsWith(" ") || raw.startsWith("\t");
+    const line = stripC(raw);
+    if (line === "" || line.startsWith("#")) return;
+    if (!indented && (line === "metadata" || line === "curve")) {
+      section = line;
+      return;
+    }
+    if (!indented) {
+      problems.push(
+        `${at} (${
+          firstWord(line)
+        }) is not indented: only "metadata" and "curve" start a line, their entries are indented under them`,
+      );
+      return;
+    }
+    if (section === "none") {
+      problems.push(`${at} (${firstWord(line)}) comes before any "metadata" or "curve" section`);
+      return;
+    }
+    const equals = line.indexOf("=");
+    if (equals < 0) {
+      problems.push(`${at} (${firstWord(line)}) is not a key = "value" line`);
+      return;
+    }
+    const key = stripC(line.slice(0, equals));
+    const quoted = stripC(line.slice(equals + 1));
+    if (key === "" || badCharacters(key, "-.").length > 0) {
+      problems.push(`${at}: a key may hold only letters, digits, '.' and '-'`);
+      return;
+    }
+    if (quoted.length < 2 || !quoted.startsWith('"') || !quoted.endsWith('"')) {
+      problems.push(`${at}: the value of ${key} must be in double quotes`);
+      return;
+    }
+    const value = quoted.slice(1, -1);
+    const bad = badCharacters(value, VALUE_EXTRA);
+    if (bad.length > 0) {
+      problems.push(
+        `${at}: the value of ${key} has ${
+          shown(bad)
+        }, which Flux's certificate reader refuses (it allows letters, digits, space, tab and ${KEY_EXTRA})`,
+      );
+      return;
+    }
+    if (section === "metadata") {
+      if (metadataKeys.has(key)) problems.push(`${at}: metadata ${key} is given twice`);
+      metadataKeys.add(key);
+      return;
+    }
+    if (key !== "public-key" && key !== "secret-key") {
+      problems.push(`${at}: the curve section holds only public-key and secret-key, not ${key}`);
+      return;
+    }
+    if (!isZ85Key(value)) {
+      problems.push(`${at}: ${key} is not a 40-character Z85 key`);
+      return;
+    }
+    found[key === "public-key" ? "public" : "secret"] = true;
+  });
+  if (!found.public) problems.push('the certificate has no public-key under "curve"');
+  if (!found.secret) problems.push('the certificate has no secret-key under "curve"');
+  return problems;
+}
+
+function isZ85Key(value: string): boolean {
+  if (value.length !== 40 || badCharacters(value, KEY_EXTRA).length > 0) return false;
+  try {
+    return z85Decode(value).length === 32;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The public and secret keys of a certificate text, or an Error saying what is wrong with it as
+ * Flux would read it (the key pair itself is checked by checkCurveCertificate).
  */
 export function parseCurveCertificate(
   text: string,
 ): { publicKey: string; secretKey: string } | Error {
+  const problems = curveCertificateProblems(text);
+  if (problems.length > 0) return new Error(problems.join("; "));
   const key = (field: string) =>
-    text.match(new RegExp(`^\\s*${field}\\s*=\\s*"([^"]*)"\\s*$`, "m"))?.[1];
-  const publicKey = key("public-key");
-  const secretKey = key("secret-key");
-  if (!publicKey || !secretKey) return new Error("the certificate has no public-key or secret-key");
-  for (const [field, value] of [["public-key", publicKey], ["secret-key", secretKey]]) {
-    try {
-      if (value.length !== 40 || z85Decode(value).length !== 32) throw new Error("not 32 bytes");
-    } catch {
-      return new Error(`the certificate's ${field} is not a 40-character Z85 key`);
-    }
-  }
-  return { publicKey, secretKey };
+    stripC(text.match(new RegExp(`^[ \\t]+${field}[ \\t]*=[ \\t]*"([^"]*)"`, "m"))![1]);
+  return { publicKey: key("public-key"), secretKey: key("secret-key") };
+}
+
+/** PKCS#8 DER header of a raw X25519 private key (RFC 8410), for WebCrypto's importKey. */
+const X25519_PKCS8_PREFIX = Uint8Array.from([
+  0x30,
+  0x2e,
+  0x02,
+  0x01,
+  0x00,
+  0x30,
+  0x05,
+  0x06,
+  0x03,
+  0x2b,
+  0x65,
+  0x6e,
+  0x04,
+  0x22,
+  0x04,
+  0x20,
+]);
+
+/** The X25519 public key of a secret key: X25519(secret, 9), the curve's base point. */
+export async function curvePublicKeyOf(secret: Uint8Array): Promise<Uint8Array> {
+  const der = new Uint8Array(X25519_PKCS8_PREFIX.length + secret.length);
+  der.set(X25519_PKCS8_PREFIX);
+  der.set(secret, X25519_PKCS8_PREFIX.length);
+  const privateKey = await crypto.subtle.importKey("pkcs8", der, { name: "X25519" }, false, [
+    "deriveBits",
+  ]);
+  der.fill(0);
+  const basePoint = new Uint8Array(32);
+  basePoint[0] = 9;
+  const base = await crypto.subtle.importKey("raw", basePoint, { name: "X25519" }, false, []);
+  return new Uint8Array(
+    await crypto.subtle.deriveBits({ name: "X25519", public: base }, privateKey, 256),
+  );
+}
+
+/**
+ * Every reason real Flux would refuse `text` as its `[bootstrap] curve_cert`: what
+ * curveCertificateProblems finds, and a public key that is not the secret key's (Flux derives it
+ * and compares: "Invalid argument" at broker start). Empty when brokers can load it.
+ */
+export async function checkCurveCertificate(text: string): Promise<string[]> {
+  const parsed = parseCurveCertificate(text);
+  if (parsed instanceof Error) return curveCertificateProblems(text);
+  const secret = z85Decode(parsed.secretKey);
+  const derived = z85Encode(await curvePublicKeyOf(secret));
+  secret.fill(0);
+  return derived === parsed.publicKey
+    ? []
+    : ["the public-key is not the secret-key's public key, so Flux refuses the certificate"];
 }
 
 /** `flux.curveCert` when the user gave one. */

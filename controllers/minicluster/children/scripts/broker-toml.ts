@@ -18,9 +18,21 @@ export function defaultConnect(settings: Settings): string {
 }
 
 /**
+ * The hostlist after the lead broker's own entry: the lead broker is the first host of the
+ * hostlist, and flux-core's bootstrap appends every `hosts` entry without removing duplicates, so
+ * listing it twice would make this cluster's ranks one more than the lead cluster's (every rank
+ * after 0 shifted, the brokers unable to agree). Empty when the lead broker is the only host.
+ * A custom `bursting.hostlist` that does not start with the lead broker is kept whole.
+ */
+export function hostsAfterLead(hostlist: string, leadAddress: string): string {
+  if (hostlist === leadAddress) return "";
+  return hostlist.startsWith(`${leadAddress},`) ? hostlist.slice(leadAddress.length + 1) : hostlist;
+}
+
+/**
  * The `hosts` array. With a lead broker elsewhere, that broker gets its own entry with an explicit
- * bind/connect at its port, then the whole hostlist follows (Flux keeps the rank of a host's first
- * appearance). The Go operator meant to write the same but formats it with a missing argument.
+ * bind/connect at its port, then the rest of the hostlist follows (hostsAfterLead). The Go
+ * operator meant to write the same but formats it with a missing argument.
  */
 function hostsBlock(settings: Settings): string {
   const lead = settings.flux.leadBroker;
@@ -30,7 +42,9 @@ function hostsBlock(settings: Settings): string {
     `bind = ${tomlString(`tcp://eth0:${lead.port}`)}`,
     `connect = ${tomlString(`tcp://${lead.address}:${lead.port}`)}`,
   ].join(", ");
-  return `hosts = [\n  { ${leadEntry} },\n  { host = ${tomlString(settings.hostlist)} },\n]`;
+  const rest = hostsAfterLead(settings.hostlist, lead.address);
+  const entries = [`  { ${leadEntry} },`, ...(rest ? [`  { host = ${tomlString(rest)} },`] : [])];
+  return ["hosts = [", ...entries, "]"].join("\n");
 }
 
 export function brokerToml(settings: Settings): string {

@@ -4,7 +4,7 @@
  * and write the helper files `flux-view.sh` (environment to source), `flux-connect.sh` (a shell
  * connected to the local broker) and `load-fluxion.sh` into the shared volume.
  */
-import { shellQuote, silencedWhen, withLiteralNote, writeFileCommand } from "./shell.ts";
+import { shellQuote, silencedWhen, writeFileCommand } from "./shell.ts";
 import type { Settings } from "./settings.ts";
 import { VIEW_READY_MARKER } from "./paths.ts";
 
@@ -39,9 +39,31 @@ export function waitForView(settings: Settings): string[] {
   ];
 }
 
+/** `$NAME` or `${NAME}`: the references a flux.environment value may make to the environment. */
+const VARIABLE_REFERENCE = /\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})/g;
+
+/**
+ * A flux.environment value as a bash double-quoted word: `$NAME` and `${NAME}` expand (the Go
+ * operator wrote the value inside double quotes, so `PATH: $PATH:/opt/bin` extended the PATH),
+ * everything else is literal (Go's double quotes also ran `$(...)` and backticks and then let the
+ * sourced line split at blanks; here a value stays one word and never runs anything). An unset
+ * variable expands to nothing, also under logging.strict.
+ */
+export function expandingWord(value: string): string {
+  const literal = (text: string) => text.replace(/[\\"$`]/g, (c) => `\\${c}`);
+  let out = "";
+  let last = 0;
+  for (const m of value.matchAll(VARIABLE_REFERENCE)) {
+    out += literal(value.slice(last, m.index)) + `\${${m[1] ?? m[2]}:-}`;
+    last = m.index! + m[0].length;
+  }
+  return `"${out + literal(value.slice(last))}"`;
+}
+
 /**
  * Python and helper files of the view (skipped when the view is disabled: the image brings Flux).
- * User environment values are written quoted into flux-view.sh.
+ * User environment values are written quoted into flux-view.sh, their variable references
+ * expanded (expandingWord).
  */
 export function viewPaths(settings: Settings): string[] {
   if (settings.view.disable) return [];
@@ -49,12 +71,9 @@ export function viewPaths(settings: Settings): string[] {
   const pythonPath = settings.view.pythonPath
     ? `"\${PYTHONPATH:-}:"${shellQuote(settings.view.pythonPath)}`
     : `"\${PYTHONPATH:-}:\${foundroot}/site-packages"`;
-  // %q quotes the value again inside the file, so sourcing it restores the exact value.
-  const environment = settings.flux.environment.flatMap(([key, value]) =>
-    withLiteralNote(
-      value,
-      `printf 'export ${key}=%q\\n' ${shellQuote(value)} >> "\${viewbase}/flux-view.sh"`,
-    )
+  // %q quotes the value again inside the file, so sourcing it restores the expanded value.
+  const environment = settings.flux.environment.map(([key, value]) =>
+    `printf 'export ${key}=%q\\n' ${expandingWord(value)} >> "\${viewbase}/flux-view.sh"`
   );
   const connect = [
     "#!/bin/bash",
@@ -93,8 +112,8 @@ export function viewPaths(settings: Settings): string[] {
     `echo "PATH is \${PATH}"${q}`,
     ...(settings.flux.schedulerSimple ? [] : [
       "",
-      "# Fluxion is loaded by the view's rc1.d",
-      `export FLUX_RC_EXTRA="\${viewroot}/etc/flux/rc1.d"`,
+      "# Fluxion's rc scripts: Flux looks for rc1.d/ in each FLUX_RC_EXTRA directory",
+      `export FLUX_RC_EXTRA="\${viewroot}/etc/flux"`,
     ]),
     "",
     "# Helper to switch a running instance from sched-simple to Fluxion",

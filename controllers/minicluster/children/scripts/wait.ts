@@ -214,7 +214,8 @@ export function waitScript(settings: Settings, index: number): string {
     `curvepath="\${configroot}/curve/curve.cert"`,
     `mkdir -p "\${configroot}/curve"`,
     `cp ${CURVE_CERT_SOURCE} "\${curvepath}"`,
-    `chmod go-r "\${curvepath}"`,
+    // Flux refuses a certificate readable by group or other; 0600 as the Go operator leaves it.
+    `chmod 600 "\${curvepath}"`,
     `chown -R "\${fluxuid}" "\${curvepath}"`,
     ...(quiet ? [] : [`echo "🌟️ Curve certificate installed at \${curvepath}"`]),
     "",

@@ -36,7 +36,7 @@ default_bind = "tcp://eth0:%p"
 default_connect = "tcp://%h.flux-sample.flux-operator.svc.cluster.local:%p"
 hosts = [
   { host = "lead.example.org", bind = "tcp://eth0:30093", connect = "tcp://lead.example.org:30093" },
-  { host = "lead.example.org,flux-lead-[1-3],burst-0-[0-2],gke-[0]" },
+  { host = "flux-lead-[1-3],burst-0-[0-2],gke-[0]" },
 ]
 
 [archive]

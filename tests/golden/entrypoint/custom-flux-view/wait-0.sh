@@ -50,8 +50,8 @@ export PYTHONPATH="${PYTHONPATH:-}:"'/opt/my flux/view/lib/python3.11/site-packa
 echo "PYTHONPATH is ${PYTHONPATH}"
 echo "PATH is ${PATH}"
 
-# Fluxion is loaded by the view's rc1.d
-export FLUX_RC_EXTRA="${viewroot}/etc/flux/rc1.d"
+# Fluxion's rc scripts: Flux looks for rc1.d/ in each FLUX_RC_EXTRA directory
+export FLUX_RC_EXTRA="${viewroot}/etc/flux"
 
 # Helper to switch a running instance from sched-simple to Fluxion
 printf '%s\n' 'flux module remove sched-simple
@@ -67,9 +67,8 @@ flux module load sched-fluxion-qmanager' > "${viewbase}/load-fluxion.sh"
   printf 'export fluxsocket=%q\n' "local://${configroot}/run/flux/local"
 } > "${viewbase}/flux-view.sh"
 # flux.environment (may override the above)
-printf 'export FLUX_URI_RESOLVE=%q\n' local >> "${viewbase}/flux-view.sh"
-# shellcheck disable=SC2016 # literal text
-printf 'export GREETING=%q\n' 'it'\''s "quoted" $HOME' >> "${viewbase}/flux-view.sh"
+printf 'export FLUX_URI_RESOLVE=%q\n' "local" >> "${viewbase}/flux-view.sh"
+printf 'export GREETING=%q\n' "it's \"quoted\" ${HOME:-}" >> "${viewbase}/flux-view.sh"
 
 # The same environment, connected to the local broker
 # shellcheck disable=SC2016 # written literally
@@ -86,7 +85,7 @@ echo "Hello user ${fluxuser}"
 curvepath="${configroot}/curve/curve.cert"
 mkdir -p "${configroot}/curve"
 cp /flux_operator/curve.cert "${curvepath}"
-chmod go-r "${curvepath}"
+chmod 600 "${curvepath}"
 chown -R "${fluxuid}" "${curvepath}"
 echo "🌟️ Curve certificate installed at ${curvepath}"
 

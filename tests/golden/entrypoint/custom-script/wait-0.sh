@@ -50,8 +50,8 @@ export PYTHONPATH="${PYTHONPATH:-}:${foundroot}/site-packages"
 echo "PYTHONPATH is ${PYTHONPATH}"
 echo "PATH is ${PATH}"
 
-# Fluxion is loaded by the view's rc1.d
-export FLUX_RC_EXTRA="${viewroot}/etc/flux/rc1.d"
+# Fluxion's rc scripts: Flux looks for rc1.d/ in each FLUX_RC_EXTRA directory
+export FLUX_RC_EXTRA="${viewroot}/etc/flux"
 
 # Helper to switch a running instance from sched-simple to Fluxion
 printf '%s\n' 'flux module remove sched-simple
@@ -90,7 +90,7 @@ echo "Hello user ${fluxuser}"
 curvepath="${configroot}/curve/curve.cert"
 mkdir -p "${configroot}/curve"
 cp /flux_operator/curve.cert "${curvepath}"
-chmod go-r "${curvepath}"
+chmod 600 "${curvepath}"
 chown -R "${fluxuid}" "${curvepath}"
 echo "🌟️ Curve certificate installed at ${curvepath}"
 
@@ -122,7 +122,6 @@ brokerOptions=(
   "-Srundir=${configroot}/run/flux"
   "-Sstatedir=${STATE_DIR}"
   "-Slocal-uri=local://${configroot}/run/flux/local"
-  -Stbon.connect_timeout=5s
   -Slog-stderr-level=6
   -Slog-stderr-mode=local
 )

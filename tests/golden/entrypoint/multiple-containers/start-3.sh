@@ -47,8 +47,8 @@ export PYTHONPATH="${PYTHONPATH:-}:${foundroot}/site-packages"
 echo "PYTHONPATH is ${PYTHONPATH}"
 echo "PATH is ${PATH}"
 
-# Fluxion is loaded by the view's rc1.d
-export FLUX_RC_EXTRA="${viewroot}/etc/flux/rc1.d"
+# Fluxion's rc scripts: Flux looks for rc1.d/ in each FLUX_RC_EXTRA directory
+export FLUX_RC_EXTRA="${viewroot}/etc/flux"
 
 # Helper to switch a running instance from sched-simple to Fluxion
 printf '%s\n' 'flux module remove sched-simple

@@ -79,7 +79,7 @@ echo "Hello user ${fluxuser}"
 curvepath="${configroot}/curve/curve.cert"
 mkdir -p "${configroot}/curve"
 cp /flux_operator/curve.cert "${curvepath}"
-chmod go-r "${curvepath}"
+chmod 600 "${curvepath}"
 chown -R "${fluxuid}" "${curvepath}"
 echo "🌟️ Curve certificate installed at ${curvepath}"
 
