@@ -12,8 +12,8 @@
  *
  *   deno run -A hack/peer/go_operator.ts   # builds when needed, prints the binary and the CRD
  */
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { sharedPath } from "../shared_material.ts";
+import { join } from "node:path";
 import { cachedDir, inputKey, sha256File } from "../images/cache.ts";
 import { step } from "../images/progress.ts";
 
@@ -26,7 +26,6 @@ const RECIPE = 1;
 /** Debian packages the cgo keygen links against (as the Go operator's Dockerfile installs). */
 const DEBIAN_PACKAGES = ["libsodium-dev", "libzmq3-dev", "libczmq-dev"];
 
-const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 export interface GoOperator {
   /** The `manager` executable; run it with `--kubeconfig`, `--metrics-bind-address`, ... */
@@ -35,10 +34,12 @@ export interface GoOperator {
   crd: string;
 }
 
-/** `$FLUX_OPERATOR_SNAPSHOT`, else `../shared/peers/<snapshot>.tar.gz` beside the repository. */
+/** `$FLUX_OPERATOR_SNAPSHOT`, else `peers/<snapshot>.tar.gz` of the shared material. */
 export function snapshotPath(): string {
-  return Deno.env.get("FLUX_OPERATOR_SNAPSHOT") ||
-    join(REPO, "..", "shared", "peers", `${GO_OPERATOR_SNAPSHOT}.tar.gz`);
+  return sharedPath(
+    `peers/${GO_OPERATOR_SNAPSHOT}.tar.gz`,
+    Deno.env.get("FLUX_OPERATOR_SNAPSHOT") || undefined,
+  );
 }
 
 export function peerCacheRoot(): string {
