@@ -26,7 +26,6 @@ const RECIPE = 1;
 /** Debian packages the cgo keygen links against (as the Go operator's Dockerfile installs). */
 const DEBIAN_PACKAGES = ["libsodium-dev", "libzmq3-dev", "libczmq-dev"];
 
-
 export interface GoOperator {
   /** The `manager` executable; run it with `--kubeconfig`, `--metrics-bind-address`, ... */
   binary: string;
