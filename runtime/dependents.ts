@@ -125,6 +125,11 @@ export interface DependentPlan {
   waves: readonly (readonly Dependent[])[];
   /** Stores whose objects the owner controls are deleted when no dependent names them. */
   pruned?: readonly { resource: ResourceType; store: Store<KubeObject> }[];
+  /**
+   * Asked before every wave after the first: false stops the plan there (no later wave, no
+   * pruning), when what the earlier waves found contradicts what the later ones were built from.
+   */
+  proceed?(outcome: DependentsOutcome): boolean;
 }
 
 /** Every dependent's result, the problems among them, and the soonest requeue any asked for. */
@@ -132,14 +137,17 @@ export interface DependentsOutcome {
   results: Map<Dependent, DependentResult>;
   problems: Problem[];
   requeueAfterMs?: number;
+  /** The plan's `proceed` stopped it before its last wave. */
+  stopped?: boolean;
 }
 
 export class DependentResources {
   constructor(readonly client: ApiClient, readonly fieldManager: string) {}
 
   /**
-   * Reconciles the waves in order, the dependents of each wave concurrently, then prunes what the
-   * owner controls in the plan's pruned stores and no dependent names.
+   * Reconciles the waves in order, the dependents of each wave concurrently (while the plan says to
+   * proceed), then prunes what the owner controls in the plan's pruned stores and no dependent
+   * names.
    */
   async reconcile(
     owner: KubeObject,
@@ -147,9 +155,10 @@ export class DependentResources {
     fence: FreshnessFence,
   ): Promise<DependentsOutcome> {
     const outcome: DependentsOutcome = { results: new Map(), problems: [] };
-    for (const wave of plan.waves) {
+    for (const [i, wave] of plan.waves.entries()) {
+      if (i > 0 && plan.proceed && !plan.proceed(outcome)) return { ...outcome, stopped: true };
       const results = await Promise.all(wave.map((d) => this.ensure(owner, d, fence)));
-      wave.forEach((d, i) => note(outcome, d, results[i]));
+      wave.forEach((d, j) => note(outcome, d, results[j]));
     }
     const wanted = plan.waves.flat();
     outcome.problems.push(...await this.prune(owner, plan.pruned ?? [], wanted, fence));

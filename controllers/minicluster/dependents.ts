@@ -16,13 +16,14 @@
  * The Job comes in a second wave, after the objects its pods mount.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { Secret, Service } from "kubernetes-types/core/v1.d.ts";
+import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { DefaultedMiniCluster, MiniCluster } from "../../api/mod.ts";
 import {
   applyWhenDifferent,
   type Dependent,
   dependent,
   type DependentPlan,
+  type DependentsOutcome,
   type DriftPolicy,
   type Problem,
   recreateWhenDifferent,
@@ -37,7 +38,7 @@ import { differingPaths } from "./diff.ts";
 import { type DesiredChildren, owned, TEMPLATE_HASH_ANNOTATION } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
 import { type MiniClusterStores, watched, type WatchedKind } from "./stores.ts";
-import { workspaceDependent } from "./workspace.ts";
+import { confirms, type Sizes, workspaceDependent } from "./workspace.ts";
 
 /** How the CURVE certificate is made and wrapped into its Secret (tests may count calls). */
 export interface CurveBuilders {
@@ -62,10 +63,14 @@ const PRUNED_KINDS: readonly (keyof MiniClusterStores)[] = [
   "secrets",
 ];
 
-/** The dependents of `mc`, in the waves they are written in, and where pruning looks. */
+/**
+ * The dependents of `mc` built for `sizes`, in the waves they are written in, and where pruning
+ * looks. Sizes assumed for a new MiniCluster must be confirmed by its workspace before the Job.
+ */
 export function miniClusterDependents(
   mc: DefaultedMiniCluster,
   desired: DesiredChildren,
+  sizes: Sizes,
   stores: MiniClusterStores,
   io: { curve: CurveBuilders; recorder: EventRecorder },
 ): DependentPlan {
@@ -91,9 +96,10 @@ export function miniClusterDependents(
     drift: "createOnce",
   };
   const services = watched("services");
+  const workspace = workspaceDependent(mc, stores.configMaps);
   const waves = [
     [
-      workspaceDependent(mc, stores.configMaps),
+      workspace,
       child("configMaps", desired.configMap),
       desired.curveSecret ? child("secrets", desired.curveSecret) : generatedCurveSecret,
       ...desired.services.map((s) => child("services", s, serviceDrift(matcher(services)))),
@@ -107,7 +113,9 @@ export function miniClusterDependents(
     resource: watched(key).rt,
     store: stores[key] as Store<KubeObject>,
   }));
-  return { waves, pruned };
+  const proceed = (outcome: DependentsOutcome) =>
+    confirms(outcome.results.get(workspace as Dependent)?.object as ConfigMap, sizes);
+  return { waves, pruned, ...(sizes.assumed ? { proceed } : {}) };
 }
 
 const matcher = (kind: WatchedKind) => kind.matches!;

@@ -85,7 +85,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#curve = opts.curve ?? defaultCurve;
     this.#finalizer = new Finalizer(client, MiniClusters, FINALIZER, FIELD_MANAGER);
     this.#dependents = new DependentResources(client, FIELD_MANAGER);
-    this.#workspace = new WorkspaceResolver(this.#dependents, stores.configMaps);
+    this.#workspace = new WorkspaceResolver(this.#dependents, stores);
     this.#status = new StatusWriter(client, stores, recorder, now);
     this.#cleanup = new Cleanup(client, stores, recorder, now, {
       timeoutMs: opts.cleanupTimeoutMs ?? TIMING.cleanupTimeoutMs,
@@ -118,11 +118,13 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       const desired = await built(spec, sizes);
       if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
 
-      const plan = miniClusterDependents(spec, desired, this.#stores, {
+      const plan = miniClusterDependents(spec, desired, sizes, this.#stores, {
         curve: this.#curve,
         recorder: this.#recorder,
       });
       const outcome = await this.#dependents.reconcile(mc, plan, fence);
+      // The workspace holds other sizes than the new MiniCluster's assumed ones: build again.
+      if (outcome.stopped) return Action.requeueAfter(0);
 
       if (spec.spec.cleanup && brokerFinished(podsOf(this.#stores, mc), jobName(mc))) {
         return await this.#deleteFinished(mc, log);

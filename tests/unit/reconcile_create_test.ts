@@ -8,7 +8,7 @@ import { TIMING } from "../../controllers/minicluster/timing.ts";
 import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/resources.ts";
 import { FakeOperator, NS } from "./fake_operator.ts";
 
-Deno.test("reconcile create: finalizer, workspace, children, then the Job; no reads; status waits", async () => {
+Deno.test("reconcile create: finalizer, then workspace and children together, then the Job; no reads; status waits", async () => {
   const op = new FakeOperator();
   const mc = await op.create("flux", { size: 2, maxSize: 3 });
   op.requestsSince();
@@ -17,13 +17,13 @@ Deno.test("reconcile create: finalizer, workspace, children, then the Job; no re
   assert.deepEqual(requests.filter((r) => r.verb === "get" || r.verb === "list"), [], "no reads");
   const seen = requests.map((r) => `${r.verb} ${r.resource} ${r.name}`);
   assert.equal(seen[0], "patch miniclusters.flux-framework.org flux", "the finalizer first");
-  assert.equal(seen[1], "apply configmaps flux", "then the workspace, which decides the sizes");
-  assert.deepEqual(seen.slice(2, -1).sort(), [
+  assert.deepEqual(seen.slice(1, -1).sort(), [
+    "apply configmaps flux",
     "apply configmaps flux-entrypoint",
     "apply secrets flux-curve-cert",
     "apply services flux",
-  ], "then what the pods mount, together");
-  assert.equal(seen.at(-1), "apply jobs.batch flux", "the Job last");
+  ], "then the workspace and what the pods mount, together");
+  assert.equal(seen.at(-1), "apply jobs.batch flux", "the Job last, once the workspace confirms");
   assert.deepEqual(action, { requeueAfter: TIMING.firstStatusDelayMs }, "the status waits");
   assert.ok(op.miniCluster("flux")?.metadata?.finalizers?.includes(FINALIZER));
 

@@ -45,6 +45,11 @@ Deno.test("reconcile lifecycle: an existing workspace decides the sizes; someone
   // Unlabelled, as an older operator may have left it: the cache cannot see it.
   const ws = buildWorkspace(mc, { maxSize: 5, size: 2 });
   await op.api.create(ConfigMaps, { ...ws, metadata: { ...ws.metadata, labels: {} } });
+  // New to the operator: built for the spec's sizes with the workspace in one round trip; the
+  // workspace found holds another maximum, so the Job waits for a build from it.
+  assert.deepEqual(await op.reconcile("adopt"), { requeueAfter: 0 });
+  assert.deepEqual(op.api.objects(Jobs), [], "no Job from the assumed sizes");
+  op.sync();
   await op.converge("adopt");
   const adopted = op.api.peek<ConfigMap>(ConfigMaps, NS, "adopt")!;
   assert.deepEqual(adopted.data, ws.data, "never rewritten");
@@ -58,6 +63,8 @@ Deno.test("reconcile lifecycle: an existing workspace decides the sizes; someone
 
   await op.api.create(ConfigMaps, { metadata: { name: "other", namespace: NS }, data: {} });
   await op.create("other");
+  assert.deepEqual(await op.reconcile("other"), { requeueAfter: 0 }, "new: stops before the Job");
+  op.sync();
   await op.reconcile("other");
   const c = op.condition("other", "Unappliable");
   assert.equal(c?.reason, "WorkspaceInvalid");
