@@ -2,7 +2,8 @@
 //   shellcheck → Kubernetes binaries → deno task check → generated code up to date →
 //   full local cluster (KWOK nodes and a real node, with the local images) →
 //   deno test -A tests/ (unit, integration, e2e on KWOK, real/ on the real node) with
-//   MC_KUBECONFIG and MC_REAL_NODES=1 → deno.lock unchanged by all of it.
+//   MC_KUBECONFIG and MC_REAL_NODES=1 → the differential conformance suite (its own control plane)
+//   → deno.lock unchanged by all of it.
 // A cluster this script starts is torn down at the end, also on failure or SIGINT/SIGTERM.
 // Ends with the plain line "N passed, N failed": deno test's counts plus one per static step.
 
@@ -24,6 +25,8 @@ const SHELL_SCRIPTS = [
   "hack/images/flux_build.sh",
   "hack/images/flux_view_check.sh",
   "hack/images/layer_tar.sh",
+  "hack/conformance/sandbox.sh",
+  "hack/conformance/flux.sh",
 ];
 
 interface StepResult {
@@ -209,6 +212,12 @@ async function main(): Promise<number> {
     const tests = await denoTest(env);
     await teardown();
     if (signaled) return signaled === "SIGINT" ? 130 : 143;
+    // After the tests, on a control plane of its own: it replaces the CRD with the Go operator's
+    // for a while, which the tests' cluster must not see. A few minutes (README: Tests).
+    await step(
+      "differential conformance with the Go Flux Operator (deno task conformance)",
+      () => run(DENO, ["run", "-A", "hack/conformance/main.ts"]),
+    );
     await step("deno.lock unchanged by the run", async () => {
       if (await Deno.readTextFile("deno.lock") !== lockAtStart) {
         throw new Error(
