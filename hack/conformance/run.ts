@@ -17,7 +17,6 @@ import {
   ConfigMaps,
   CustomResourceDefinitions,
   Jobs,
-  MiniClusters,
   Namespaces,
   PersistentVolumeClaims,
   Pods,
@@ -26,7 +25,8 @@ import {
   ServiceAccounts,
   Services,
 } from "../../runtime/resources.ts";
-import { OperatorProcess } from "../../tests/e2e/operator_process.ts";
+import { OperatorProcess } from "../../testing/operator_process.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import type { Manifest } from "./manifests.ts";
 import { REPO } from "./manifests.ts";
 
