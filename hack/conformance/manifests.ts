@@ -1,8 +1,9 @@
 /**
- * The manifests the conformance suite feeds both operators: every valid fixture, every example,
- * the Go inputs of `tests/fixtures/manifests/conformance/`, and (for admission only) the invalid
- * fixtures. `tests/fixtures/bad-input/` is left out on purpose: those are hostile inputs for our
- * quoting, which the Go operator's scripts run as shell by design.
+ * The manifests the conformance suite feeds both operators: every valid fixture (the Go
+ * operator's examples among them, byte for byte), every example, and (for admission only) the
+ * invalid fixtures. `tests/fixtures/bad-input/` is left out on purpose: those are hostile inputs
+ * for our quoting, which the Go operator's scripts run as shell by design (in the sandbox they
+ * would only show, case after case, that Go's scripts run what they are given).
  */
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,7 +14,7 @@ export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export interface Manifest {
   /** Relative to the repository, e.g. `tests/fixtures/manifests/valid/minimal.yaml`. */
   path: string;
-  /** Short name for reports: `valid/minimal`, `examples/batch`, `conformance/tasks-zero`. */
+  /** Short name for reports: `valid/minimal`, `examples/batch`, `invalid/size-zero`. */
   id: string;
   /** Only admission is compared (the fixture is one our CRD refuses). */
   admissionOnly: boolean;
@@ -32,7 +33,6 @@ export interface MiniClusterObject {
 const SOURCES: { dir: string; prefix: string; admissionOnly: boolean }[] = [
   { dir: "tests/fixtures/manifests/valid", prefix: "valid", admissionOnly: false },
   { dir: "examples", prefix: "examples", admissionOnly: false },
-  { dir: "tests/fixtures/manifests/conformance", prefix: "conformance", admissionOnly: false },
   { dir: "tests/fixtures/manifests/invalid", prefix: "invalid", admissionOnly: true },
 ];
 
