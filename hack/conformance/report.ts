@@ -102,6 +102,16 @@ export function report(classified: Classified[], input: ReportInput): number {
       input.manifests.length - admissionOnly
     } run by both operators, ${input.built} of them built by both; ${admissionOnly} invalid fixtures for admission only)`,
   );
+  // The manifests themselves, wrapped: what "compared" covered.
+  let line = "   ";
+  for (const m of input.manifests) {
+    if (line.length + m.id.length + 1 > 100) {
+      out.push(line);
+      line = "   ";
+    }
+    line += ` ${m.id}`;
+  }
+  out.push(line);
   const allowed = classified.filter((d) => d.entry);
   const refused = classified.filter((d) => !d.entry);
   out.push(

@@ -27,6 +27,7 @@ import {
 } from "../../runtime/resources.ts";
 import { OperatorProcess } from "../../testing/operator_process.ts";
 import { MiniClusters } from "../../api/resource.ts";
+import { runGoOperator } from "../peer/go_operator.ts";
 import type { Manifest } from "./manifests.ts";
 import { REPO } from "./manifests.ts";
 
@@ -313,61 +314,14 @@ function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** The Go operator as a local process against the suite's cluster. */
+/** The Go operator as a local process against the suite's cluster (hack/peer/go_operator.ts). */
 export async function startGoOperator(
   binary: string,
   kubeconfig: string,
   logFile: string,
 ): Promise<RunningOperator> {
-  await Deno.writeTextFile(logFile, "");
-  const child = new Deno.Command(binary, {
-    args: [
-      `--kubeconfig=${kubeconfig}`,
-      // Loopback ports of the kernel's choosing: nothing else on the machine is disturbed.
-      "--metrics-bind-address=127.0.0.1:0",
-      "--health-probe-bind-address=127.0.0.1:0",
-      "--leader-elect=false",
-      "--zap-devel=false",
-    ],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const toLog = (stream: ReadableStream<Uint8Array>) =>
-    stream.pipeTo(
-      new WritableStream({
-        async write(chunk) {
-          await Deno.writeFile(logFile, chunk, { append: true });
-        },
-      }),
-    ).catch(() => {});
-  const logged = Promise.all([toLog(child.stdout), toLog(child.stderr)]);
-  return {
-    async stop() {
-      try {
-        child.kill("SIGTERM");
-      } catch {
-        // already gone
-      }
-      const timer = setTimeout(() => {
-        try {
-          child.kill("SIGKILL");
-        } catch {
-          // gone
-        }
-      }, 10_000);
-      await child.status;
-      clearTimeout(timer);
-      await logged;
-    },
-    logTail() {
-      try {
-        return Deno.readTextFileSync(logFile).split("\n").slice(-40).join("\n");
-      } catch {
-        return "";
-      }
-    },
-  };
+  const process = await runGoOperator({ binary, kubeconfig, logFile });
+  return { stop: () => process.stop(), logTail: () => process.logTail() };
 }
 
 /**

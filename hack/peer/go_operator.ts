@@ -11,6 +11,10 @@
  * a temporary directory that is renamed into place once complete (`hack/images/cache.ts`).
  *
  *   deno run -A hack/peer/go_operator.ts   # builds when needed, prints the binary and the CRD
+ *
+ * API (the conformance suite and the benchmark use it):
+ *   ensureGoOperator(): Promise<{ binary, crd }>   build once per key, then just the paths
+ *   runGoOperator({ binary, kubeconfig, logFile, args? }): Promise<{ pid, stop(), logTail() }>
  */
 import { sharedPath } from "../shared_material.ts";
 import { join } from "node:path";
@@ -142,6 +146,79 @@ export async function ensureGoOperator(): Promise<GoOperator> {
     await Deno.remove(src, { recursive: true });
   });
   return { binary: join(dir, "manager"), crd: join(dir, "crd.yaml") };
+}
+
+export interface GoOperatorProcess {
+  pid: number;
+  /** SIGTERM, then SIGKILL after 10 s; resolves when it has exited and its log is written. */
+  stop(): Promise<void>;
+  /** The last lines of its log (stdout and stderr, in `logFile`). */
+  logTail(lines?: number): string;
+}
+
+/**
+ * Runs the Go operator as a local process against `kubeconfig`. It has no flag to watch only some
+ * namespaces (it reconciles every MiniCluster it can see), no leader election here, and its
+ * metrics and health ports are loopback ports of the kernel's choosing, so that several runs and
+ * other programs on the machine never collide. Its log (it prints the CURVE secret key there, as
+ * it does in its pods) goes to `logFile` only.
+ */
+export async function runGoOperator(opts: {
+  binary: string;
+  kubeconfig: string;
+  logFile: string;
+  args?: string[];
+}): Promise<GoOperatorProcess> {
+  await Deno.writeTextFile(opts.logFile, "");
+  const child = new Deno.Command(opts.binary, {
+    args: [
+      `--kubeconfig=${opts.kubeconfig}`,
+      "--metrics-bind-address=127.0.0.1:0",
+      "--health-probe-bind-address=127.0.0.1:0",
+      "--leader-elect=false",
+      "--zap-devel=false",
+      ...(opts.args ?? []),
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const toLog = (stream: ReadableStream<Uint8Array>) =>
+    stream.pipeTo(
+      new WritableStream({
+        async write(chunk) {
+          await Deno.writeFile(opts.logFile, chunk, { append: true });
+        },
+      }),
+    ).catch(() => {});
+  const logged = Promise.all([toLog(child.stdout), toLog(child.stderr)]);
+  return {
+    pid: child.pid,
+    async stop() {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // already gone
+      }
+      const timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // gone
+        }
+      }, 10_000);
+      await child.status;
+      clearTimeout(timer);
+      await logged;
+    },
+    logTail(lines = 40) {
+      try {
+        return Deno.readTextFileSync(opts.logFile).split("\n").slice(-lines).join("\n");
+      } catch {
+        return "";
+      }
+    },
+  };
 }
 
 if (import.meta.main) {
