@@ -197,8 +197,8 @@ integrationTest(
       }, { timeoutMs: 30_000, intervalMs: 200 });
       const after = Date.now() - finished;
       assert.ok(after >= 1_500, `deleted ${after} ms after the Job finished, not before its TTL`);
-    const events = await eventsFor(env, "short-lived");
-    assert.ok(events.some((e) => e.reason === "TTLExpired"));
+      const events = await eventsFor(env, "short-lived");
+      assert.ok(events.some((e) => e.reason === "TTLExpired"));
     });
   },
   { timeoutMs: 90_000 },
