@@ -34,7 +34,7 @@ import type { KubeObject, Store } from "../../runtime/store.ts";
 import { buildCurveSecret, curveMetadataFor, generateCurveCertificate } from "./children/curve.ts";
 import { curveSecretName } from "./children/names.ts";
 import type { MiniClusterInput } from "./children/scripts/input.ts";
-import { differingPaths } from "./diff.ts";
+import { DESIRED_HASH_ANNOTATION, differingPaths } from "./diff.ts";
 import { type DesiredChildren, owned, TEMPLATE_HASH_ANNOTATION } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
 import { type MiniClusterStores, watched, type WatchedKind } from "./stores.ts";
@@ -52,8 +52,17 @@ export const defaultCurve: CurveBuilders = {
   build: (mc, text) => buildCurveSecret(mc, text),
 };
 
-/** Job spec fields a running Job accepts; everything else in the template is immutable. */
-const MUTABLE_JOB_FIELDS = ["parallelism", "completions", "backoffLimit", "activeDeadlineSeconds"];
+/**
+ * Job spec fields a running Job accepts; everything else in the template is immutable. `suspend`
+ * is in desired Jobs only when the user suspends (true), so a patch never resumes a Job.
+ */
+const MUTABLE_JOB_FIELDS = [
+  "parallelism",
+  "completions",
+  "backoffLimit",
+  "activeDeadlineSeconds",
+  "suspend",
+];
 
 /** The kinds whose children the MiniCluster owns and prunes when the spec drops them. */
 const PRUNED_KINDS: readonly (keyof MiniClusterStores)[] = [
@@ -182,7 +191,7 @@ function immutableFields(observed: Job, desired: Job): Problem {
   const paths = differingPaths(observed, desired).filter((p) =>
     !p.startsWith("metadata.annotations")
   );
-  const immutable = paths.filter((p) => /^spec\.(template|completionMode)/.test(p));
+  const immutable = paths.filter((p) => /^spec\.(template|completionMode|successPolicy)/.test(p));
   const fields = immutable.length > 0 ? immutable.join(", ") : "spec.template (fields removed)";
   return {
     reason: "JobFieldsImmutable",
@@ -203,9 +212,21 @@ function mutableJobPatch(observed: Job, desired: Job): Record<string, unknown> |
   const labelsDiffer = Object.entries(labels).some(([k, v]) =>
     observed.metadata?.labels?.[k] !== v
   );
-  if (Object.keys(spec).length === 0 && !labelsDiffer) return undefined;
+  // The user's spec.jobAnnotations; the hash annotations stay as they are (the template differs).
+  const annotations = Object.fromEntries(
+    Object.entries(desired.metadata?.annotations ?? {}).filter(([k, v]) =>
+      k !== TEMPLATE_HASH_ANNOTATION && k !== DESIRED_HASH_ANNOTATION &&
+      observed.metadata?.annotations?.[k] !== v
+    ),
+  );
+  const annotationsDiffer = Object.keys(annotations).length > 0;
+  if (Object.keys(spec).length === 0 && !labelsDiffer && !annotationsDiffer) return undefined;
+  const metadata = {
+    ...(labelsDiffer ? { labels } : {}),
+    ...(annotationsDiffer ? { annotations } : {}),
+  };
   return {
-    ...(labelsDiffer ? { metadata: { labels } } : {}),
+    ...(labelsDiffer || annotationsDiffer ? { metadata } : {}),
     ...(Object.keys(spec).length > 0 ? { spec } : {}),
   };
 }

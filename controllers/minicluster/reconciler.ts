@@ -20,7 +20,9 @@ import {
   validateSpec,
   withDefaults,
 } from "../../api/mod.ts";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
+import { controllerOf } from "../../runtime/store.ts";
 import { Action, type ReconcileContext, type Reconciler } from "../../runtime/controller.ts";
 import {
   created,
@@ -39,6 +41,7 @@ import { Cleanup } from "./cleanup.ts";
 import { type CurveBuilders, defaultCurve, miniClusterDependents } from "./dependents.ts";
 import { BuildError, type DesiredChildren, desiredChildren } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
+import { ttlRemainingMs } from "./lifecycle.ts";
 import { brokerFinished } from "./status.ts";
 import { StatusWriter } from "./status_writer.ts";
 import { type MiniClusterStores, podsOf } from "./stores.ts";
@@ -75,11 +78,13 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #workspace: WorkspaceResolver;
   readonly #status: StatusWriter;
   readonly #cleanup: Cleanup;
+  readonly #now: () => Date;
 
   constructor(opts: MiniClusterReconcilerOptions) {
     const { client, stores, recorder } = opts;
     const now = opts.now ?? (() => new Date());
     this.#client = client;
+    this.#now = now;
     this.#stores = stores;
     this.#recorder = recorder;
     this.#curve = opts.curve ?? defaultCurve;
@@ -129,17 +134,39 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       if (spec.spec.cleanup && brokerFinished(podsOf(this.#stores, mc), jobName(mc))) {
         return await this.#deleteFinished(mc, log);
       }
+      const ttl = ttlRemainingMs(spec.spec.ttlSecondsAfterFinished, this.#ownJob(mc), this.#now());
+      if (ttl === 0) return await this.#deleteExpired(mc, log);
       const action = await this.#status.write(mc, {
         ...sizes,
         unappliable: summary(outcome.problems),
         jobCreated: created(outcome, Jobs),
       });
-      return Action.soonest(action, outcome.requeueAfterMs);
+      return Action.soonest(Action.soonest(action, outcome.requeueAfterMs), ttl);
     } catch (e) {
       if (!(e instanceof StaleViewError)) throw e;
       log.debug("stale view of the MiniCluster; waiting for the cache", { reason: e.message });
       return Action.requeueAfter(STALE_VIEW_REQUEUE_MS);
     }
+  }
+
+  /** The Job of `mc` as the cache shows it, when `mc` controls it. */
+  #ownJob(mc: MiniCluster): Job | undefined {
+    const job = this.#stores.jobs.get(mc.metadata?.namespace, jobName(mc));
+    return job && controllerOf(job)?.uid === mc.metadata?.uid ? job : undefined;
+  }
+
+  /** `ttlSecondsAfterFinished` passed since the Job finished: the MiniCluster goes away. */
+  async #deleteExpired(mc: MiniCluster, log: RuntimeLog): Promise<Action> {
+    const ttl = mc.spec?.ttlSecondsAfterFinished;
+    log.info("the Job finished and its time to live passed; deleting the MiniCluster", { ttl });
+    await this.#recorder.emit(mc, {
+      type: "Normal",
+      reason: "TTLExpired",
+      message:
+        `the Job finished ${ttl}s ago (spec.ttlSecondsAfterFinished): deleting the MiniCluster`,
+    });
+    await deleteObserved(this.#client, MiniClusters, mc, { propagationPolicy: "Background" });
+    return Action.awaitChange();
   }
 
   /** `cleanup: true` and the lead broker finished: the MiniCluster goes away. */

@@ -16,6 +16,7 @@ import type {
 } from "kubernetes-types/core/v1.d.ts";
 import type { Problem } from "../../runtime/dependents.ts";
 import { COMPLETION_INDEX_LABEL } from "./children/names.ts";
+import { jobCondition, jobSucceeded, SUSPENDED, suspendedCondition } from "./lifecycle.ts";
 
 export type { Condition };
 
@@ -26,6 +27,7 @@ export const FAILED = "Failed";
 export const SPEC_INVALID = "SpecInvalid";
 export const UNAPPLIABLE = "Unappliable";
 export const SIZE_CLAMPED = "SizeClamped";
+export { SUSPENDED };
 
 /** For events: is True the good state of this condition (Ready) or the bad one (Failed)? */
 export const NEGATIVE_POLARITY = new Set([FAILED, SPEC_INVALID, UNAPPLIABLE, SIZE_CLAMPED]);
@@ -66,6 +68,8 @@ export interface StatusInput {
   job?: Job;
   /** Pods of this MiniCluster's Job. */
   pods: readonly Pod[];
+  /** spec.suspend is true. */
+  suspendRequested?: boolean;
   /** Conditions currently stored, only to keep their lastTransitionTime. */
   previous?: readonly Condition[];
   /** RFC 3339 time used for transitions that happen now. */
@@ -76,10 +80,9 @@ export interface StatusInput {
 export function computeStatus(input: StatusInput): MiniClusterStatus {
   const { job, pods, invalid } = input;
   const readyPods = countReadyPods(pods, job);
-  const jobCondition = (type: string) =>
-    job?.status?.conditions?.find((c) => c.type === type && c.status === "True");
-  const complete = jobCondition("Complete");
-  const failed = jobCondition("Failed");
+  const complete = jobSucceeded(job);
+  const failed = jobCondition(job, "Failed");
+  const suspended = suspendedCondition(job, input.suspendRequested === true);
 
   const conditions: Omit<Condition, "lastTransitionTime">[] = [];
   const add = (type: string, ok: boolean, reason: string, message: string) =>
@@ -91,7 +94,10 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
       observedGeneration: input.generation,
     });
 
-  add(READY, ...readyCondition(input, readyPods, complete !== undefined, failed !== undefined));
+  add(
+    READY,
+    ...readyCondition(input, readyPods, complete !== undefined, failed !== undefined, suspended),
+  );
   add(
     SUCCEEDED,
     complete !== undefined,
@@ -117,6 +123,7 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
     input.unappliable?.message ?? "every child holds the desired spec",
   );
   add(SIZE_CLAMPED, ...sizeCondition(input));
+  add(SUSPENDED, ...suspended);
 
   return {
     conditions: conditions.map((c) => withTransitionTime(c, input.previous, input.now)),
@@ -134,11 +141,13 @@ function readyCondition(
   readyPods: number,
   complete: boolean,
   failed: boolean,
+  [suspended, suspendedReason, suspendedMessage]: [boolean, string, string],
 ): [boolean, string, string] {
   if (input.invalid) return [false, "SpecInvalid", input.invalid.message];
   if (!input.job) return [false, "JobNotCreated", "the Job does not exist yet"];
   if (complete) return [false, "JobComplete", "the Job has completed"];
   if (failed) return [false, "JobFailed", "the Job has failed"];
+  if (suspended) return [false, suspendedReason, suspendedMessage];
   const size = input.job.spec?.parallelism ?? input.effectiveSize;
   const message = `${readyPods}/${size} pods ready`;
   if (readyPods >= size && size > 0) return [true, "PodsReady", message];

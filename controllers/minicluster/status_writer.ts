@@ -97,6 +97,7 @@ export class StatusWriter {
       unappliable: report.unappliable,
       job: ownJob,
       pods: ownJob ? podsOf(this.stores, mc) : [],
+      suspendRequested: mc.spec?.suspend === true,
       previous: mc.status?.conditions,
       now: rfc3339(this.now()),
     });

@@ -109,6 +109,15 @@ export const ALLOW_LIST: AllowEntry[] = [
         )),
   },
   {
+    id: "success-on-lead-broker",
+    class: "lifecycle",
+    readme: "**The lead broker's success ends the Job.**",
+    guide: "## Success and failure of the Job",
+    matches: (d) =>
+      d.kind === "field" && kindOf(d) === "Job" && d.path.startsWith("spec.successPolicy") &&
+      d.go === undefined,
+  },
+  {
     id: "hash-annotations",
     class: "bookkeeping",
     readme: "`flux-framework.org/desired-hash`",
