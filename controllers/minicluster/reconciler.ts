@@ -39,6 +39,7 @@ import { Cleanup } from "./cleanup.ts";
 import { type CurveBuilders, defaultCurve, miniClusterDependents } from "./dependents.ts";
 import { BuildError, type DesiredChildren, desiredChildren } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
+import { type PodSecurityLevel, podSecurityViolations } from "./pod_security.ts";
 import { brokerFinished } from "./status.ts";
 import { StatusWriter } from "./status_writer.ts";
 import { type MiniClusterStores, podsOf } from "./stores.ts";
@@ -59,6 +60,8 @@ export interface MiniClusterReconcilerOptions {
   cleanupPollMs?: number;
   /** How the CURVE certificate is made (tests may count calls). */
   curve?: CurveBuilders;
+  /** The Pod Security Standard the pods must meet (pod_security.ts); default privileged. */
+  podSecurity?: PodSecurityLevel;
   now?: () => Date;
 }
 
@@ -75,6 +78,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #workspace: WorkspaceResolver;
   readonly #status: StatusWriter;
   readonly #cleanup: Cleanup;
+  readonly #podSecurity: PodSecurityLevel;
 
   constructor(opts: MiniClusterReconcilerOptions) {
     const { client, stores, recorder } = opts;
@@ -83,6 +87,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#stores = stores;
     this.#recorder = recorder;
     this.#curve = opts.curve ?? defaultCurve;
+    this.#podSecurity = opts.podSecurity ?? "privileged";
     this.#finalizer = new Finalizer(client, MiniClusters, FINALIZER, FIELD_MANAGER);
     this.#dependents = new DependentResources(client, FIELD_MANAGER);
     this.#workspace = new WorkspaceResolver(this.#dependents, stores);
@@ -115,7 +120,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       if ("problem" in sizes) {
         return await this.#status.write(mc, { requestedSize, unappliable: sizes.problem });
       }
-      const desired = await built(spec, sizes);
+      const desired = policed(await built(spec, sizes), this.#podSecurity);
       if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
 
       const plan = miniClusterDependents(spec, desired, sizes, this.#stores, {
@@ -177,6 +182,35 @@ async function built(
     if (!(e instanceof BuildError)) throw e;
     return { invalid: { reason: "BuildFailed", message: e.message } };
   }
+}
+
+/**
+ * The desired children, or why their pods break the operator's Pod Security Standard: nothing is
+ * created for such a MiniCluster (creating it must not launder privileges, pod_security.ts).
+ */
+function policed(
+  desired: DesiredChildren | { invalid: Problem },
+  level: PodSecurityLevel,
+): DesiredChildren | { invalid: Problem } {
+  if ("invalid" in desired || level === "privileged") return desired;
+  const violations = [
+    ...podSecurityViolations(desired.job.spec?.template.spec ?? { containers: [] }, level, "pods"),
+    ...(desired.servicesPod?.spec
+      ? podSecurityViolations(desired.servicesPod.spec, level, "services pod")
+      : []),
+  ];
+  if (violations.length === 0) return desired;
+  const shown = violations.slice(0, 10);
+  const more = violations.length > shown.length
+    ? `; and ${violations.length - shown.length} more`
+    : "";
+  return {
+    invalid: {
+      reason: "PodSecurity",
+      message: `this operator admits only MiniClusters whose pods meet the "${level}" Pod ` +
+        `Security Standard (--pod-security): ${shown.join("; ")}${more}`,
+    },
+  };
 }
 
 /** One condition for several problems: the first one's reason, every message. */
