@@ -34,7 +34,9 @@ import { type FreshnessFence, StaleViewError } from "../../runtime/freshness_fen
 import { Jobs } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import type { RuntimeLog } from "../../runtime/log.ts";
-import { FIELD_MANAGER, FINALIZER, jobName } from "./children/names.ts";
+import { curveSecretName, FIELD_MANAGER, FINALIZER, jobName } from "./children/names.ts";
+import { curveProblems } from "./curve_integrity.ts";
+import { controllerOf } from "../../runtime/store.ts";
 import { Cleanup } from "./cleanup.ts";
 import { type CurveBuilders, defaultCurve, miniClusterDependents } from "./dependents.ts";
 import { BuildError, type DesiredChildren, desiredChildren } from "./desired.ts";
@@ -134,9 +136,10 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       if (spec.spec.cleanup && brokerFinished(podsOf(this.#stores, mc), jobName(mc))) {
         return await this.#deleteFinished(mc, log);
       }
+      const problems = [...outcome.problems, ...this.#curveProblems(mc, desired)];
       const action = await this.#status.write(mc, {
         ...sizes,
-        unappliable: summary(outcome.problems),
+        unappliable: summary(problems),
         jobCreated: created(outcome, Jobs),
       });
       return Action.soonest(action, outcome.requeueAfterMs);
@@ -145,6 +148,15 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       log.debug("stale view of the MiniCluster; waiting for the cache", { reason: e.message });
       return Action.requeueAfter(STALE_VIEW_REQUEUE_MS);
     }
+  }
+
+  /** What happened to the generated CURVE certificate behind the operator's back. */
+  #curveProblems(mc: MiniCluster, desired: DesiredChildren): Problem[] {
+    if (desired.curveSecret) return []; // the user's certificate is applied when it differs
+    const ns = mc.metadata?.namespace;
+    const job = this.#stores.jobs.get(ns, jobName(mc));
+    const own = job && controllerOf(job)?.uid === mc.metadata?.uid ? job : undefined;
+    return curveProblems(this.#stores.secrets.get(ns, curveSecretName(mc)), own);
   }
 
   /** `cleanup: true` and the lead broker finished: the MiniCluster goes away. */
