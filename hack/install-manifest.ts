@@ -24,6 +24,7 @@ export const SOURCES = [
   "deploy/cluster-role.yaml",
   "deploy/cluster-role-binding.yaml",
   "deploy/leader-election-role.yaml",
+  "deploy/aggregate-roles.yaml",
   "deploy/deployment.yaml",
   "deploy/metrics-service.yaml",
 ];

@@ -33,6 +33,7 @@ import { Secrets } from "../../runtime/resources.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import { buildCurveSecret, curveMetadataFor, generateCurveCertificate } from "./children/curve.ts";
 import { curveSecretName } from "./children/names.ts";
+import { withCurveDigest } from "./curve_integrity.ts";
 import type { MiniClusterInput } from "./children/scripts/input.ts";
 import { DESIRED_HASH_ANNOTATION, differingPaths } from "./diff.ts";
 import { type DesiredChildren, owned, TEMPLATE_HASH_ANNOTATION } from "./desired.ts";
@@ -101,7 +102,8 @@ export function miniClusterDependents(
     store: stores.secrets,
     namespace: mc.metadata?.namespace,
     name: curveSecretName(mc),
-    desired: async () => owned(mc, io.curve.build(mc, await io.curve.generate(mc))),
+    desired: async () =>
+      owned(mc, withCurveDigest(io.curve.build(mc, await io.curve.generate(mc)))),
     drift: "createOnce",
   };
   const services = watched("services");

@@ -70,6 +70,8 @@ export interface StatusInput {
   pods: readonly Pod[];
   /** spec.suspend is true. */
   suspendRequested?: boolean;
+  /** Why the Job cannot create pods, as the Job controller reported it (create_failures.ts). */
+  createFailure?: string;
   /** Conditions currently stored, only to keep their lastTransitionTime. */
   previous?: readonly Condition[];
   /** RFC 3339 time used for transitions that happen now. */
@@ -154,6 +156,11 @@ function readyCondition(
   // Why the others are not: the reason stays PodsNotReady (a container between ErrImagePull and
   // ImagePullBackOff must not make Events flap); the message names what holds the pods back.
   const why = podProblems(input.pods, input.job);
+  if (input.createFailure) {
+    // Its own reason: a cluster that cannot make its pods is not merely slow (an Event marks it).
+    const cause = detail("the Job cannot create pods", input.createFailure, MAX_CREATE_FAILURE);
+    return [false, "FailedCreate", [message, cause, ...why].join("; ")];
+  }
   return [false, "PodsNotReady", why.length ? `${message}; ${why.join("; ")}` : message];
 }
 
@@ -179,6 +186,8 @@ const MAX_PROBLEMS = 3;
 const MAX_PODS_PER_PROBLEM = 3;
 /** Scheduler and kubelet messages can be long; the condition message stays readable. */
 const MAX_DETAIL = 200;
+/** A Pod Security rejection lists every violated check: room for several. */
+const MAX_CREATE_FAILURE = 600;
 
 /**
  * Why active pods of the Job are not running: unschedulable, or a container waiting for a reason
@@ -220,10 +229,10 @@ export function podProblems(pods: readonly Pod[], job?: Job): string[] {
   ];
 }
 
-function detail(what: string, message?: string): string {
+function detail(what: string, message?: string, max = MAX_DETAIL): string {
   const text = message?.replace(/\s+/g, " ").trim();
   if (!text) return what;
-  return `${what}: ${text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text}`;
+  return `${what}: ${text.length > max ? `${text.slice(0, max - 1)}…` : text}`;
 }
 
 function sizeCondition(input: StatusInput): [boolean, string, string] {

@@ -5,6 +5,7 @@
  * switch" that makes every further API request fail — the closest thing to SIGKILL between two
  * writes that a test can do in-process.
  */
+import type { PodSecurityLevel } from "../../controllers/minicluster/pod_security.ts";
 import type { ConfigMap, Event, Secret } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { KubeClient, type RequestEvent, type RequestOptions } from "../../runtime/client.ts";
@@ -61,6 +62,8 @@ export interface OperatorOptions {
   killAfterWrites?: number;
   cleanupTimeoutMs?: number;
   cleanupPollMs?: number;
+  /** The operator's --pod-security level. */
+  podSecurity?: PodSecurityLevel;
 }
 
 export async function startOperator(
@@ -101,6 +104,7 @@ export async function startOperator(
   const definition = miniClusterController(client, stores, {
     cleanupTimeoutMs: opts.cleanupTimeoutMs,
     cleanupPollMs: opts.cleanupPollMs ?? 300,
+    podSecurity: opts.podSecurity,
     instance: "integration-test",
   });
   let reconciles = 0;

@@ -51,6 +51,8 @@ Deno.test("reconcile create: the first status after the delay, then an unchanged
   await op.create("flux", { size: 2 });
   await op.reconcile("flux");
   op.sync();
+  // The Job has made its pods (a Job short of pods is asked about: create_failures.ts).
+  op.seedPods("flux", 2, 0);
   op.requestsSince();
   op.time += TIMING.firstStatusDelayMs;
   await op.reconcile("flux");

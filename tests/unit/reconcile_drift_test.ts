@@ -85,7 +85,8 @@ Deno.test("reconcile drift: a name held by someone else is never taken over", as
   assert.equal(now.metadata?.uid, stranger.metadata?.uid);
   assert.equal(now.metadata?.resourceVersion, stranger.metadata?.resourceVersion, "untouched");
   assert.ok(op.api.peek(Jobs, NS, "flux"), "the other children are still written");
-  assert.equal(action.requeueAfter, NAME_TAKEN_RECHECK_MS, "looked at again: it may go unseen");
+  // Looked at again (it may go unseen); sooner when the new Job's pods are checked on first.
+  assert.ok(action.requeueAfter! <= NAME_TAKEN_RECHECK_MS, "looked at again: it may go unseen");
   assert.ok(op.events("flux").includes("NameTaken"));
 });
 
