@@ -58,9 +58,9 @@ integrationTest("minicluster create: every child, owned, with the spec's content
     owned(svc);
     assert.equal(svc.spec?.clusterIP, "None");
 
-    const ws = await client.get<ConfigMap>(ConfigMaps, namespace, "flux");
+    const ws = await client.get<MiniClusterWorkspace>(MiniClusterWorkspaces, namespace, "flux");
     owned(ws);
-    assert.equal(ws.data?.["bootstrap-max-size"], "3");
+    assert.deepEqual(ws.spec, { maxSize: 3, size: 2 });
 
     const mc = await eventually(async () => {
       const mc = await getMiniCluster(env, "flux");
