@@ -20,6 +20,7 @@ export const OUTPUT = "deploy/install.yaml";
 export const SOURCES = [
   "deploy/namespace.yaml",
   "crds/minicluster.yaml",
+  "crds/miniclusterworkspace.yaml",
   "deploy/service-account.yaml",
   "deploy/cluster-role.yaml",
   "deploy/cluster-role-binding.yaml",

@@ -4,7 +4,7 @@
  *
  * | child                               | when it differs                                          |
  * | ----------------------------------- | -------------------------------------------------------- |
- * | workspace ConfigMap                 | never updated (create-once, see workspace.ts)            |
+ * | workspace (MiniClusterWorkspace)    | never updated (create-once, see workspace.ts)            |
  * | entrypoint ConfigMap                | applied                                                  |
  * | CURVE Secret given in the spec      | applied                                                  |
  * | CURVE Secret generated              | never updated (create-once: brokers that started with a  |
@@ -16,8 +16,9 @@
  * The Job comes in a second wave, after the objects its pods mount.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
+import type { Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { DefaultedMiniCluster, MiniCluster } from "../../api/mod.ts";
+import type { MiniClusterWorkspace } from "../../api/workspace.ts";
 import {
   applyWhenDifferent,
   type Dependent,
@@ -107,7 +108,12 @@ export function miniClusterDependents(
     drift: "createOnce",
   };
   const services = watched("services");
-  const workspace = workspaceDependent(mc, stores.configMaps);
+  // The sizes' values, never the spec's: this creates the workspace only for a new MiniCluster
+  // (whose sizes are the spec's) or one whose workspace went since the sizes were read.
+  const workspace = workspaceDependent(mc, stores.workspaces, {
+    maxSize: sizes.maximumSize,
+    size: sizes.effectiveSize,
+  });
   const waves = [
     [
       workspace,
@@ -125,7 +131,7 @@ export function miniClusterDependents(
     store: stores[key] as Store<KubeObject>,
   }));
   const proceed = (outcome: DependentsOutcome) =>
-    confirms(outcome.results.get(workspace as Dependent)?.object as ConfigMap, sizes);
+    confirms(outcome.results.get(workspace as Dependent)?.object as MiniClusterWorkspace, sizes);
   return { waves, pruned, ...(sizes.assumed ? { proceed } : {}) };
 }
 

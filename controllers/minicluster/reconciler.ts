@@ -96,7 +96,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#podSecurity = opts.podSecurity ?? "privileged";
     this.#finalizer = new Finalizer(client, MiniClusters, FINALIZER, FIELD_MANAGER);
     this.#dependents = new DependentResources(client, FIELD_MANAGER);
-    this.#workspace = new WorkspaceResolver(this.#dependents, stores);
+    this.#workspace = new WorkspaceResolver(this.#dependents, client, stores, recorder);
     this.#status = new StatusWriter(client, stores, recorder, now);
     this.#cleanup = new Cleanup(client, stores, recorder, now, {
       timeoutMs: opts.cleanupTimeoutMs ?? TIMING.cleanupTimeoutMs,

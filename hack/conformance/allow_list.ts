@@ -92,7 +92,7 @@ export const ALLOW_LIST: AllowEntry[] = [
     matches: (d, ctx) =>
       d.kind === "object" && d.go !== undefined && d.ours === undefined && oursRefusedSpec(ctx) &&
       // At most the workspace (a spec that fails to build is found after it is read or made).
-      [...(ctx?.oursChildren ?? [])].every((c) => c === `ConfigMap/${ctx?.name}`),
+      [...(ctx?.oursChildren ?? [])].every((c) => c === `MiniClusterWorkspace/${ctx?.name}`),
   },
   {
     id: "curve-cert-in-secret",
@@ -175,11 +175,12 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "workspace",
     class: "scaling",
-    readme: "fixed in a workspace ConfigMap",
+    readme: "fixed in a `MiniClusterWorkspace`",
     guide: "## Scaling",
     matches: (d, ctx) =>
-      d.kind === "object" && d.go === undefined && d.object === `ConfigMap/${ctx?.name}` &&
-      isObj(d.ours) && isObj(d.ours.data) && "bootstrap-max-size" in d.ours.data,
+      d.kind === "object" && d.go === undefined &&
+      d.object === `MiniClusterWorkspace/${ctx?.name}` && isObj(d.ours) && isObj(d.ours.spec) &&
+      "maxSize" in d.ours.spec,
   },
   {
     id: "configmap-volume-name",

@@ -6,13 +6,14 @@
  * writes that a test can do in-process.
  */
 import type { PodSecurityLevel } from "../../controllers/minicluster/pod_security.ts";
-import type { ConfigMap, Event, Secret } from "kubernetes-types/core/v1.d.ts";
+import type { Event, Secret } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { KubeClient, type RequestEvent, type RequestOptions } from "../../runtime/client.ts";
 import { Controller } from "../../runtime/controller.ts";
 import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
-import { ConfigMaps, Events, type ResourceType, Secrets } from "../../runtime/resources.ts";
+import { Events, type ResourceType, Secrets } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
+import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import { Watcher } from "../../runtime/watcher.ts";
@@ -192,8 +193,12 @@ export async function curveSecret(env: TestEnv, mc: MiniCluster): Promise<Secret
   return await env.client.get<Secret>(Secrets, env.namespace, curveSecretName(mc));
 }
 
-export async function workspace(env: TestEnv, mc: MiniCluster): Promise<ConfigMap> {
-  return await env.client.get<ConfigMap>(ConfigMaps, env.namespace, workspaceName(mc));
+export async function workspace(env: TestEnv, mc: MiniCluster): Promise<MiniClusterWorkspace> {
+  return await env.client.get<MiniClusterWorkspace>(
+    MiniClusterWorkspaces,
+    env.namespace,
+    workspaceName(mc),
+  );
 }
 
 /** Waits until the operator has made no write for `quietMs`; returns its write count. */

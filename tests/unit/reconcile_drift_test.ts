@@ -8,6 +8,7 @@ import { NAME_TAKEN_RECHECK_MS, RECREATE_REQUEUE_MS } from "../../runtime/depend
 import { ApiError } from "../../runtime/errors.ts";
 import { ConfigMaps, Jobs, Pods, Services } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
+import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { FakeOperator, NS } from "./fake_operator.ts";
 
 async function converged(name: string, spec = {}): Promise<FakeOperator> {
@@ -177,7 +178,7 @@ Deno.test("reconcile drift: a child the spec no longer asks for is pruned, guard
   assert.ok(op.writesSince().includes("delete services flux-db"));
   assert.equal(op.api.peek(Services, NS, "flux-db"), undefined);
   assert.ok(deletes.every((p) => (p as { uid?: string })?.uid), "every delete names the uid");
-  assert.ok(op.api.peek(ConfigMaps, NS, "flux"), "the workspace is never pruned");
+  assert.ok(op.api.peek(MiniClusterWorkspaces, NS, "flux"), "the workspace is never pruned");
 });
 
 Deno.test("reconcile drift: a refused write is a condition, the other children still go; a transient error is retried", async () => {
