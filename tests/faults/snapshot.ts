@@ -15,6 +15,7 @@ import type { KubeClient } from "../../runtime/client.ts";
 import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
+import { CURVE_DIGEST_ANNOTATION } from "../../controllers/minicluster/curve_integrity.ts";
 import {
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
@@ -103,6 +104,11 @@ function maskObject(o: Obj): Obj {
     case "Secret":
       if (o.metadata?.name?.endsWith("-curve-cert") || isCurve(o)) {
         copy.data = Object.fromEntries(Object.keys(copy.data ?? {}).map((k) => [k, "<generated>"]));
+        // The digest of a generated key differs from run to run like the key itself.
+        const annotations = copy.metadata?.annotations;
+        if (annotations?.[CURVE_DIGEST_ANNOTATION]) {
+          annotations[CURVE_DIGEST_ANNOTATION] = "<generated>";
+        }
       }
       break;
   }
