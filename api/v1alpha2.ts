@@ -686,7 +686,7 @@ export interface MiniClusterArchive {
  */
 export interface MiniClusterPodSpec {
   /**
-   * Extra annotations on every pod.
+   * Extra annotations on every pod. Keys under batch.kubernetes.io/ (the Job controller's) and flux-framework.org/ (the operator's) are refused.
    */
   annotations?: {
     /**
@@ -695,7 +695,7 @@ export interface MiniClusterPodSpec {
     [k: string]: string;
   };
   /**
-   * Extra labels on every pod.
+   * Extra labels on every pod. The labels the Job controller and the operator set, which Services select pods by, are refused: job-name, controller-uid, app.kubernetes.io/managed-by, app.kubernetes.io/name, hpa-selector and keys under batch.kubernetes.io/ and flux-framework.org/.
    */
   labels?: {
     /**
@@ -1362,7 +1362,7 @@ export interface DefaultedLoggingSpec {
  */
 export interface DefaultedMiniClusterPodSpec {
   /**
-   * Extra annotations on every pod.
+   * Extra annotations on every pod. Keys under batch.kubernetes.io/ (the Job controller's) and flux-framework.org/ (the operator's) are refused.
    */
   annotations: {
     /**
@@ -1371,7 +1371,7 @@ export interface DefaultedMiniClusterPodSpec {
     [k: string]: string;
   };
   /**
-   * Extra labels on every pod.
+   * Extra labels on every pod. The labels the Job controller and the operator set, which Services select pods by, are refused: job-name, controller-uid, app.kubernetes.io/managed-by, app.kubernetes.io/name, hpa-selector and keys under batch.kubernetes.io/ and flux-framework.org/.
    */
   labels: {
     /**
