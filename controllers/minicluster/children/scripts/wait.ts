@@ -20,11 +20,11 @@
 import {
   commandLine,
   echoLiteral,
-  heredocDelimiter,
   indent,
   joinScript,
   shellQuote,
   silencedWhen,
+  unquotedHeredoc,
   userBlock,
 } from "./shell.ts";
 import type { ContainerInput } from "./input.ts";
@@ -79,11 +79,10 @@ function batchFile(container: ContainerInput): string[] {
     "flux jobs -a",
   ];
   const content = ["#!/bin/bash", ...body].join("\n");
-  const eof = heredocDelimiter("MINICLUSTER_BATCH_EOF", content);
   return [
     "# The batch script; the lines are the user's shell (an unquoted heredoc, as in the Go operator)",
     "rm -f flux-job.batch",
-    [`cat > flux-job.batch <<${eof}`, content, eof].join("\n"),
+    unquotedHeredoc("flux-job.batch", content, "MINICLUSTER_BATCH_EOF"),
     "chmod +x flux-job.batch",
     `chown -R "\${fluxuid}" flux-job.batch`,
   ];
