@@ -105,7 +105,7 @@ export interface MiniClusterContainer {
    */
   image?: string;
   /**
-   * The command to run, as one shell string. In the Flux container it is submitted to Flux (or handed to flux start with launcher); in other containers it is run after waiting for Flux unless noWrapEntrypoint is set. Empty in the Flux container with interactive means the broker just runs.
+   * The command to run, as one shell string. In the Flux container it is submitted to Flux (or handed to flux start with launcher); in other containers it is run after waiting for Flux unless noWrapEntrypoint is set. Empty in the Flux container with interactive means the broker just runs. In the Flux container the shell operators ; | & < > ( ) and a word starting with # are passed to the job as words (as with the Go operator), while quotes, $VAR, $(...) and backticks keep their shell meaning; write bash -c '...' (or commands.script) for a pipeline inside the job.
    */
   command?: string;
   /**
@@ -1006,7 +1006,7 @@ export interface DefaultedMiniClusterContainer {
    */
   image: string;
   /**
-   * The command to run, as one shell string. In the Flux container it is submitted to Flux (or handed to flux start with launcher); in other containers it is run after waiting for Flux unless noWrapEntrypoint is set. Empty in the Flux container with interactive means the broker just runs.
+   * The command to run, as one shell string. In the Flux container it is submitted to Flux (or handed to flux start with launcher); in other containers it is run after waiting for Flux unless noWrapEntrypoint is set. Empty in the Flux container with interactive means the broker just runs. In the Flux container the shell operators ; | & < > ( ) and a word starting with # are passed to the job as words (as with the Go operator), while quotes, $VAR, $(...) and backticks keep their shell meaning; write bash -c '...' (or commands.script) for a pipeline inside the job.
    */
   command?: string;
   /**

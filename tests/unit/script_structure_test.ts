@@ -8,66 +8,14 @@
  */
 import assert from "node:assert/strict";
 import type { MiniClusterContainer } from "../../api/mod.ts";
-import { buildEntrypointConfigMap } from "../../controllers/minicluster/children/entrypoint.ts";
 import {
   commandLine,
   shellQuote,
   unquotedHeredoc,
   userBlock,
 } from "../../controllers/minicluster/children/scripts/shell.ts";
-import { run, scriptProblems } from "../generated/script_checks.ts";
-import { miniCluster } from "./entrypoint_cases.ts";
-
-const image = "rockylinux:9";
-
-/** The lead broker's script of a one-pod MiniCluster, run in `root` with stubs; its outcome. */
-async function runLead(root: string, container: MiniClusterContainer) {
-  const mountPath = `${root}/mnt`;
-  const mc = miniCluster(
-    {
-      size: 1,
-      containers: [{ image, runFlux: true, ...container }],
-      flux: { container: { mountPath } },
-      logging: { quiet: false },
-    },
-    "mc",
-    "ns",
-  );
-  const data = buildEntrypointConfigMap(mc).data ?? {};
-  const script = data["wait-0"];
-  const problems = await scriptProblems("wait-0", script, "error");
-  const bin = `${root}/bin`;
-  await Deno.mkdir(bin, { recursive: true });
-  const log = `${root}/calls`;
-  await Deno.writeTextFile(
-    `${bin}/flux`,
-    `#!/bin/bash\nprintf '%s\\n' "flux $*" >> "$STUB_LOG"\nif [ "$1" = R ]; then echo '{}'; fi\n`,
-    { mode: 0o755 },
-  );
-  await Deno.writeTextFile(`${bin}/hostname`, `#!/bin/bash\necho mc-0\n`, { mode: 0o755 });
-  for (const name of ["chown", "sleep"]) {
-    await Deno.writeTextFile(`${bin}/${name}`, "#!/bin/bash\n", { mode: 0o755 });
-  }
-  await Deno.mkdir(`${mountPath}/config/etc/flux/system`, { recursive: true });
-  await Deno.writeTextFile(`${mountPath}/flux-operator-done.txt`, "");
-  const result = await run("bash", ["-c", script], {
-    env: { PATH: `${bin}:/usr/bin:/bin`, HOME: root, STUB_LOG: log },
-    cwd: root,
-  });
-  const calls = (await Deno.readTextFile(log).catch(() => "")).split("\n");
-  const fluxStart = calls.find((c) => c.startsWith("flux start")) ?? "";
-  const batch = await Deno.readTextFile(`${root}/flux-job.batch`).catch(() => undefined);
-  return { problems, result, fluxStart, batch, script };
-}
-
-async function inSandbox(fn: (root: string) => Promise<void>) {
-  const root = await Deno.makeTempDir({ prefix: "mc-structure-" });
-  try {
-    await fn(root);
-  } finally {
-    await Deno.remove(root, { recursive: true });
-  }
-}
+import { run } from "../generated/script_checks.ts";
+import { inSandbox, runLead } from "./lead_sandbox.ts";
 
 Deno.test("a trailing backslash in command, pre, post or a batch line ends there", async () => {
   const cases: [string, MiniClusterContainer][] = [
@@ -84,7 +32,7 @@ Deno.test("a trailing backslash in command, pre, post or a batch line ends there
       const { problems, result, fluxStart } = await runLead(root, container);
       assert.deepEqual(problems, [], label);
       assert.equal(result.code, 0, `${label}: ${result.stderr}`);
-      assert.match(fluxStart, /^flux start /, `${label}: flux started`);
+      assert.ok(fluxStart, `${label}: flux started`);
       assert.match(
         result.stdout,
         /Flux finished with exit code 0/,
@@ -107,7 +55,7 @@ Deno.test("commands.script: a trailing backslash or a joined delimiter never end
       const { problems, result, fluxStart } = await runLead(root, { commands: { script } });
       assert.deepEqual(problems, [], script);
       assert.equal(result.code, 0, `${script}: ${result.stderr}`);
-      assert.match(fluxStart, /^flux start .* \/bin\/bash \/tmp\/custom-entrypoint\.sh$/, script);
+      assert.deepEqual(fluxStart?.slice(-2), ["/bin/bash", "/tmp/custom-entrypoint.sh"], script);
       assert.match(result.stdout, /Flux finished with exit code 0/, script);
       await assert.rejects(Deno.stat(`${root}/pwned-by-script`), Deno.errors.NotFound, script);
     });

@@ -31,6 +31,7 @@ import type { ContainerInput } from "./input.ts";
 import type { Settings } from "./settings.ts";
 import { viewPaths, waitForView } from "./view-environment.ts";
 import { CUSTOM_SCRIPT_PATH, customScript } from "./custom-script.ts";
+import { commandWords } from "./command-words.ts";
 import { COMPLETE_MARKER, CURVE_CERT_SOURCE } from "./paths.ts";
 
 const DEFAULT_OUTPUT_DIR = "/tmp/fluxout";
@@ -94,6 +95,8 @@ function leadBroker(settings: Settings, container: ContainerInput, hasScript: bo
   const quiet = logging.quiet;
   const prefix = container.commands?.prefix?.trim() ?? "";
   const command = hasScript ? `/bin/bash ${CUSTOM_SCRIPT_PATH}` : commandLine(container.command);
+  // The words the job gets: shell operators in the command are the job's, as in Go.
+  const words = commandWords(command);
   const startTime = logging.timed ? `/usr/bin/time -f 'FLUXTIME fluxstart wall time %E' ` : "";
   const submitTime = logging.timed ? `/usr/bin/time -f 'FLUXTIME fluxsubmit wall time %E' ` : "";
   const wrap = flux.wrap ? `${shellQuote(`--wrap=${flux.wrap}`)} ` : "";
@@ -128,13 +131,13 @@ function leadBroker(settings: Settings, container: ContainerInput, hasScript: bo
     );
   } else if (container.launcher) {
     lines.push(...show(`🌀 Launcher mode: flux start ... ${withPrefix(command)}`));
-    lines.push(`${startTime}${fluxStart} ${submitTime}${withPrefix(command)}`);
+    lines.push(`${startTime}${fluxStart} ${submitTime}${withPrefix(words)}`);
   } else {
     const submit = flux.submitCommand.trim() || "flux submit";
     lines.push(...show(`🌀 Submit mode: flux start ... ${withPrefix(`${submit} ... ${command}`)}`));
     lines.push(
       `${startTime}${fluxStart} ${submitTime}${
-        withPrefix(`${submit} "\${flags[@]}" --quiet --watch ${command}`)
+        withPrefix(`${submit} "\${flags[@]}" --quiet --watch ${words}`)
       }`,
     );
   }
