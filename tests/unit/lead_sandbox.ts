@@ -2,7 +2,7 @@
  * The lead broker's script of a one-pod MiniCluster run in a sandbox against stub commands (unit
  * tests of the generated scripts' behaviour).
  */
-import type { MiniClusterContainer } from "../../api/mod.ts";
+import type { MiniClusterContainer, MiniClusterSpec } from "../../api/mod.ts";
 import { buildEntrypointConfigMap } from "../../controllers/minicluster/children/entrypoint.ts";
 import { run, scriptProblems } from "../generated/script_checks.ts";
 import { miniCluster } from "./entrypoint_cases.ts";
@@ -10,13 +10,17 @@ import { miniCluster } from "./entrypoint_cases.ts";
 const image = "rockylinux:9";
 
 /** The lead broker's script of a one-pod MiniCluster, run in `root` with stubs; its outcome. */
-export async function runLead(root: string, container: MiniClusterContainer) {
+export async function runLead(
+  root: string,
+  container: MiniClusterContainer,
+  flux: Omit<NonNullable<MiniClusterSpec["flux"]>, "container"> = {},
+) {
   const mountPath = `${root}/mnt`;
   const mc = miniCluster(
     {
       size: 1,
       containers: [{ image, runFlux: true, ...container }],
-      flux: { container: { mountPath } },
+      flux: { ...flux, container: { mountPath } },
       logging: { quiet: false },
     },
     "mc",

@@ -42,6 +42,28 @@ Deno.test("a trailing backslash in command, pre, post or a batch line ends there
   }
 });
 
+Deno.test("unclosed quotes or operators in prefix, submitCommand or optionFlags stay on their line", async () => {
+  const cases: [string, MiniClusterContainer, Record<string, string>][] = [
+    ["prefix quote", { command: "hostname", commands: { prefix: "env 'A=b" } }, {}],
+    ["prefix continuation", { command: "hostname", commands: { prefix: "env \\" } }, {}],
+    ["submitCommand quote", { command: "hostname" }, { submitCommand: 'flux submit "x' }],
+    ["optionFlags operators", { command: "hostname" }, { optionFlags: "-o a) ; touch pwned" }],
+    ["optionFlags quote", { command: "hostname" }, { optionFlags: "-o 'a" }],
+    ["command quote", { command: "echo 'a; touch pwned" }, {}],
+    ["command substitution", { command: "echo $(touch pwned" }, {}],
+  ];
+  for (const [label, container, flux] of cases) {
+    await inSandbox(async (root) => {
+      const { problems, result, fluxStart } = await runLead(root, container, flux);
+      assert.deepEqual(problems, [], label);
+      assert.equal(result.code, 0, `${label}: ${result.stderr}`);
+      assert.ok(fluxStart, `${label}: flux started`);
+      assert.match(result.stdout, /Flux finished with exit code 0/, label);
+      await assert.rejects(Deno.stat(`${root}/pwned`), Deno.errors.NotFound, label);
+    });
+  }
+});
+
 Deno.test("commands.script: a trailing backslash or a joined delimiter never ends the file early", async () => {
   const pwned = "touch pwned-by-script";
   const scripts = [

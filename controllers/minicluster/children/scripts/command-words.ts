@@ -72,19 +72,34 @@ function skipNested(text: string, i: number, open: string, close: string): numbe
  * `command` (one line, commandLine) with every shell operator outside quotes and substitutions
  * escaped, and a `#` that starts a word too. A command whose quotes or substitutions never close
  * would take the rest of the generated script into its words: it is split at blanks and each word
- * single-quoted instead (Go's word splitting of a literal).
+ * single-quoted instead (Go's word splitting of a literal). Also for `flux.optionFlags`, which Go
+ * expanded the same way.
  */
 export function commandWords(command: string): string {
+  return escapeOperators(command) ?? literalWords(command);
+}
+
+/**
+ * User words the Go operator put on the line as written (`commands.prefix`, `flux.submitCommand`):
+ * kept as shell, unless their quotes or substitutions never close (then each blank-separated word
+ * literally), so they cannot take the rest of the script into the line.
+ */
+export function shellWords(text: string): string {
+  return escapeOperators(text) === undefined ? literalWords(text) : text;
+}
+
+/** `text` with its operators escaped, or undefined when a quote or substitution never closes. */
+function escapeOperators(command: string): string | undefined {
   let out = "";
   for (let i = 0; i < command.length;) {
     const c = command[i];
     if (c === "\\") {
-      if (i + 1 >= command.length) return literalWords(command);
+      if (i + 1 >= command.length) return undefined;
       out += command.slice(i, i + 2);
       i += 2;
     } else if (c === "'" || c === '"' || c === "`" || c === "$") {
       const end = skipConstruct(command, i);
-      if (end < 0) return literalWords(command);
+      if (end < 0) return undefined;
       out += command.slice(i, end);
       i = end;
     } else if (OPERATORS.has(c) || (c === "#" && (i === 0 || /\s/.test(command[i - 1])))) {

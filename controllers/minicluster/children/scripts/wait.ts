@@ -31,7 +31,7 @@ import type { ContainerInput } from "./input.ts";
 import type { Settings } from "./settings.ts";
 import { viewPaths, waitForView } from "./view-environment.ts";
 import { CUSTOM_SCRIPT_PATH, customScript } from "./custom-script.ts";
-import { commandWords } from "./command-words.ts";
+import { commandWords, shellWords } from "./command-words.ts";
 import { COMPLETE_MARKER, CURVE_CERT_SOURCE } from "./paths.ts";
 
 const DEFAULT_OUTPUT_DIR = "/tmp/fluxout";
@@ -93,7 +93,7 @@ function batchFile(container: ContainerInput): string[] {
 function leadBroker(settings: Settings, container: ContainerInput, hasScript: boolean): string[] {
   const { flux, logging } = settings;
   const quiet = logging.quiet;
-  const prefix = container.commands?.prefix?.trim() ?? "";
+  const prefix = shellWords(commandLine(container.commands?.prefix));
   const command = hasScript ? `/bin/bash ${CUSTOM_SCRIPT_PATH}` : commandLine(container.command);
   // The words the job gets: shell operators in the command are the job's, as in Go.
   const words = commandWords(command);
@@ -133,7 +133,7 @@ function leadBroker(settings: Settings, container: ContainerInput, hasScript: bo
     lines.push(...show(`🌀 Launcher mode: flux start ... ${withPrefix(command)}`));
     lines.push(`${startTime}${fluxStart} ${submitTime}${withPrefix(words)}`);
   } else {
-    const submit = flux.submitCommand.trim() || "flux submit";
+    const submit = shellWords(commandLine(flux.submitCommand)) || "flux submit";
     lines.push(...show(`🌀 Submit mode: flux start ... ${withPrefix(`${submit} ... ${command}`)}`));
     lines.push(
       `${startTime}${fluxStart} ${submitTime}${
@@ -184,7 +184,8 @@ export function waitScript(settings: Settings, index: number): string {
   const script = container.commands?.script ?? "";
   const hasScript = script.trim() !== "";
   const outputDir = container.logs || DEFAULT_OUTPUT_DIR;
-  const optionFlags = flux.optionFlags.trim();
+  // Words, as Go's unquoted ${flags} made them: an operator in them cannot end the array.
+  const optionFlags = commandWords(commandLine(flux.optionFlags));
   const flags = [...nodeSpec(settings.size, settings.tasks)];
   if (optionFlags) flags.push(optionFlags);
   if (logging.debug) flags.push("-vvv");
