@@ -52,6 +52,23 @@ export interface MiniClusterSpec {
     [k: string]: string;
   };
   /**
+   * Extra annotations on the Job (not its pods), for controllers that read the Job, such as a queue controller (for example Kueue's elastic-job annotation).
+   */
+  jobAnnotations?: {
+    /**
+     * Annotation value.
+     */
+    [k: string]: string;
+  };
+  /**
+   * True suspends the Job (its pods are deleted, the other children stay); false or unset resumes a Job the operator suspended. Left unset, the Job's own spec.suspend is not the operator's: a queue controller such as Kueue may suspend and admit the Job, and the Suspended condition then says the MiniCluster is waiting for admission.
+   */
+  suspend?: boolean;
+  /**
+   * Delete the MiniCluster (and so its children) this many seconds after its Job finished (succeeded or failed); 0 deletes it at once. Unset keeps it. A gentler cleanup, which deletes it as soon as the lead broker pod ends.
+   */
+  ttlSecondsAfterFinished?: number;
+  /**
    * Keep the cluster up as an interactive cluster: the lead broker starts with -Sbroker.rc2_none and, without a command, just runs until deleted. Defaults to false.
    */
   interactive?: boolean;
@@ -724,6 +741,10 @@ export interface MiniClusterPodSpec {
    */
   schedulerName?: string;
   /**
+   * PriorityClass of the Job's pods and the services pod (scheduling order and preemption; a queue controller may also read it).
+   */
+  priorityClassName?: string;
+  /**
    * Node labels a node must have to run the pods.
    */
   nodeSelector?: {
@@ -952,6 +973,23 @@ export interface DefaultedMiniClusterSpec {
      */
     [k: string]: string;
   };
+  /**
+   * Extra annotations on the Job (not its pods), for controllers that read the Job, such as a queue controller (for example Kueue's elastic-job annotation).
+   */
+  jobAnnotations: {
+    /**
+     * Annotation value.
+     */
+    [k: string]: string;
+  };
+  /**
+   * True suspends the Job (its pods are deleted, the other children stay); false or unset resumes a Job the operator suspended. Left unset, the Job's own spec.suspend is not the operator's: a queue controller such as Kueue may suspend and admit the Job, and the Suspended condition then says the MiniCluster is waiting for admission.
+   */
+  suspend?: boolean;
+  /**
+   * Delete the MiniCluster (and so its children) this many seconds after its Job finished (succeeded or failed); 0 deletes it at once. Unset keeps it. A gentler cleanup, which deletes it as soon as the lead broker pod ends.
+   */
+  ttlSecondsAfterFinished?: number;
   /**
    * Keep the cluster up as an interactive cluster: the lead broker starts with -Sbroker.rc2_none and, without a command, just runs until deleted. Defaults to false.
    */
@@ -1399,6 +1437,10 @@ export interface DefaultedMiniClusterPodSpec {
    * Scheduler that places the pods (for example a co-scheduler for gangs).
    */
   schedulerName?: string;
+  /**
+   * PriorityClass of the Job's pods and the services pod (scheduling order and preemption; a queue controller may also read it).
+   */
+  priorityClassName?: string;
   /**
    * Node labels a node must have to run the pods.
    */

@@ -101,6 +101,7 @@ Deno.test("withDefaults of a minimal MiniCluster fills every CRD and derived def
     services: [],
     network: { headlessName: "sample" },
     jobLabels: {},
+    jobAnnotations: {},
     interactive: false,
     flux: {
       container: {
