@@ -122,7 +122,7 @@ export interface MiniClusterContainer {
    */
   image?: string;
   /**
-   * The command to run, as one shell string. In the Flux container it is submitted to Flux (or handed to flux start with launcher); in other containers it is run after waiting for Flux unless noWrapEntrypoint is set. Empty in the Flux container with interactive means the broker just runs.
+   * The command to run, as one shell string. In the Flux container it is submitted to Flux (or handed to flux start with launcher); in other containers it is run after waiting for Flux unless noWrapEntrypoint is set. Empty in the Flux container with interactive means the broker just runs. In the Flux container the shell operators ; | & < > ( ) and a word starting with # are passed to the job as words (as with the Go operator), while quotes, $VAR, $(...) and backticks keep their shell meaning; write bash -c '...' (or commands.script) for a pipeline inside the job.
    */
   command?: string;
   /**
@@ -703,7 +703,7 @@ export interface MiniClusterArchive {
  */
 export interface MiniClusterPodSpec {
   /**
-   * Extra annotations on every pod.
+   * Extra annotations on every pod. Keys under batch.kubernetes.io/ (the Job controller's) and flux-framework.org/ (the operator's) are refused.
    */
   annotations?: {
     /**
@@ -712,7 +712,7 @@ export interface MiniClusterPodSpec {
     [k: string]: string;
   };
   /**
-   * Extra labels on every pod.
+   * Extra labels on every pod. The labels the Job controller and the operator set, which Services select pods by, are refused: job-name, controller-uid, app.kubernetes.io/managed-by, app.kubernetes.io/name, hpa-selector and keys under batch.kubernetes.io/ and flux-framework.org/.
    */
   labels?: {
     /**
@@ -1044,7 +1044,7 @@ export interface DefaultedMiniClusterContainer {
    */
   image: string;
   /**
-   * The command to run, as one shell string. In the Flux container it is submitted to Flux (or handed to flux start with launcher); in other containers it is run after waiting for Flux unless noWrapEntrypoint is set. Empty in the Flux container with interactive means the broker just runs.
+   * The command to run, as one shell string. In the Flux container it is submitted to Flux (or handed to flux start with launcher); in other containers it is run after waiting for Flux unless noWrapEntrypoint is set. Empty in the Flux container with interactive means the broker just runs. In the Flux container the shell operators ; | & < > ( ) and a word starting with # are passed to the job as words (as with the Go operator), while quotes, $VAR, $(...) and backticks keep their shell meaning; write bash -c '...' (or commands.script) for a pipeline inside the job.
    */
   command?: string;
   /**
@@ -1400,7 +1400,7 @@ export interface DefaultedLoggingSpec {
  */
 export interface DefaultedMiniClusterPodSpec {
   /**
-   * Extra annotations on every pod.
+   * Extra annotations on every pod. Keys under batch.kubernetes.io/ (the Job controller's) and flux-framework.org/ (the operator's) are refused.
    */
   annotations: {
     /**
@@ -1409,7 +1409,7 @@ export interface DefaultedMiniClusterPodSpec {
     [k: string]: string;
   };
   /**
-   * Extra labels on every pod.
+   * Extra labels on every pod. The labels the Job controller and the operator set, which Services select pods by, are refused: job-name, controller-uid, app.kubernetes.io/managed-by, app.kubernetes.io/name, hpa-selector and keys under batch.kubernetes.io/ and flux-framework.org/.
    */
   labels: {
     /**
