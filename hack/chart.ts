@@ -63,7 +63,23 @@ const namespace = RELEASE_NAMESPACE;
 
 /** Names of the sources' objects follow the release's name (two releases never collide). */
 function rename(name: string): string {
-  return name.startsWith(NAME) ? `${RELEASE}${name.slice(NAME.length)}` : name;
+  if (name.startsWith(NAME)) return `${RELEASE}${name.slice(NAME.length)}`;
+  // The aggregated roles (minicluster-view, -edit) too: <release>-view, <release>-edit.
+  if (name.startsWith(AGGREGATED_PREFIX)) {
+    return `${RELEASE}-${name.slice(AGGREGATED_PREFIX.length)}`;
+  }
+  return name;
+}
+
+/** The install manifest's aggregated user roles are named minicluster-<verb>. */
+const AGGREGATED_PREFIX = "minicluster-";
+
+/** A ClusterRole that Kubernetes aggregates into the built-in view/edit/admin roles. */
+function isAggregated(obj: Obj): boolean {
+  return obj.kind === "ClusterRole" &&
+    Object.keys(obj.metadata.labels ?? {}).some((k) =>
+      k.startsWith("rbac.authorization.k8s.io/aggregate-to-")
+    );
 }
 
 /** A source object made a template: release name and namespace, values where users choose. */
@@ -125,6 +141,7 @@ export function values(deployment: Obj): Obj {
     topologySpreadConstraints: pod.topologySpreadConstraints ?? [],
     leaderElection: { enabled: env("OPERATOR_LEADER_ELECT") === "true" },
     watchNamespaces: [],
+    aggregatedRoles: { enabled: true },
     logLevel: env("OPERATOR_LOG_LEVEL"),
     logFormat: env("OPERATOR_LOG_FORMAT"),
     metrics: {
@@ -141,8 +158,9 @@ const VALUES_HEADER =
 #
 # image.tag: empty means the chart's appVersion. watchNamespaces: empty means every namespace (a
 # ClusterRoleBinding); otherwise the operator watches these (OPERATOR_NAMESPACES) and gets a
-# RoleBinding to its ClusterRole in each. metrics.serviceMonitor needs the Prometheus Operator's
-# CRDs.
+# RoleBinding to its ClusterRole in each. aggregatedRoles: <release>-view and <release>-edit,
+# aggregated into the built-in view, edit and admin roles, so that those who may use a namespace
+# may use its MiniClusters. metrics.serviceMonitor needs the Prometheus Operator's CRDs.
 `;
 
 const HELPERS =
@@ -208,6 +226,9 @@ export function objectTemplate(path: string, obj: Obj): string {
     );
     return `${header}{{- if .Values.metrics.service.enabled }}\n${text}{{- end }}\n` +
       `{{- if .Values.metrics.serviceMonitor.enabled }}\n---\n${monitor}{{- end }}\n`;
+  }
+  if (isAggregated(obj)) {
+    return `${header}{{- if .Values.aggregatedRoles.enabled }}\n${text}{{- end }}\n`;
   }
   return header + text;
 }

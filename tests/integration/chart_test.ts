@@ -46,7 +46,14 @@ Deno.test("chart: helm lint passes", async () => {
 
 Deno.test("chart: default values render deploy/install.yaml, all but the namespace", async () => {
   const install = objects(await Deno.readTextFile(join(ROOT, "deploy", "install.yaml")));
-  const rendered = byKey(objects(await render("minicluster-operator", "minicluster-system")));
+  // The chart names the aggregated user roles after the release (<release>-view), where the
+  // manifest has minicluster-view: the one difference.
+  const rendered = byKey(
+    objects(await render("minicluster-operator", "minicluster-system")).map((o) => {
+      const role = /^minicluster-operator-(view|edit)$/.exec(o.metadata.name);
+      return role ? { ...o, metadata: { ...o.metadata, name: `minicluster-${role[1]}` } } : o;
+    }),
+  );
   const expected = byKey(install.filter((o) => o.kind !== "Namespace"));
   assert.deepEqual([...rendered.keys()].sort(), [...expected.keys()].sort());
   for (const [k, o] of expected) assert.deepEqual(rendered.get(k), o, k);
@@ -72,6 +79,8 @@ Deno.test("chart: another release, watched namespaces, scheduling values and a S
   assert.ok(kinds.includes("RoleBinding/team-a/mc-helm"));
   assert.ok(kinds.includes("RoleBinding/team-b/mc-helm"));
   assert.ok(kinds.includes("ClusterRole//mc-helm"), "cluster-scoped names follow the release");
+  assert.ok(kinds.includes("ClusterRole//mc-helm-view"), "the aggregated roles too");
+  assert.ok(kinds.includes("ClusterRole//mc-helm-edit"), "the aggregated roles too");
   const deployment = rendered.find((o) => o.kind === "Deployment")!;
   assert.equal(deployment.metadata.namespace, "mc-helm-system");
   const pod = deployment.spec.template.spec;
