@@ -320,7 +320,7 @@ integrationTest(
     );
     assert.deepEqual(failures, [], failures.join("\n"));
   },
-  { timeoutMs: 150_000 },
+  { timeoutMs: 300_000 },
 );
 
 /** Drops the finalizers (the operator is stopped), so the namespace can go. */
