@@ -40,6 +40,7 @@ import { type CurveBuilders, defaultCurve, miniClusterDependents } from "./depen
 import { BuildError, type DesiredChildren, desiredChildren } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
 import { brokerFinished } from "./status.ts";
+import { RecreateBudget } from "./services_pod_drift.ts";
 import { StatusWriter } from "./status_writer.ts";
 import { type MiniClusterStores, podsOf } from "./stores.ts";
 import { TIMING } from "./timing.ts";
@@ -75,6 +76,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #workspace: WorkspaceResolver;
   readonly #status: StatusWriter;
   readonly #cleanup: Cleanup;
+  readonly #recreates: RecreateBudget;
 
   constructor(opts: MiniClusterReconcilerOptions) {
     const { client, stores, recorder } = opts;
@@ -87,6 +89,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#dependents = new DependentResources(client, FIELD_MANAGER);
     this.#workspace = new WorkspaceResolver(this.#dependents, stores);
     this.#status = new StatusWriter(client, stores, recorder, now);
+    this.#recreates = new RecreateBudget(() => now().getTime());
     this.#cleanup = new Cleanup(client, stores, recorder, now, {
       timeoutMs: opts.cleanupTimeoutMs ?? TIMING.cleanupTimeoutMs,
       pollMs: opts.cleanupPollMs ?? TIMING.cleanupPollMs,
@@ -121,6 +124,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       const plan = miniClusterDependents(spec, desired, sizes, this.#stores, {
         curve: this.#curve,
         recorder: this.#recorder,
+        recreates: this.#recreates,
       });
       const outcome = await this.#dependents.reconcile(mc, plan, fence);
       // The workspace holds other sizes than the new MiniCluster's assumed ones: build again.
