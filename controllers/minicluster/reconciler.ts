@@ -116,7 +116,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     try {
       const sizes = await this.#workspace.sizes(spec, requestedSize, fence);
       if ("problem" in sizes) {
-        return await this.#status.write(mc, { requestedSize, unappliable: sizes.problem });
+        const action = await this.#status.write(mc, { requestedSize, unappliable: sizes.problem });
+        return Action.soonest(action, sizes.requeueAfterMs);
       }
       const desired = await built(spec, sizes);
       if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });

@@ -113,7 +113,7 @@ export class WorkspaceResolver {
     mc: DefaultedMiniCluster,
     requestedSize: number,
     fence: FreshnessFence,
-  ): Promise<Sizes | { problem: Problem }> {
+  ): Promise<Sizes | { problem: Problem; requeueAfterMs?: number }> {
     const name = workspaceName(mc);
     if (this.#isNew(mc)) {
       const maximumSize = mc.spec.maxSize;
@@ -127,9 +127,13 @@ export class WorkspaceResolver {
       const message = owner
         ? `ConfigMap ${name} belongs to another object (${owner.kind} ${owner.name}, uid ${owner.uid})`
         : `ConfigMap ${name} exists and is not owned by this MiniCluster`;
-      return { problem: { reason: "WorkspaceInvalid", message } };
+      // Someone else's object is no event this operator hears when it goes: look again.
+      return {
+        problem: { reason: "WorkspaceInvalid", message },
+        requeueAfterMs: found.requeueAfterMs,
+      };
     }
-    if (!found.object) return { problem: found.problem! };
+    if (!found.object) return { problem: found.problem!, requeueAfterMs: found.requeueAfterMs };
     const workspace = parseWorkspace(found.object);
     if (!workspace) {
       const message = `ConfigMap ${name} does not hold a valid ${KEY_MAX_SIZE}`;

@@ -13,6 +13,7 @@ import { TIMING } from "../../controllers/minicluster/timing.ts";
 import { ConfigMaps, Jobs, Pods, Secrets } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { FakeOperator, NS } from "./fake_operator.ts";
+import { NAME_TAKEN_RECHECK_MS } from "../../runtime/dependents.ts";
 
 Deno.test("reconcile lifecycle: an invalid spec is a condition and an event, and builds nothing", async () => {
   const op = new FakeOperator();
@@ -70,6 +71,25 @@ Deno.test("reconcile lifecycle: an existing workspace decides the sizes; someone
   assert.equal(c?.reason, "WorkspaceInvalid");
   assert.match(c!.message!, /ConfigMap other exists and is not owned by this MiniCluster/);
   assert.deepEqual(op.api.objects<Job>(Jobs).map((j) => j.metadata?.name), ["adopt"]);
+});
+
+Deno.test("reconcile lifecycle: a MiniCluster blocked by someone else's ConfigMap recovers once it is gone", async () => {
+  const op = new FakeOperator();
+  await op.api.create(ConfigMaps, { metadata: { name: "late", namespace: NS }, data: {} });
+  await op.create("late");
+  await op.reconcile("late");
+  op.sync();
+  const action = await op.reconcile("late");
+  assert.equal(op.condition("late", "Unappliable")?.reason, "WorkspaceInvalid");
+  // The blocker is not ours: its deletion is no event the operator hears, so it looks again.
+  assert.equal(action.requeueAfter, NAME_TAKEN_RECHECK_MS);
+
+  await op.api.delete(ConfigMaps, NS, "late");
+  op.sync();
+  op.time += action.requeueAfter!;
+  await op.converge("late");
+  assert.ok(op.api.peek<Job>(Jobs, NS, "late"), "the Job is created");
+  assert.equal(op.condition("late", "Unappliable")?.status, "False");
 });
 
 Deno.test("reconcile lifecycle: the certificate is generated once; a given one is applied", async () => {
