@@ -40,6 +40,7 @@ import { type CurveBuilders, defaultCurve, miniClusterDependents } from "./depen
 import { BuildError, type DesiredChildren, desiredChildren } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
 import { brokerFinished } from "./status.ts";
+import { joinedMessages } from "./messages.ts";
 import { RecreateBudget } from "./services_pod_drift.ts";
 import { StatusWriter } from "./status_writer.ts";
 import { type MiniClusterStores, podsOf } from "./stores.ts";
@@ -165,7 +166,7 @@ function validated(mc: MiniCluster): DefaultedMiniCluster | { invalid: Problem }
   try {
     const problems = validateSpec(mc);
     if (problems.length === 0) return withDefaults(mc);
-    return { invalid: { reason: "ValidationFailed", message: problems.join("; ") } };
+    return { invalid: { reason: "ValidationFailed", message: joinedMessages(problems) } };
   } catch (e) {
     return { invalid: { reason: "ValidationFailed", message: errorMessage(e) } };
   }
@@ -187,5 +188,5 @@ async function built(
 /** One condition for several problems: the first one's reason, every message. */
 function summary(problems: Problem[]): Problem | undefined {
   if (problems.length === 0) return undefined;
-  return { reason: problems[0].reason, message: problems.map((p) => p.message).join("; ") };
+  return { reason: problems[0].reason, message: joinedMessages(problems.map((p) => p.message)) };
 }

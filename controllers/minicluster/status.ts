@@ -16,6 +16,7 @@ import type {
 } from "kubernetes-types/core/v1.d.ts";
 import type { Problem } from "../../runtime/dependents.ts";
 import { COMPLETION_INDEX_LABEL } from "./children/names.ts";
+import { boundedMessage } from "./messages.ts";
 
 export type { Condition };
 
@@ -87,7 +88,7 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
       type,
       status: ok ? "True" : "False",
       reason,
-      message,
+      message: boundedMessage(message),
       observedGeneration: input.generation,
     });
 
