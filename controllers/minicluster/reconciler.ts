@@ -99,7 +99,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
 
   reconcile(mc: MiniCluster, ctx: ReconcileContext): Promise<Action> {
     return this.#finalizer.run(mc, {
-      apply: (live, fence) => this.#apply(live, fence, ctx.log),
+      apply: (live, fence) => this.#apply(live, fence, ctx),
       cleanup: (doomed) => this.#cleanup.run(doomed, ctx.log),
     });
   }
@@ -110,7 +110,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     return Promise.resolve();
   }
 
-  async #apply(mc: MiniCluster, fence: FreshnessFence, log: RuntimeLog): Promise<Action> {
+  async #apply(mc: MiniCluster, fence: FreshnessFence, ctx: ReconcileContext): Promise<Action> {
+    const log = ctx.log;
     const requestedSize = mc.spec?.size ?? 1;
     const spec = validated(mc);
     if ("invalid" in spec) return await this.#status.write(mc, { requestedSize, ...spec });
@@ -129,6 +130,10 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         recreates: this.#recreates,
       });
       const outcome = await this.#dependents.reconcile(mc, plan, fence);
+      if (outcome.retry !== undefined) {
+        await this.#reportFailing(mc, sizes, outcome.problems, ctx);
+        throw outcome.retry;
+      }
       // The workspace holds other sizes than the new MiniCluster's assumed ones: build again.
       if (outcome.stopped) return Action.requeueAfter(0);
 
@@ -145,6 +150,21 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       if (!(e instanceof StaleViewError)) throw e;
       log.debug("stale view of the MiniCluster; waiting for the cache", { reason: e.message });
       return Action.requeueAfter(STALE_VIEW_REQUEUE_MS);
+    }
+  }
+
+  /**
+   * A write that keeps failing (this is a retry of a reconcile that failed too) is reported now,
+   * with the API's message, while the controller goes on retrying with backoff: an object over
+   * etcd's size limit fails as a server error, which retrying never fixes. A single failure writes
+   * nothing, so that one blip of the API server does not flap the conditions.
+   */
+  async #reportFailing(mc: MiniCluster, sizes: Sizes, problems: Problem[], ctx: ReconcileContext) {
+    if (ctx.retries < 1) return;
+    try {
+      await this.#status.write(mc, { ...sizes, unappliable: summary(problems) });
+    } catch (e) {
+      ctx.log.debug("could not report the failing write", { error: errorMessage(e) });
     }
   }
 
