@@ -48,6 +48,7 @@ import {
   resourceNameWithSub,
   type Verb,
 } from "./request_labels.ts";
+import { WatchConnections } from "./watch_connections.ts";
 
 export type * from "./api_client.ts";
 export { LineBuffer, parseWatchLine } from "./watch_lines.ts";
@@ -90,6 +91,8 @@ export class KubeClient implements ApiClient {
   /** Default namespace of the kubeconfig context or ServiceAccount. */
   readonly namespace: string;
   readonly #httpClient: Deno.HttpClient;
+  /** Watches have connections of their own (watch_connections.ts). */
+  readonly #watchConnections: WatchConnections;
   readonly #credentials: Credentials;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
@@ -109,6 +112,9 @@ export class KubeClient implements ApiClient {
       tls.key = conn.clientKey;
     }
     this.#httpClient = Deno.createHttpClient(tls as Deno.CreateHttpClientOptions);
+    this.#watchConnections = new WatchConnections(() =>
+      Deno.createHttpClient(tls as Deno.CreateHttpClientOptions)
+    );
 
     this.#credentials = credentialsOf(
       conn,
@@ -161,6 +167,7 @@ export class KubeClient implements ApiClient {
     if (this.#closed) return;
     this.#closed = true;
     this.#httpClient.close();
+    this.#watchConnections.close();
   }
 
   /**
@@ -325,24 +332,33 @@ export class KubeClient implements ApiClient {
       allowWatchBookmarks: opts.allowWatchBookmarks ? true : undefined,
       timeoutSeconds: opts.timeoutSeconds,
     };
+    const connection = this.#watchConnections.acquire();
     let response: Response;
     try {
-      response = await this.#send("GET", resourcePath(rt, { namespace: opts.namespace }), {
-        query,
-        signal,
-        timeoutMs: 0,
-        verb: "watch",
-        resource: resourceName(rt),
-      });
+      response = await this.#send(
+        "GET",
+        resourcePath(rt, { namespace: opts.namespace }),
+        {
+          query,
+          signal,
+          timeoutMs: 0,
+          verb: "watch",
+          resource: resourceName(rt),
+        },
+        undefined,
+        connection.client,
+      );
     } catch (e) {
+      connection.release();
       if (signal?.aborted) return;
       throw e;
     }
     if (!response.ok) {
+      connection.release();
       const text = await response.text();
       throw ApiError.fromResponse(response.status, text, `watch ${resourceName(rt)}`);
     }
-    if (!response.body) return;
+    if (!response.body) return connection.release();
     const reader = response.body.getReader();
     const lines = new LineBuffer();
     try {
@@ -364,6 +380,7 @@ export class KubeClient implements ApiClient {
       // awaited: a cancel that never settles (a stream already torn down by the abort) must not
       // keep the consumer's loop, and whoever waits for it, from ending.
       reader.cancel().catch(() => {});
+      connection.release();
     }
   }
 
@@ -410,6 +427,7 @@ export class KubeClient implements ApiClient {
     path: string,
     opts: RequestOptions,
     body?: unknown,
+    client: Deno.HttpClient = this.#httpClient,
   ): Promise<Response> {
     if (this.#closed) throw new Error("KubeClient is closed");
     const headers = new Headers({ Accept: "application/json", "User-Agent": this.#userAgent });
@@ -434,7 +452,7 @@ export class KubeClient implements ApiClient {
         headers,
         body: payload,
         signal: opts.signal,
-        client: this.#httpClient,
+        client,
       });
       code = response.status;
       return response;
