@@ -41,7 +41,7 @@ import {
   withTypeMeta,
   writeQuery,
 } from "./rest_requests.ts";
-import { LineBuffer, parseWatchLine } from "./watch_lines.ts";
+import { abortedPromise, LineBuffer, parseWatchLine } from "./watch_lines.ts";
 import {
   describeRequest,
   type RequestEvent,
@@ -361,11 +361,12 @@ export class KubeClient implements ApiClient {
     if (!response.body) return connection.release();
     const reader = response.body.getReader();
     const lines = new LineBuffer();
+    const aborted = abortedPromise(signal);
     try {
       while (true) {
         let chunk: ReadableStreamReadResult<Uint8Array>;
         try {
-          chunk = await reader.read();
+          chunk = await Promise.race([reader.read(), aborted.promise]);
         } catch (e) {
           if (signal?.aborted) return;
           throw e;
@@ -380,6 +381,7 @@ export class KubeClient implements ApiClient {
       // awaited: a cancel that never settles (a stream already torn down by the abort) must not
       // keep the consumer's loop, and whoever waits for it, from ending.
       reader.cancel().catch(() => {});
+      aborted.dispose();
       connection.release();
     }
   }

@@ -38,15 +38,16 @@ integrationTest(
     try {
       await op.ready();
       await createMany(env, env.namespace, N);
-      // Mid-flight: most MiniClusters have their Job, reconciles and status writes still going.
+      // Mid-flight: many MiniClusters have their Job, reconciles and status writes still going.
       await eventually(async () => {
         const jobs = await env.client.list<Job>(Jobs, { namespace: env.namespace });
-        assert.ok(jobs.items.length >= N / 2, `${jobs.items.length} Jobs`);
+        assert.ok(jobs.items.length >= N / 4, `${jobs.items.length} Jobs`);
       }, { timeoutMs: 120_000, intervalMs: 500 });
       const t0 = performance.now();
       const code = await op.stop(30_000);
       const ms = performance.now() - t0;
       console.log(`exit ${ms.toFixed(0)} ms after SIGTERM (N=${N}), code ${code}`);
+      if (ms > 1_000) console.log(op.logTail(15));
       assert.equal(code, 0, op.logTail(20));
       assert.ok(ms < EXIT_BUDGET_MS, `exit took ${ms.toFixed(0)} ms:\n${op.logTail(20)}`);
     } finally {
