@@ -49,6 +49,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
     miniClusterController(client, stores, {
       log: manager.log.child({ controller: "minicluster" }),
       instance: opts.leaderElectionIdentity,
+      podSecurity: opts.podSecurity,
     }),
   );
   return manager;

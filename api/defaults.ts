@@ -63,6 +63,7 @@ export function withDefaults(mc: MiniCluster): DefaultedMiniCluster {
     services: (spec.services ?? []).map((c) => defaultContainer(c, c.runFlux ?? false)),
     network: { ...spec.network, headlessName: spec.network?.headlessName || name },
     jobLabels: spec.jobLabels ?? {},
+    jobAnnotations: spec.jobAnnotations ?? {},
     interactive: spec.interactive ?? DEFAULTS.interactive,
     flux: defaultFlux(spec.flux, size),
     logging: {

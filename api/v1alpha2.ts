@@ -52,6 +52,23 @@ export interface MiniClusterSpec {
     [k: string]: string;
   };
   /**
+   * Extra annotations on the Job (not its pods), for controllers that read the Job, such as a queue controller (for example Kueue's elastic-job annotation).
+   */
+  jobAnnotations?: {
+    /**
+     * Annotation value.
+     */
+    [k: string]: string;
+  };
+  /**
+   * True suspends the Job (its pods are deleted, the other children stay); false or unset resumes a Job the operator suspended. Left unset, the Job's own spec.suspend is not the operator's: a queue controller such as Kueue may suspend and admit the Job, and the Suspended condition then says the MiniCluster is waiting for admission.
+   */
+  suspend?: boolean;
+  /**
+   * Delete the MiniCluster (and so its children) this many seconds after its Job finished (succeeded or failed); 0 deletes it at once. Unset keeps it. A gentler cleanup, which deletes it as soon as the lead broker pod ends.
+   */
+  ttlSecondsAfterFinished?: number;
+  /**
    * Keep the cluster up as an interactive cluster: the lead broker starts with -Sbroker.rc2_none and, without a command, just runs until deleted. Defaults to false.
    */
   interactive?: boolean;
@@ -105,7 +122,7 @@ export interface MiniClusterContainer {
    */
   image?: string;
   /**
-   * The command to run, as one shell string. In the Flux container it is submitted to Flux (or handed to flux start with launcher); in other containers it is run after waiting for Flux unless noWrapEntrypoint is set. Empty in the Flux container with interactive means the broker just runs.
+   * The command to run, as one shell string. In the Flux container it is submitted to Flux (or handed to flux start with launcher); in other containers it is run after waiting for Flux unless noWrapEntrypoint is set. Empty in the Flux container with interactive means the broker just runs. In the Flux container the shell operators ; | & < > ( ) and a word starting with # are passed to the job as words (as with the Go operator), while quotes, $VAR, $(...) and backticks keep their shell meaning; write bash -c '...' (or commands.script) for a pipeline inside the job.
    */
   command?: string;
   /**
@@ -686,7 +703,7 @@ export interface MiniClusterArchive {
  */
 export interface MiniClusterPodSpec {
   /**
-   * Extra annotations on every pod.
+   * Extra annotations on every pod. Keys under batch.kubernetes.io/ (the Job controller's) and flux-framework.org/ (the operator's) are refused.
    */
   annotations?: {
     /**
@@ -695,7 +712,7 @@ export interface MiniClusterPodSpec {
     [k: string]: string;
   };
   /**
-   * Extra labels on every pod.
+   * Extra labels on every pod. The labels the Job controller and the operator set, which Services select pods by, are refused: job-name, controller-uid, app.kubernetes.io/managed-by, app.kubernetes.io/name, hpa-selector and keys under batch.kubernetes.io/ and flux-framework.org/.
    */
   labels?: {
     /**
@@ -723,6 +740,10 @@ export interface MiniClusterPodSpec {
    * Scheduler that places the pods (for example a co-scheduler for gangs).
    */
   schedulerName?: string;
+  /**
+   * PriorityClass of the Job's pods and the services pod (scheduling order and preemption; a queue controller may also read it).
+   */
+  priorityClassName?: string;
   /**
    * Node labels a node must have to run the pods.
    */
@@ -953,6 +974,23 @@ export interface DefaultedMiniClusterSpec {
     [k: string]: string;
   };
   /**
+   * Extra annotations on the Job (not its pods), for controllers that read the Job, such as a queue controller (for example Kueue's elastic-job annotation).
+   */
+  jobAnnotations: {
+    /**
+     * Annotation value.
+     */
+    [k: string]: string;
+  };
+  /**
+   * True suspends the Job (its pods are deleted, the other children stay); false or unset resumes a Job the operator suspended. Left unset, the Job's own spec.suspend is not the operator's: a queue controller such as Kueue may suspend and admit the Job, and the Suspended condition then says the MiniCluster is waiting for admission.
+   */
+  suspend?: boolean;
+  /**
+   * Delete the MiniCluster (and so its children) this many seconds after its Job finished (succeeded or failed); 0 deletes it at once. Unset keeps it. A gentler cleanup, which deletes it as soon as the lead broker pod ends.
+   */
+  ttlSecondsAfterFinished?: number;
+  /**
    * Keep the cluster up as an interactive cluster: the lead broker starts with -Sbroker.rc2_none and, without a command, just runs until deleted. Defaults to false.
    */
   interactive: boolean;
@@ -1006,7 +1044,7 @@ export interface DefaultedMiniClusterContainer {
    */
   image: string;
   /**
-   * The command to run, as one shell string. In the Flux container it is submitted to Flux (or handed to flux start with launcher); in other containers it is run after waiting for Flux unless noWrapEntrypoint is set. Empty in the Flux container with interactive means the broker just runs.
+   * The command to run, as one shell string. In the Flux container it is submitted to Flux (or handed to flux start with launcher); in other containers it is run after waiting for Flux unless noWrapEntrypoint is set. Empty in the Flux container with interactive means the broker just runs. In the Flux container the shell operators ; | & < > ( ) and a word starting with # are passed to the job as words (as with the Go operator), while quotes, $VAR, $(...) and backticks keep their shell meaning; write bash -c '...' (or commands.script) for a pipeline inside the job.
    */
   command?: string;
   /**
@@ -1362,7 +1400,7 @@ export interface DefaultedLoggingSpec {
  */
 export interface DefaultedMiniClusterPodSpec {
   /**
-   * Extra annotations on every pod.
+   * Extra annotations on every pod. Keys under batch.kubernetes.io/ (the Job controller's) and flux-framework.org/ (the operator's) are refused.
    */
   annotations: {
     /**
@@ -1371,7 +1409,7 @@ export interface DefaultedMiniClusterPodSpec {
     [k: string]: string;
   };
   /**
-   * Extra labels on every pod.
+   * Extra labels on every pod. The labels the Job controller and the operator set, which Services select pods by, are refused: job-name, controller-uid, app.kubernetes.io/managed-by, app.kubernetes.io/name, hpa-selector and keys under batch.kubernetes.io/ and flux-framework.org/.
    */
   labels: {
     /**
@@ -1399,6 +1437,10 @@ export interface DefaultedMiniClusterPodSpec {
    * Scheduler that places the pods (for example a co-scheduler for gangs).
    */
   schedulerName?: string;
+  /**
+   * PriorityClass of the Job's pods and the services pod (scheduling order and preemption; a queue controller may also read it).
+   */
+  priorityClassName?: string;
   /**
    * Node labels a node must have to run the pods.
    */

@@ -32,6 +32,45 @@ export function reservedVolumeNames(mc: DefaultedMiniCluster): Map<string, strin
   return names;
 }
 
+/**
+ * Pod label keys that others set: the Job controller (`job-name`, `controller-uid` and
+ * `batch.kubernetes.io/...`, which Services and the Job's selector match) and the operator (which
+ * selects its pods by them). A user's copy would make a pod join another MiniCluster's Services.
+ * The CRD refuses the same keys (crds/minicluster.yaml, spec.pod.labels).
+ */
+export const RESERVED_POD_LABELS = [
+  "job-name",
+  "controller-uid",
+  "app.kubernetes.io/managed-by",
+  "app.kubernetes.io/name",
+  "hpa-selector",
+];
+/** Prefixes of label and annotation keys the Job controller and the operator own. */
+export const RESERVED_POD_KEY_PREFIXES = ["batch.kubernetes.io/", "flux-framework.org/"];
+
+/** Problems with `spec.pod.labels` and `spec.pod.annotations` keys others own. */
+export function reservedPodKeyProblems(mc: MiniCluster): string[] {
+  const problems: string[] = [];
+  const owner = (key: string) =>
+    key.startsWith("batch.kubernetes.io/") || key === "job-name" || key === "controller-uid"
+      ? "the Job controller"
+      : "the operator";
+  const check = (field: string, keys: string[], exact: string[]) => {
+    for (const key of keys) {
+      if (exact.includes(key) || RESERVED_POD_KEY_PREFIXES.some((p) => key.startsWith(p))) {
+        problems.push(
+          `spec.pod.${field}: "${key}" is set by ${owner(key)}; choose another key (reserved: ${
+            [...exact, ...RESERVED_POD_KEY_PREFIXES.map((p) => `${p}*`)].join(", ")
+          })`,
+        );
+      }
+    }
+  };
+  check("labels", Object.keys(mc.spec?.pod?.labels ?? {}), RESERVED_POD_LABELS);
+  check("annotations", Object.keys(mc.spec?.pod?.annotations ?? {}), []);
+  return problems;
+}
+
 /** Human-readable problems with the MiniCluster's spec; empty when it can be reconciled. */
 export function validateSpec(mc: MiniCluster): string[] {
   const problems: string[] = [];
@@ -136,6 +175,9 @@ export function validateSpec(mc: MiniCluster): string[] {
       "spec.pod.resources is not supported: the Go operator made it the pods' overhead, which Kubernetes refuses unless the pods' RuntimeClass declares exactly that overhead, so its pods were never created; set the containers' resources instead (containers[].resources, flux.container.resources)",
     );
   }
+
+  // Refused by the CRD at apply time; a MiniCluster stored before that rule still gets the reason.
+  problems.push(...reservedPodKeyProblems(mc));
 
   problems.push(...fluxMiniProblems(spec));
   return problems;

@@ -359,7 +359,7 @@ async function main(): Promise<number> {
     const ctx: Context = { client, kubeconfig, f, childrenPerMiniCluster };
     const notes: string[] = [
       `MiniClusters of size ${f.size} (pods kept Running by KWOK); ${childrenPerMiniCluster} ` +
-      `children each (workspace and entrypoint ConfigMaps, CURVE Secret, headless Service, Job).`,
+      `children each (workspace, entrypoint ConfigMap, CURVE Secret, headless Service, Job).`,
       `Minimum writes per MiniCluster = ${childrenPerMiniCluster} child creates + finalizer + ` +
       `one status write + one Event (Ready) = ${minimumWrites(childrenPerMiniCluster)}. The ` +
       `operator writes a MiniCluster's status first about 1 s after creating its Job: a cluster ` +

@@ -5,11 +5,12 @@ import type { MiniCluster } from "../api/mod.ts";
 import { KubeClient } from "../runtime/client.ts";
 import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../runtime/resources.ts";
 import { MiniClusters } from "../api/resource.ts";
+import { MiniClusterWorkspaces } from "../api/workspace.ts";
 import type { KubeObject } from "../runtime/store.ts";
 import { Watcher } from "../runtime/watcher.ts";
 import { MANAGED_SELECTOR } from "../controllers/minicluster/controller.ts";
 
-const CHILD_KINDS: ResourceType[] = [ConfigMaps, Secrets, Services, Jobs];
+const CHILD_KINDS: ResourceType[] = [MiniClusterWorkspaces, ConfigMaps, Secrets, Services, Jobs];
 
 export class CreationObserver {
   readonly #watchers: Watcher<KubeObject>[] = [];

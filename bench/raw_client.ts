@@ -9,8 +9,9 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import { type MiniCluster, withDefaults } from "../api/mod.ts";
 import type { KubeClient } from "../runtime/client.ts";
-import { ConfigMaps, Jobs, type ResourceType, Secrets } from "../runtime/resources.ts";
+import { Jobs, type ResourceType, Secrets } from "../runtime/resources.ts";
 import { MiniClusters } from "../api/resource.ts";
+import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../api/workspace.ts";
 import {
   childrenInOrder,
   childResource,
@@ -23,7 +24,7 @@ import {
   generateCurveCertificate,
 } from "../controllers/minicluster/children/curve.ts";
 
-type Obj = ConfigMap | Secret | Service | Job;
+type Obj = MiniClusterWorkspace | ConfigMap | Secret | Service | Job;
 
 export interface ChildObject {
   rt: ResourceType;
@@ -40,7 +41,7 @@ export async function childObjects(mc: MiniCluster): Promise<ChildObject[]> {
   const maxSize = defaulted.spec.maxSize || size;
   const desired = await desiredChildren(defaulted, { size, maxSize });
   const out: ChildObject[] = [
-    { rt: ConfigMaps, object: buildWorkspace(mc, { maxSize, size }) },
+    { rt: MiniClusterWorkspaces, object: buildWorkspace(mc, { maxSize, size }) },
   ];
   if (!desired.curveSecret) {
     const cert = await generateCurveCertificate(curveMetadataFor(defaulted));

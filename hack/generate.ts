@@ -68,7 +68,16 @@ const TYPE_NAMES: Record<string, string> = {
 const DERIVED_DEFAULTS: Record<string, string[]> = {
   // maxSize 0 → size, backoffLimit 0 → 100; empty collections so builders need no `?? {}`.
   // flux: the CRD has no default for it (as Go's: its defaults apply only when it is given).
-  MiniClusterSpec: ["maxSize", "backoffLimit", "network", "services", "jobLabels", "pod", "flux"],
+  MiniClusterSpec: [
+    "maxSize",
+    "backoffLimit",
+    "network",
+    "services",
+    "jobLabels",
+    "jobAnnotations",
+    "pod",
+    "flux",
+  ],
   Network: ["headlessName"],
   // A single container runs Flux implicitly; every other container states it (false).
   MiniClusterContainer: ["runFlux"],

@@ -20,10 +20,12 @@ export const OUTPUT = "deploy/install.yaml";
 export const SOURCES = [
   "deploy/namespace.yaml",
   "crds/minicluster.yaml",
+  "crds/miniclusterworkspace.yaml",
   "deploy/service-account.yaml",
   "deploy/cluster-role.yaml",
   "deploy/cluster-role-binding.yaml",
   "deploy/leader-election-role.yaml",
+  "deploy/aggregate-roles.yaml",
   "deploy/deployment.yaml",
   "deploy/metrics-service.yaml",
 ];

@@ -32,6 +32,7 @@ import { resourceName, resourcePath, type ResourceType } from "./resources.ts";
 import { type Credentials, credentialsOf } from "./credentials.ts";
 import {
   APPLY_CONTENT_TYPE,
+  applyBody,
   callOptions,
   listQuery,
   nameOf,
@@ -287,7 +288,7 @@ export class KubeClient implements ApiClient {
         name: nameOf(o),
         subresource: opts.subresource,
       }),
-      o, // JSON is YAML, so the apply-patch+yaml body can be plain JSON
+      applyBody(o),
       {
         ...callOptions(opts),
         query: { ...writeQuery(opts), force: opts.force ? true : undefined },

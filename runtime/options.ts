@@ -31,6 +31,11 @@ export interface OperatorOptions {
   resyncPeriodMs: number;
   cacheSyncTimeoutMs: number;
   failOnForbidden: boolean;
+  /**
+   * The Pod Security Standard every MiniCluster's pods must meet ("privileged": no check); a
+   * MiniCluster whose pods would not is refused as SpecInvalid before anything is created.
+   */
+  podSecurity: "privileged" | "baseline" | "restricted";
   help: boolean;
 }
 
@@ -166,6 +171,14 @@ export const FLAGS: readonly FlagSpec[] = [
     help: "Exit at start-up when a list/watch is forbidden (RBAC). false: retry forever.",
     default: "true",
   },
+  {
+    name: "pod-security",
+    key: "podSecurity",
+    kind: "string",
+    help: "Pod Security Standard (privileged, baseline, restricted) that MiniClusters' pods must " +
+      "meet; others are refused as SpecInvalid. privileged: no check.",
+    default: "privileged",
+  },
   { name: "help", key: "help", kind: "bool", help: "Print this help and exit.", default: "false" },
 ];
 
@@ -290,6 +303,11 @@ function validate(o: OperatorOptions): void {
     throw new OptionsError("--renew-deadline must be greater than --retry-period");
   }
   if (o.cacheSyncTimeoutMs <= 0) throw new OptionsError("--cache-sync-timeout must be positive");
+  if (!["privileged", "baseline", "restricted"].includes(o.podSecurity)) {
+    throw new OptionsError(
+      `--pod-security: "${o.podSecurity}" is not one of privileged, baseline, restricted`,
+    );
+  }
 }
 
 /** The --help text of `program` (`summary`: what it does), generated from the flag table. */

@@ -5,6 +5,7 @@
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { CallOptions, ListOptions, PatchType, WriteOptions } from "./api_client.ts";
 import { apiVersionOf, type ResourceType } from "./resources.ts";
+import { printableJson } from "./json_text.ts";
 
 export const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   merge: "application/merge-patch+json",
@@ -12,6 +13,12 @@ export const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   strategic: "application/strategic-merge-patch+json",
 };
 export const APPLY_CONTENT_TYPE = "application/apply-patch+yaml";
+
+/**
+ * An apply body: JSON (which is YAML) in which every character YAML cannot carry raw is a
+ * `\uXXXX` escape (`printableJson`), since the apiserver decodes apply-patch+yaml as YAML.
+ */
+export const applyBody = (obj: unknown): string => printableJson(obj);
 
 /** Objects as far as the client needs to see them; models stay generic for callers. */
 interface KubeObject {

@@ -120,9 +120,14 @@ export class FakeApiClient implements ApiClient {
     };
     return this.#serve(request, () => {
       const wanted = parseSelector(opts.labelSelector);
+      // Field selectors: equality on dotted paths (`involvedObject.uid=...,reason=...`).
+      const fields = parseSelector(opts.fieldSelector);
+      const field = (o: Obj, path: string): unknown =>
+        path.split(".").reduce((v: unknown, k) => (v as Obj | undefined)?.[k], o);
       const items = this.objects<Obj>(rt).filter((o) =>
         (opts.namespace === undefined || o.metadata?.namespace === opts.namespace) &&
-        Object.entries(wanted).every(([k, v]) => o.metadata?.labels?.[k] === v)
+        Object.entries(wanted).every(([k, v]) => o.metadata?.labels?.[k] === v) &&
+        Object.entries(fields).every(([k, v]) => String(field(o, k) ?? "") === v)
       );
       return { metadata: { resourceVersion: String(this.#revision) }, items: items as T[] };
     });

@@ -59,7 +59,7 @@ export class Cleanup {
         }s; removing the finalizer so deletion is not blocked`,
       });
     }
-    for (const key of ["configMaps", "secrets", "services"] as const) {
+    for (const key of ["workspaces", "configMaps", "secrets", "services"] as const) {
       const { rt } = watched(key);
       for (const obj of (this.stores[key] as Store<KubeObject>).byIndex("owner", uid)) {
         if (!obj.metadata?.deletionTimestamp) await deleteObserved(this.client, rt, obj);

@@ -8,6 +8,7 @@
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
+import type { MiniClusterWorkspace } from "../../api/workspace.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
 import {
   type ControllerOptions,
@@ -94,6 +95,7 @@ export function miniClusterController(
     // Children's and pods' events are batched: a new MiniCluster's own creates and its pods
     // turning Ready one by one cost one reconcile each burst, not one each.
     secondaries: ([
+      { store: stores.workspaces as Store<MiniClusterWorkspace>, mapper: byOwner },
       { store: stores.configMaps as Store<ConfigMap>, mapper: byOwner },
       { store: stores.secrets as Store<Secret>, mapper: byOwner },
       { store: stores.services as Store<Service>, mapper: byOwner },

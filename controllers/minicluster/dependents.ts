@@ -4,7 +4,7 @@
  *
  * | child                               | when it differs                                          |
  * | ----------------------------------- | -------------------------------------------------------- |
- * | workspace ConfigMap                 | never updated (create-once, see workspace.ts)            |
+ * | workspace (MiniClusterWorkspace)    | never updated (create-once, see workspace.ts)            |
  * | entrypoint ConfigMap                | applied                                                  |
  * | CURVE Secret given in the spec      | applied                                                  |
  * | CURVE Secret generated              | never updated (create-once: brokers that started with a  |
@@ -17,8 +17,9 @@
  * The Job comes in a second wave, after the objects its pods mount.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
+import type { Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { DefaultedMiniCluster, MiniCluster } from "../../api/mod.ts";
+import type { MiniClusterWorkspace } from "../../api/workspace.ts";
 import {
   applyWhenDifferent,
   type Dependent,
@@ -33,8 +34,9 @@ import { Secrets } from "../../runtime/resources.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import { buildCurveSecret, curveMetadataFor, generateCurveCertificate } from "./children/curve.ts";
 import { curveSecretName } from "./children/names.ts";
+import { withCurveDigest } from "./curve_integrity.ts";
 import type { MiniClusterInput } from "./children/scripts/input.ts";
-import { differingPaths } from "./diff.ts";
+import { DESIRED_HASH_ANNOTATION, differingPaths } from "./diff.ts";
 import { type DesiredChildren, owned, TEMPLATE_HASH_ANNOTATION } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
 import { type RecreateBudget, servicesPodDrift } from "./services_pod_drift.ts";
@@ -53,8 +55,17 @@ export const defaultCurve: CurveBuilders = {
   build: (mc, text) => buildCurveSecret(mc, text),
 };
 
-/** Job spec fields a running Job accepts; everything else in the template is immutable. */
-const MUTABLE_JOB_FIELDS = ["parallelism", "completions", "backoffLimit", "activeDeadlineSeconds"];
+/**
+ * Job spec fields a running Job accepts; everything else in the template is immutable. `suspend`
+ * is in desired Jobs only when the user suspends (true), so a patch never resumes a Job.
+ */
+const MUTABLE_JOB_FIELDS = [
+  "parallelism",
+  "completions",
+  "backoffLimit",
+  "activeDeadlineSeconds",
+  "suspend",
+];
 
 /** The kinds whose children the MiniCluster owns and prunes when the spec drops them. */
 const PRUNED_KINDS: readonly (keyof MiniClusterStores)[] = [
@@ -93,11 +104,17 @@ export function miniClusterDependents(
     store: stores.secrets,
     namespace: mc.metadata?.namespace,
     name: curveSecretName(mc),
-    desired: async () => owned(mc, io.curve.build(mc, await io.curve.generate(mc))),
+    desired: async () =>
+      owned(mc, withCurveDigest(io.curve.build(mc, await io.curve.generate(mc)))),
     drift: "createOnce",
   };
   const services = watched("services");
-  const workspace = workspaceDependent(mc, stores.configMaps);
+  // The sizes' values, never the spec's: this creates the workspace only for a new MiniCluster
+  // (whose sizes are the spec's) or one whose workspace went since the sizes were read.
+  const workspace = workspaceDependent(mc, stores.workspaces, {
+    maxSize: sizes.maximumSize,
+    size: sizes.effectiveSize,
+  });
   const waves = [
     [
       workspace,
@@ -115,7 +132,7 @@ export function miniClusterDependents(
     store: stores[key] as Store<KubeObject>,
   }));
   const proceed = (outcome: DependentsOutcome) =>
-    confirms(outcome.results.get(workspace as Dependent)?.object as ConfigMap, sizes);
+    confirms(outcome.results.get(workspace as Dependent)?.object as MiniClusterWorkspace, sizes);
   return { waves, pruned, ...(sizes.assumed ? { proceed } : {}) };
 }
 
@@ -183,7 +200,7 @@ function immutableFields(observed: Job, desired: Job): Problem {
   const paths = differingPaths(observed, desired).filter((p) =>
     !p.startsWith("metadata.annotations")
   );
-  const immutable = paths.filter((p) => /^spec\.(template|completionMode)/.test(p));
+  const immutable = paths.filter((p) => /^spec\.(template|completionMode|successPolicy)/.test(p));
   const fields = immutable.length > 0 ? immutable.join(", ") : "spec.template (fields removed)";
   return {
     reason: "JobFieldsImmutable",
@@ -204,9 +221,21 @@ function mutableJobPatch(observed: Job, desired: Job): Record<string, unknown> |
   const labelsDiffer = Object.entries(labels).some(([k, v]) =>
     observed.metadata?.labels?.[k] !== v
   );
-  if (Object.keys(spec).length === 0 && !labelsDiffer) return undefined;
+  // The user's spec.jobAnnotations; the hash annotations stay as they are (the template differs).
+  const annotations = Object.fromEntries(
+    Object.entries(desired.metadata?.annotations ?? {}).filter(([k, v]) =>
+      k !== TEMPLATE_HASH_ANNOTATION && k !== DESIRED_HASH_ANNOTATION &&
+      observed.metadata?.annotations?.[k] !== v
+    ),
+  );
+  const annotationsDiffer = Object.keys(annotations).length > 0;
+  if (Object.keys(spec).length === 0 && !labelsDiffer && !annotationsDiffer) return undefined;
+  const metadata = {
+    ...(labelsDiffer ? { labels } : {}),
+    ...(annotationsDiffer ? { annotations } : {}),
+  };
   return {
-    ...(labelsDiffer ? { metadata: { labels } } : {}),
+    ...(labelsDiffer || annotationsDiffer ? { metadata } : {}),
     ...(Object.keys(spec).length > 0 ? { spec } : {}),
   };
 }

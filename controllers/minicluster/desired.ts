@@ -22,7 +22,10 @@ import { buildHeadlessService } from "./children/service.ts";
 import { buildServicesPod } from "./children/services_pod.ts";
 import { hashOf, withDesiredHash } from "./diff.ts";
 
-/** Annotation on the Job: hash of the parts a Job cannot change once created. */
+/**
+ * Annotation on the Job: hash of the parts a Job cannot change once created (completion mode,
+ * success policy, pod template).
+ */
 export const TEMPLATE_HASH_ANNOTATION = "flux-framework.org/template-hash";
 
 export interface DesiredChildren {
@@ -83,6 +86,7 @@ export async function desiredChildren(
   const job = owned(mc, built.job);
   const templateHash = await hashOf({
     completionMode: job.spec?.completionMode,
+    successPolicy: job.spec?.successPolicy,
     template: job.spec?.template,
   });
   job.metadata = {

@@ -12,6 +12,7 @@ import type { Condition } from "kubernetes-types/meta/v1.d.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
 import { Events } from "../../runtime/resources.ts";
 import { FAILED, NEGATIVE_POLARITY, READY, SUCCEEDED } from "./status.ts";
+import { SUSPENDED_REASON, WAITING_FOR_ADMISSION } from "./lifecycle.ts";
 import { MINICLUSTER_API_VERSION, MINICLUSTER_KIND } from "./children/owner.ts";
 
 /** The component name Events report (shown as "From" by kubectl describe). */
@@ -49,7 +50,11 @@ export function conditionEvents(
 
 function warns(c: Condition, before: Condition | undefined): boolean {
   if (NEGATIVE_POLARITY.has(c.type)) return c.status === "True";
-  if (c.type === READY) return c.status !== "True" && before?.status === "True";
+  if (c.type === READY) {
+    // Suspending (or a queue taking the Job back) stops the pods on purpose: not a warning.
+    const deliberate = c.reason === SUSPENDED_REASON || c.reason === WAITING_FOR_ADMISSION;
+    return c.status !== "True" && before?.status === "True" && !deliberate;
+  }
   if (c.type === SUCCEEDED) return false;
   return c.type === FAILED;
 }

@@ -20,7 +20,9 @@ import {
   validateSpec,
   withDefaults,
 } from "../../api/mod.ts";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
+import { controllerOf } from "../../runtime/store.ts";
 import { Action, type ReconcileContext, type Reconciler } from "../../runtime/controller.ts";
 import {
   created,
@@ -34,11 +36,14 @@ import { type FreshnessFence, StaleViewError } from "../../runtime/freshness_fen
 import { Jobs } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import type { RuntimeLog } from "../../runtime/log.ts";
-import { FIELD_MANAGER, FINALIZER, jobName } from "./children/names.ts";
+import { curveSecretName, FIELD_MANAGER, FINALIZER, jobName } from "./children/names.ts";
+import { curveProblems } from "./curve_integrity.ts";
 import { Cleanup } from "./cleanup.ts";
 import { type CurveBuilders, defaultCurve, miniClusterDependents } from "./dependents.ts";
 import { BuildError, type DesiredChildren, desiredChildren } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
+import { ttlRemainingMs } from "./lifecycle.ts";
+import { type PodSecurityLevel, podSecurityViolations } from "./pod_security.ts";
 import { brokerFinished } from "./status.ts";
 import { joinedMessages } from "./messages.ts";
 import { RecreateBudget } from "./services_pod_drift.ts";
@@ -61,6 +66,8 @@ export interface MiniClusterReconcilerOptions {
   cleanupPollMs?: number;
   /** How the CURVE certificate is made (tests may count calls). */
   curve?: CurveBuilders;
+  /** The Pod Security Standard the pods must meet (pod_security.ts); default privileged. */
+  podSecurity?: PodSecurityLevel;
   now?: () => Date;
 }
 
@@ -78,17 +85,21 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #status: StatusWriter;
   readonly #cleanup: Cleanup;
   readonly #recreates: RecreateBudget;
+  readonly #now: () => Date;
+  readonly #podSecurity: PodSecurityLevel;
 
   constructor(opts: MiniClusterReconcilerOptions) {
     const { client, stores, recorder } = opts;
     const now = opts.now ?? (() => new Date());
     this.#client = client;
+    this.#now = now;
     this.#stores = stores;
     this.#recorder = recorder;
     this.#curve = opts.curve ?? defaultCurve;
+    this.#podSecurity = opts.podSecurity ?? "privileged";
     this.#finalizer = new Finalizer(client, MiniClusters, FINALIZER, FIELD_MANAGER);
     this.#dependents = new DependentResources(client, FIELD_MANAGER);
-    this.#workspace = new WorkspaceResolver(this.#dependents, stores);
+    this.#workspace = new WorkspaceResolver(this.#dependents, client, stores, recorder);
     this.#status = new StatusWriter(client, stores, recorder, now);
     this.#recreates = new RecreateBudget(() => now().getTime());
     this.#cleanup = new Cleanup(client, stores, recorder, now, {
@@ -121,7 +132,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         const action = await this.#status.write(mc, { requestedSize, unappliable: sizes.problem });
         return Action.soonest(action, sizes.requeueAfterMs);
       }
-      const desired = await built(spec, sizes);
+      const desired = policed(await built(spec, sizes), this.#podSecurity);
       if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
 
       const plan = miniClusterDependents(spec, desired, sizes, this.#stores, {
@@ -140,12 +151,15 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       if (spec.spec.cleanup && brokerFinished(podsOf(this.#stores, mc), jobName(mc))) {
         return await this.#deleteFinished(mc, log);
       }
+      const ttl = ttlRemainingMs(spec.spec.ttlSecondsAfterFinished, this.#ownJob(mc), this.#now());
+      if (ttl === 0) return await this.#deleteExpired(mc, log);
+      const problems = [...outcome.problems, ...this.#curveProblems(mc, desired)];
       const action = await this.#status.write(mc, {
         ...sizes,
-        unappliable: summary(outcome.problems),
+        unappliable: summary(problems),
         jobCreated: created(outcome, Jobs),
       });
-      return Action.soonest(action, outcome.requeueAfterMs);
+      return Action.soonest(Action.soonest(action, outcome.requeueAfterMs), ttl);
     } catch (e) {
       if (!(e instanceof StaleViewError)) throw e;
       log.debug("stale view of the MiniCluster; waiting for the cache", { reason: e.message });
@@ -166,6 +180,33 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     } catch (e) {
       ctx.log.debug("could not report the failing write", { error: errorMessage(e) });
     }
+  }
+
+  /** The Job of `mc` as the cache shows it, when `mc` controls it. */
+  #ownJob(mc: MiniCluster): Job | undefined {
+    const job = this.#stores.jobs.get(mc.metadata?.namespace, jobName(mc));
+    return job && controllerOf(job)?.uid === mc.metadata?.uid ? job : undefined;
+  }
+
+  /** `ttlSecondsAfterFinished` passed since the Job finished: the MiniCluster goes away. */
+  async #deleteExpired(mc: MiniCluster, log: RuntimeLog): Promise<Action> {
+    const ttl = mc.spec?.ttlSecondsAfterFinished;
+    log.info("the Job finished and its time to live passed; deleting the MiniCluster", { ttl });
+    await this.#recorder.emit(mc, {
+      type: "Normal",
+      reason: "TTLExpired",
+      message:
+        `the Job finished ${ttl}s ago (spec.ttlSecondsAfterFinished): deleting the MiniCluster`,
+    });
+    await deleteObserved(this.#client, MiniClusters, mc, { propagationPolicy: "Background" });
+    return Action.awaitChange();
+  }
+
+  /** What happened to the generated CURVE certificate behind the operator's back. */
+  #curveProblems(mc: MiniCluster, desired: DesiredChildren): Problem[] {
+    if (desired.curveSecret) return []; // the user's certificate is applied when it differs
+    const ns = mc.metadata?.namespace;
+    return curveProblems(this.#stores.secrets.get(ns, curveSecretName(mc)), this.#ownJob(mc));
   }
 
   /** `cleanup: true` and the lead broker finished: the MiniCluster goes away. */
@@ -203,6 +244,35 @@ async function built(
     if (!(e instanceof BuildError)) throw e;
     return { invalid: { reason: "BuildFailed", message: e.message } };
   }
+}
+
+/**
+ * The desired children, or why their pods break the operator's Pod Security Standard: nothing is
+ * created for such a MiniCluster (creating it must not launder privileges, pod_security.ts).
+ */
+function policed(
+  desired: DesiredChildren | { invalid: Problem },
+  level: PodSecurityLevel,
+): DesiredChildren | { invalid: Problem } {
+  if ("invalid" in desired || level === "privileged") return desired;
+  const violations = [
+    ...podSecurityViolations(desired.job.spec?.template.spec ?? { containers: [] }, level, "pods"),
+    ...(desired.servicesPod?.spec
+      ? podSecurityViolations(desired.servicesPod.spec, level, "services pod")
+      : []),
+  ];
+  if (violations.length === 0) return desired;
+  const shown = violations.slice(0, 10);
+  const more = violations.length > shown.length
+    ? `; and ${violations.length - shown.length} more`
+    : "";
+  return {
+    invalid: {
+      reason: "PodSecurity",
+      message: `this operator admits only MiniClusters whose pods meet the "${level}" Pod ` +
+        `Security Standard (--pod-security): ${shown.join("; ")}${more}`,
+    },
+  };
 }
 
 /** One condition for several problems: the first one's reason, every message. */

@@ -7,7 +7,7 @@
  * Generated key material is a placeholder unless asked for: a rendered file is usually committed
  * or printed, and the operator never replaces a certificate that already exists.
  */
-import type { ConfigMap, Secret } from "kubernetes-types/core/v1.d.ts";
+import type { Secret } from "kubernetes-types/core/v1.d.ts";
 import { type MiniCluster, validateSpec, withDefaults } from "../../api/mod.ts";
 import {
   buildCurveSecret,
@@ -62,7 +62,7 @@ export async function renderChildren(
     if (e instanceof BuildError) throw new RenderError(e.message);
     throw e;
   }
-  const workspace: ConfigMap = buildWorkspace(defaulted, { size, maxSize });
+  const workspace = buildWorkspace(defaulted, { size, maxSize });
   const generated: Secret[] = [];
   if (!userCurveCert(defaulted)) {
     const text = opts.withSecrets

@@ -16,6 +16,7 @@ import type {
 } from "kubernetes-types/core/v1.d.ts";
 import type { Problem } from "../../runtime/dependents.ts";
 import { COMPLETION_INDEX_LABEL } from "./children/names.ts";
+import { jobCondition, jobSucceeded, SUSPENDED, suspendedCondition } from "./lifecycle.ts";
 import { boundedMessage } from "./messages.ts";
 
 export type { Condition };
@@ -27,6 +28,7 @@ export const FAILED = "Failed";
 export const SPEC_INVALID = "SpecInvalid";
 export const UNAPPLIABLE = "Unappliable";
 export const SIZE_CLAMPED = "SizeClamped";
+export { SUSPENDED };
 
 /** For events: is True the good state of this condition (Ready) or the bad one (Failed)? */
 export const NEGATIVE_POLARITY = new Set([FAILED, SPEC_INVALID, UNAPPLIABLE, SIZE_CLAMPED]);
@@ -67,6 +69,10 @@ export interface StatusInput {
   job?: Job;
   /** Pods of this MiniCluster's Job. */
   pods: readonly Pod[];
+  /** spec.suspend is true. */
+  suspendRequested?: boolean;
+  /** Why the Job cannot create pods, as the Job controller reported it (create_failures.ts). */
+  createFailure?: string;
   /** Conditions currently stored, only to keep their lastTransitionTime. */
   previous?: readonly Condition[];
   /** RFC 3339 time used for transitions that happen now. */
@@ -77,10 +83,9 @@ export interface StatusInput {
 export function computeStatus(input: StatusInput): MiniClusterStatus {
   const { job, pods, invalid } = input;
   const readyPods = countReadyPods(pods, job);
-  const jobCondition = (type: string) =>
-    job?.status?.conditions?.find((c) => c.type === type && c.status === "True");
-  const complete = jobCondition("Complete");
-  const failed = jobCondition("Failed");
+  const complete = jobSucceeded(job);
+  const failed = jobCondition(job, "Failed");
+  const suspended = suspendedCondition(job, input.suspendRequested === true);
 
   const conditions: Omit<Condition, "lastTransitionTime">[] = [];
   const add = (type: string, ok: boolean, reason: string, message: string) =>
@@ -92,7 +97,10 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
       observedGeneration: input.generation,
     });
 
-  add(READY, ...readyCondition(input, readyPods, complete !== undefined, failed !== undefined));
+  add(
+    READY,
+    ...readyCondition(input, readyPods, complete !== undefined, failed !== undefined, suspended),
+  );
   add(
     SUCCEEDED,
     complete !== undefined,
@@ -118,6 +126,7 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
     input.unappliable?.message ?? "every child holds the desired spec",
   );
   add(SIZE_CLAMPED, ...sizeCondition(input));
+  add(SUSPENDED, ...suspended);
 
   return {
     conditions: conditions.map((c) => withTransitionTime(c, input.previous, input.now)),
@@ -135,17 +144,24 @@ function readyCondition(
   readyPods: number,
   complete: boolean,
   failed: boolean,
+  [suspended, suspendedReason, suspendedMessage]: [boolean, string, string],
 ): [boolean, string, string] {
   if (input.invalid) return [false, "SpecInvalid", input.invalid.message];
   if (!input.job) return [false, "JobNotCreated", "the Job does not exist yet"];
   if (complete) return [false, "JobComplete", "the Job has completed"];
   if (failed) return [false, "JobFailed", "the Job has failed"];
+  if (suspended) return [false, suspendedReason, suspendedMessage];
   const size = input.job.spec?.parallelism ?? input.effectiveSize;
   const message = `${readyPods}/${size} pods ready`;
   if (readyPods >= size && size > 0) return [true, "PodsReady", message];
   // Why the others are not: the reason stays PodsNotReady (a container between ErrImagePull and
   // ImagePullBackOff must not make Events flap); the message names what holds the pods back.
   const why = podProblems(input.pods, input.job);
+  if (input.createFailure) {
+    // Its own reason: a cluster that cannot make its pods is not merely slow (an Event marks it).
+    const cause = detail("the Job cannot create pods", input.createFailure, MAX_CREATE_FAILURE);
+    return [false, "FailedCreate", [message, cause, ...why].join("; ")];
+  }
   return [false, "PodsNotReady", why.length ? `${message}; ${why.join("; ")}` : message];
 }
 
@@ -171,6 +187,8 @@ const MAX_PROBLEMS = 3;
 const MAX_PODS_PER_PROBLEM = 3;
 /** Scheduler and kubelet messages can be long; the condition message stays readable. */
 const MAX_DETAIL = 200;
+/** A Pod Security rejection lists every violated check: room for several. */
+const MAX_CREATE_FAILURE = 600;
 
 /**
  * Why active pods of the Job are not running: unschedulable, or a container waiting for a reason
@@ -212,10 +230,10 @@ export function podProblems(pods: readonly Pod[], job?: Job): string[] {
   ];
 }
 
-function detail(what: string, message?: string): string {
+function detail(what: string, message?: string, max = MAX_DETAIL): string {
   const text = message?.replace(/\s+/g, " ").trim();
   if (!text) return what;
-  return `${what}: ${text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text}`;
+  return `${what}: ${text.length > max ? `${text.slice(0, max - 1)}…` : text}`;
 }
 
 function sizeCondition(input: StatusInput): [boolean, string, string] {

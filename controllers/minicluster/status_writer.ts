@@ -26,6 +26,7 @@ import {
 import { MiniClusters } from "../../api/resource.ts";
 import { controllerOf } from "../../runtime/store.ts";
 import { FIELD_MANAGER, jobName, scaleSelector } from "./children/names.ts";
+import { CreateFailures } from "./create_failures.ts";
 import { conditionEvents, type EventRecorder } from "./events.ts";
 import { type MiniClusterStores, podsOf } from "./stores.ts";
 import { computeStatus, type MiniClusterStatus, progressOnly, sameStatus } from "./status.ts";
@@ -50,25 +51,33 @@ export interface StatusReport {
 export class StatusWriter {
   /** By "namespace/name": when this process last wrote that MiniCluster's status (ms). */
   readonly #writtenAt = new Map<string, number>();
+  readonly #createFailures: CreateFailures;
 
   constructor(
     readonly client: ApiClient,
     readonly stores: Pick<MiniClusterStores, "jobs" | "pods">,
     readonly recorder: EventRecorder,
     readonly now: () => Date,
-  ) {}
+    createFailures?: CreateFailures,
+  ) {
+    this.#createFailures = createFailures ?? new CreateFailures(client, now);
+  }
 
   /** Writes the status `report` makes, if it changed and is due; says when to look again. */
   async write(mc: MiniCluster, report: StatusReport): Promise<Action> {
     if (report.jobCreated && !report.unappliable) {
       return Action.requeueAfter(TIMING.firstStatusDelayMs);
     }
-    const status = this.#compute(mc, report);
-    if (sameStatus(status, mc.status)) return Action.awaitChange();
+    const { status, recheckMs } = await this.#compute(mc, report);
+    // While the Job is short of pods nothing watched may change: look again (create_failures.ts).
+    const idle = recheckMs === undefined ? Action.awaitChange() : Action.requeueAfter(recheckMs);
+    if (sameStatus(status, mc.status)) return idle;
     const now = this.now().getTime();
     const last = this.#writtenAt.get(keyOf(mc));
     const wait = last === undefined ? 0 : last + TIMING.statusProgressIntervalMs - now;
-    if (wait > 0 && progressOnly(mc.status, status)) return Action.requeueAfter(wait);
+    if (wait > 0 && progressOnly(mc.status, status)) {
+      return Action.soonest(Action.requeueAfter(wait), recheckMs);
+    }
     // The Events go out with the status write, not after it: one round trip instead of two (an
     // Event is best-effort, a failed status write is retried).
     await Promise.all([
@@ -76,7 +85,7 @@ export class StatusWriter {
       this.recorder.emitAll(mc, conditionEvents(mc.status?.conditions, status.conditions)),
     ]);
     this.#writtenAt.set(keyOf(mc), now);
-    return Action.awaitChange();
+    return idle;
   }
 
   /** The MiniCluster is gone: forget when its status was written. */
@@ -84,10 +93,15 @@ export class StatusWriter {
     this.#writtenAt.delete(key);
   }
 
-  #compute(mc: MiniCluster, report: StatusReport): MiniClusterStatus {
+  async #compute(
+    mc: MiniCluster,
+    report: StatusReport,
+  ): Promise<{ status: MiniClusterStatus; recheckMs?: number }> {
     const job = this.stores.jobs.get(mc.metadata?.namespace, jobName(mc));
     const ownJob = job && controllerOf(job)?.uid === mc.metadata?.uid ? job : undefined;
-    return computeStatus({
+    const pods = ownJob ? podsOf(this.stores, mc) : [];
+    const failure = report.invalid ? {} : await this.#createFailures.of(ownJob, pods);
+    const status = computeStatus({
       generation: mc.metadata?.generation,
       selector: scaleSelector(mc),
       requestedSize: report.requestedSize,
@@ -96,10 +110,13 @@ export class StatusWriter {
       invalid: report.invalid,
       unappliable: report.unappliable,
       job: ownJob,
-      pods: ownJob ? podsOf(this.stores, mc) : [],
+      pods,
+      suspendRequested: mc.spec?.suspend === true,
+      createFailure: failure.message,
       previous: mc.status?.conditions,
       now: rfc3339(this.now()),
     });
+    return { status, recheckMs: failure.recheckMs };
   }
 
   async #apply(mc: MiniCluster, status: MiniClusterStatus): Promise<void> {

@@ -5,7 +5,7 @@
  * digests of values must be compared as digests.
  *
  * The operator caches MiniClusters and only the objects it labelled itself
- * (app.kubernetes.io/managed-by=minicluster-operator): ConfigMaps, Secrets, Services, Jobs and the
+ * (app.kubernetes.io/managed-by=minicluster-operator): MiniClusterWorkspaces, ConfigMaps, Secrets, Services, Jobs and the
  * Job's pods (which carry the label through the pod template).
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
@@ -20,6 +20,7 @@ import {
   Services,
 } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
+import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import { dataView, jobView, podView } from "./cache_view.ts";
@@ -35,6 +36,7 @@ import { upToDate } from "./diff.ts";
 /** The caches the reconciler reads (the operator's label-selected watches). */
 export interface MiniClusterStores {
   miniClusters: Store<MiniCluster>;
+  workspaces: Store<MiniClusterWorkspace>;
   configMaps: Store<ConfigMap>;
   secrets: Store<Secret>;
   services: Store<Service>;
@@ -63,6 +65,8 @@ const sameData: Matcher = (observed, desired) =>
 
 export const WATCHED: readonly WatchedKind[] = [
   { key: "miniClusters", rt: MiniClusters },
+  // Never compared: a create-once dependent (workspace.ts).
+  { key: "workspaces", rt: MiniClusterWorkspaces, labelSelector: MANAGED_SELECTOR },
   {
     key: "configMaps",
     rt: ConfigMaps,

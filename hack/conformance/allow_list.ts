@@ -92,7 +92,7 @@ export const ALLOW_LIST: AllowEntry[] = [
     matches: (d, ctx) =>
       d.kind === "object" && d.go !== undefined && d.ours === undefined && oursRefusedSpec(ctx) &&
       // At most the workspace (a spec that fails to build is found after it is read or made).
-      [...(ctx?.oursChildren ?? [])].every((c) => c === `ConfigMap/${ctx?.name}`),
+      [...(ctx?.oursChildren ?? [])].every((c) => c === `MiniClusterWorkspace/${ctx?.name}`),
   },
   {
     id: "curve-cert-in-secret",
@@ -107,6 +107,15 @@ export const ALLOW_LIST: AllowEntry[] = [
         /^spec\.template\.spec\.volumes\[name=.+-entrypoint\]\.(configMap|projected)$/.test(
           d.path,
         )),
+  },
+  {
+    id: "success-on-lead-broker",
+    class: "lifecycle",
+    readme: "**The lead broker's success ends the Job.**",
+    guide: "## Success and failure of the Job",
+    matches: (d) =>
+      d.kind === "field" && kindOf(d) === "Job" && d.path.startsWith("spec.successPolicy") &&
+      d.go === undefined,
   },
   {
     id: "hash-annotations",
@@ -166,11 +175,12 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "workspace",
     class: "scaling",
-    readme: "fixed in a workspace ConfigMap",
+    readme: "fixed in a `MiniClusterWorkspace`",
     guide: "## Scaling",
     matches: (d, ctx) =>
-      d.kind === "object" && d.go === undefined && d.object === `ConfigMap/${ctx?.name}` &&
-      isObj(d.ours) && isObj(d.ours.data) && "bootstrap-max-size" in d.ours.data,
+      d.kind === "object" && d.go === undefined &&
+      d.object === `MiniClusterWorkspace/${ctx?.name}` && isObj(d.ours) && isObj(d.ours.spec) &&
+      "maxSize" in d.ours.spec,
   },
   {
     id: "configmap-volume-name",

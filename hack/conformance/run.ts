@@ -12,7 +12,7 @@
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { KubeClient } from "../../runtime/client.ts";
-import { isAlreadyExists } from "../../runtime/errors.ts";
+import { isAlreadyExists, isNotFound } from "../../runtime/errors.ts";
 import {
   ConfigMaps,
   CustomResourceDefinitions,
@@ -27,6 +27,7 @@ import {
 } from "../../runtime/resources.ts";
 import { OperatorProcess } from "../../testing/operator_process.ts";
 import { MiniClusters } from "../../api/resource.ts";
+import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { runGoOperator } from "../peer/go_operator.ts";
 import type { Manifest } from "./manifests.ts";
 import { REPO } from "./manifests.ts";
@@ -84,7 +85,15 @@ const EXTRA_KINDS: Record<string, ResourceType> = {
   PersistentVolumeClaim: PersistentVolumeClaims,
 };
 
-const CHILD_KINDS: ResourceType[] = [ConfigMaps, Secrets, Services, Jobs, Pods];
+// The workspace kind is ours only: on the Go side's control plane it does not exist (listed as none).
+const CHILD_KINDS: ResourceType[] = [
+  MiniClusterWorkspaces,
+  ConfigMaps,
+  Secrets,
+  Services,
+  Jobs,
+  Pods,
+];
 /** Objects the cluster itself puts in every namespace. */
 const CLUSTER_OWNED = new Set(["ConfigMap/kube-root-ca.crt"]);
 
@@ -134,12 +143,25 @@ async function createNamespace(client: KubeClient, name: string): Promise<void> 
     });
 }
 
+/** The objects of `rt` (none when the kind is not installed: the workspace on the Go side). */
+async function listKind(
+  client: KubeClient,
+  rt: ResourceType,
+  namespace?: string,
+): Promise<KubeObject[]> {
+  try {
+    return (await client.list<KubeObject>(rt, namespace ? { namespace } : {})).items;
+  } catch (e) {
+    if (isNotFound(e)) return [];
+    throw e;
+  }
+}
+
 /** Snapshot of the children in `namespace` (not the MiniCluster itself). */
 async function snapshot(client: KubeClient, namespace: string): Promise<KubeObject[]> {
   const out: KubeObject[] = [];
   for (const rt of CHILD_KINDS) {
-    const list = await client.list<KubeObject>(rt, { namespace });
-    for (const item of list.items) {
+    for (const item of await listKind(client, rt, namespace)) {
       if (rt === Pods && item.metadata?.ownerReferences?.some((o) => o.kind === "Job")) continue;
       if (CLUSTER_OWNED.has(`${rt.kind}/${item.metadata?.name}`)) continue;
       out.push({
@@ -163,8 +185,7 @@ async function fingerprint(
   const parts: string[] = [];
   const withJob = new Set<string>();
   for (const rt of CHILD_KINDS) {
-    const list = await client.list<KubeObject>(rt, {});
-    for (const item of list.items) {
+    for (const item of await listKind(client, rt)) {
       const ns = item.metadata?.namespace ?? "";
       if (!ns.startsWith(prefix)) continue;
       parts.push(`${rt.kind}/${ns}/${item.metadata?.name}@${item.metadata?.resourceVersion}`);
@@ -177,8 +198,8 @@ async function fingerprint(
 export interface RunOptions {
   kubeconfig: string;
   manifests: Manifest[];
-  /** The side's CRD file. */
-  crd: string;
+  /** The side's CRD file(s). */
+  crd: string | string[];
   /** Starts the operator; returns a stop function and its log. */
   start: (namespaces: string[]) => Promise<RunningOperator>;
   /** How long the children must stay unchanged to count as settled. */
@@ -197,7 +218,7 @@ export interface RunningOperator {
 export async function runSide(side: Side, opts: RunOptions): Promise<SideResult> {
   const client = await KubeClient.fromKubeconfig(opts.kubeconfig);
   try {
-    await installCrd(client, opts.crd);
+    for (const crd of [opts.crd].flat()) await installCrd(client, crd);
     const outcomes = new Map<string, Outcome>();
     const namespaces: string[] = [];
     for (const [index, manifest] of opts.manifests.entries()) {
@@ -342,4 +363,7 @@ export async function startOurOperator(kubeconfig: string): Promise<RunningOpera
   };
 }
 
-export const OUR_CRD = join(REPO, "crds", "minicluster.yaml");
+export const OUR_CRD = [
+  join(REPO, "crds", "minicluster.yaml"),
+  join(REPO, "crds", "miniclusterworkspace.yaml"),
+];

@@ -10,12 +10,14 @@ import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import type { ResourceType } from "../../runtime/resources.ts";
 import { ConfigMaps, Jobs, Pods, Secrets, Services } from "../../runtime/resources.ts";
+import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { PLACEHOLDER_UID } from "../../controllers/minicluster/render.ts";
 import { eventually } from "../harness.ts";
 import { e2eTest } from "./env.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const RESOURCES: Record<string, ResourceType> = {
+  MiniClusterWorkspace: MiniClusterWorkspaces,
   ConfigMap: ConfigMaps,
   Secret: Secrets,
   Service: Services,

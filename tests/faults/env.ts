@@ -15,6 +15,7 @@ import {
   Services,
 } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
+import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import {
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
@@ -116,7 +117,7 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** kind/name → uid of the MiniClusters and of everything the operator labelled as its own. */
 export async function uidsOf(client: KubeClient, namespace: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (const rt of [MiniClusters, ConfigMaps, Secrets, Services, Jobs]) {
+  for (const rt of [MiniClusters, MiniClusterWorkspaces, ConfigMaps, Secrets, Services, Jobs]) {
     const list = await client.list<{ metadata: ObjectMeta }>(rt, {
       namespace,
       labelSelector: rt === MiniClusters ? undefined : `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,

@@ -6,13 +6,11 @@
  * re-created, each certificate created exactly once, the standby writes nothing while it waits).
  */
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { parseAllDocuments } from "yaml";
+import { join } from "node:path";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
 import { KubeClient } from "../../runtime/client.ts";
-import { CustomResourceDefinitions, Leases, Secrets } from "../../runtime/resources.ts";
+import { Leases, Secrets } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { eventually } from "../harness.ts";
 import { componentContext, down, up } from "../../hack/cluster/lifecycle.ts";
@@ -20,12 +18,11 @@ import { componentArgs } from "../../hack/cluster/components.ts";
 import { spawnDaemon, stopGroups } from "../../hack/cluster/processes.ts";
 import { ClusterPaths, readState, writeState } from "../../hack/cluster/state.ts";
 import type { OperatorProcess } from "../../testing/operator_process.ts";
+import { installCrds } from "../../testing/crds.ts";
 import { FaultProxy, type ProxiedRequest } from "./proxy.ts";
 import { faultMiniCluster } from "./crash.ts";
 import { assertConverged } from "./views.ts";
 import { assertGuardedWrites, settle, sleep, startOperator, uidsOf, withNamespace } from "./env.ts";
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 /** A private control plane (etcd + kube-apiserver) with the CRDs installed. */
 export async function privateControlPlane(): Promise<{ dir: string; kubeconfig: string }> {
@@ -37,32 +34,6 @@ export async function privateControlPlane(): Promise<{ dir: string; kubeconfig: 
   } catch (e) {
     await down(dir, { quiet: true });
     throw e;
-  }
-}
-
-async function installCrds(kubeconfig: string): Promise<void> {
-  const client = await KubeClient.fromKubeconfig(kubeconfig);
-  try {
-    const text = await Deno.readTextFile(join(ROOT, "crds", "minicluster.yaml"));
-    for (const doc of parseAllDocuments(text)) {
-      const crd = doc.toJS();
-      if (crd?.kind !== "CustomResourceDefinition") continue;
-      await client.apply(CustomResourceDefinitions, crd, { fieldManager: "faults", force: true });
-      await eventually(async () => {
-        const got = await client.get<
-          { status?: { conditions?: { type: string; status: string }[] } }
-        >(
-          CustomResourceDefinitions,
-          undefined,
-          crd.metadata.name,
-        );
-        assert.ok(
-          got.status?.conditions?.some((c) => c.type === "Established" && c.status === "True"),
-        );
-      }, { timeoutMs: 30_000 });
-    }
-  } finally {
-    client.close();
   }
 }
 

@@ -40,8 +40,19 @@ const freeText = fc.oneof(
     "ünïcødé ✨",
     "x;y|z&",
     "",
+    // Control characters YAML and TOML refuse raw (apply bodies, broker.toml), and their kin.
+    "del\u007f c1\u0080\u009f nel\u0085",
+    "bom\ufeff ls\u2028 ps\u2029 nonchar\uffff",
+    "tab\t cr\r esc\u001b",
+    // Shell and TOML metacharacters: continuations, quotes, brackets, comments.
+    "ends in \\",
+    "a\\\nb",
+    `"]} [x] = 'y' # z \\"`,
+    "$'\\x41' ${X:-y} $((1+2))",
   ),
   fc.string({ maxLength: 12 }),
+  // Any code point but NUL (which no shell value can hold; the corpus reports it).
+  fc.string({ unit: "binary", maxLength: 8 }).map((v) => v.replaceAll("\0", "")),
 );
 
 const commands = fc.constantFrom(
@@ -51,6 +62,10 @@ const commands = fc.constantFrom(
   "sleep 1",
   "python3 -c 'print(1)'",
   "",
+  // Operators are the job's words; a trailing continuation continues into nothing.
+  "echo a; echo b | wc -c > /dev/null & true # c",
+  "hostname \\",
+  "echo del\u007f nel\u0085 ls\u2028",
 );
 
 const envName = fc.stringMatching(/^[A-Z_][A-Z0-9_]{0,8}$/);

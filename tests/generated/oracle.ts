@@ -29,6 +29,8 @@ import type { ConfigMap, Container, Pod, Service } from "kubernetes-types/core/v
 import type { MiniClusterStatus } from "../../api/mod.ts";
 import type { Spec } from "./arbitraries.ts";
 import { defaultOf } from "./crd_schema.ts";
+import { commandWords } from "../../controllers/minicluster/children/scripts/command-words.ts";
+import { commandLine } from "../../controllers/minicluster/children/scripts/shell.ts";
 
 export interface Observed {
   name: string;
@@ -283,7 +285,8 @@ function scriptProblems(
   const init = cm.data?.["flux-view"];
   if (!wait) return [`ConfigMap ${name}-entrypoint has no wait-${index}`];
   if (!init) return [`ConfigMap ${name}-entrypoint has no flux-view init script`];
-  const command = (spec.containers[index].command ?? "").trim();
+  // The command as the job's words: one line, operators escaped (as Go's unquoted expansion).
+  const command = commandWords(commandLine(spec.containers[index].command));
   if (command && !wait.includes(`--quiet --watch ${command}`)) {
     bad(`the wait script does not submit ${JSON.stringify(command)}`);
   }

@@ -29,6 +29,7 @@ import {
   Services,
 } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
+import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { eventually, integrationTest } from "../harness.ts";
 import { type CorpusCase, loadCorpus } from "../generated/bad_input_corpus.ts";
 import { withLoggedOperator } from "../generated/logged_operator.ts";
@@ -44,6 +45,7 @@ const KINDS: Record<string, ResourceType> = {
   Service: Services,
   Pod: Pods,
   Job: Jobs,
+  MiniClusterWorkspace: MiniClusterWorkspaces,
 };
 
 type Condition = { type: string; status: string; reason: string; message: string };

@@ -151,6 +151,26 @@ integrationTest("client: server-side apply is idempotent and tracks field owners
   assert.deepEqual(shrunk.data, { a: "1" });
 });
 
+integrationTest(
+  "client: server-side apply carries any JSON string, control characters included",
+  async ({
+    client,
+    namespace,
+  }) => {
+    // The apply body goes as application/apply-patch+yaml: characters YAML does not accept raw
+    // (DEL, C1 controls, BOM, U+FFFE/U+FFFF, the line and paragraph separators) must still arrive.
+    const odd = "a\u007fb\u0080c\u0085d\u009fe\ufefff\ufffeg\uffffh\u2028i\u2029j\u0001k\tl\u00a0m";
+    const applied = await client.apply(
+      ConfigMaps,
+      configMap(namespace, "odd", { [`k`]: odd, plain: "€ ✓ 𝄞" }),
+      { fieldManager: MANAGER },
+    );
+    assert.deepEqual(applied.data, { k: odd, plain: "€ ✓ 𝄞" });
+    const got = await client.get<ConfigMap>(ConfigMaps, namespace, "odd");
+    assert.equal(got.data?.k, odd);
+  },
+);
+
 integrationTest("client: watch sees ADDED, MODIFIED and DELETED, then stops on abort", async ({
   client,
   namespace,

@@ -268,7 +268,7 @@ integrationTest("kubectl get mc shows size, ready pods, status and age", async (
   assert.deepEqual(header, ["NAME", "SIZE", "READY", "STATUS", "AGE"]);
   assert.deepEqual(row.slice(0, 4), ["columns", "4", "3", "PodsNotReady"]);
   const wide = await kubectl(env, "get", "minicluster", "columns", "-o", "wide");
-  assert.match(wide.split("\n")[0], /NAME\s+SIZE\s+READY\s+STATUS\s+MAX\s+AGE/);
+  assert.match(wide.split("\n")[0], /NAME\s+SIZE\s+READY\s+STATUS\s+SUSPENDED\s+MAX\s+AGE/);
   // The category and short name find it too.
   assert.match(await kubectl(env, "get", "flux"), /columns/);
 });

@@ -42,6 +42,7 @@ Deno.test("examples: the common cases are all there", () => {
       "volumes",
       "elasticity",
       "minimal-service",
+      "queueing",
     ]
   ) assert.ok(examples.includes(`${name}.yaml`), `examples/${name}.yaml is missing`);
 });

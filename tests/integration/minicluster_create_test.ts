@@ -5,6 +5,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
+import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { FINALIZER } from "../../controllers/minicluster/children/names.ts";
 import { buildWorkspace } from "../../controllers/minicluster/workspace.ts";
 import { eventually, fullCluster, integrationTest } from "../harness.ts";
@@ -57,9 +58,9 @@ integrationTest("minicluster create: every child, owned, with the spec's content
     owned(svc);
     assert.equal(svc.spec?.clusterIP, "None");
 
-    const ws = await client.get<ConfigMap>(ConfigMaps, namespace, "flux");
+    const ws = await client.get<MiniClusterWorkspace>(MiniClusterWorkspaces, namespace, "flux");
     owned(ws);
-    assert.equal(ws.data?.["bootstrap-max-size"], "3");
+    assert.deepEqual(ws.spec, { maxSize: 3, size: 2 });
 
     const mc = await eventually(async () => {
       const mc = await getMiniCluster(env, "flux");
@@ -129,7 +130,7 @@ integrationTest(
     // Without our labels, as an older operator version may have left it: the cache cannot see
     // it, so only the create's AlreadyExists tells.
     const ws = buildWorkspace(mc, { maxSize: 5, size: 2 });
-    await client.create(ConfigMaps, { ...ws, metadata: { ...ws.metadata, labels: {} } });
+    await client.create(MiniClusterWorkspaces, { ...ws, metadata: { ...ws.metadata, labels: {} } });
     await withOperator(env, async () => {
       const job = await eventually(() => client.get<Job>(Jobs, namespace, "adopt"), {
         timeoutMs: 20_000,
@@ -137,8 +138,8 @@ integrationTest(
       assert.equal(job.spec?.parallelism, 2);
       const cm = await client.get<ConfigMap>(ConfigMaps, namespace, "adopt-entrypoint");
       assert.match(cm.data!["flux-view"], /adopt-\[0-4\]/, "the hostlist is the workspace's");
-      const ws = await client.get<ConfigMap>(ConfigMaps, namespace, "adopt");
-      assert.equal(ws.data?.["bootstrap-max-size"], "5");
+      const ws = await client.get<MiniClusterWorkspace>(MiniClusterWorkspaces, namespace, "adopt");
+      assert.equal(ws.spec.maxSize, 5);
       await waitForCondition(env, "adopt", "Unappliable", "False");
       const status = (await getMiniCluster(env, "adopt")).status as { maximumSize?: number };
       assert.equal(status.maximumSize, 5);

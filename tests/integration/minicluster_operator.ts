@@ -5,13 +5,15 @@
  * switch" that makes every further API request fail — the closest thing to SIGKILL between two
  * writes that a test can do in-process.
  */
-import type { ConfigMap, Event, Secret } from "kubernetes-types/core/v1.d.ts";
+import type { PodSecurityLevel } from "../../controllers/minicluster/pod_security.ts";
+import type { Event, Secret } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { KubeClient, type RequestEvent, type RequestOptions } from "../../runtime/client.ts";
 import { Controller } from "../../runtime/controller.ts";
 import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
-import { ConfigMaps, Events, type ResourceType, Secrets } from "../../runtime/resources.ts";
+import { Events, type ResourceType, Secrets } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
+import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import { Watcher } from "../../runtime/watcher.ts";
@@ -61,6 +63,8 @@ export interface OperatorOptions {
   killAfterWrites?: number;
   cleanupTimeoutMs?: number;
   cleanupPollMs?: number;
+  /** The operator's --pod-security level. */
+  podSecurity?: PodSecurityLevel;
 }
 
 export async function startOperator(
@@ -101,6 +105,7 @@ export async function startOperator(
   const definition = miniClusterController(client, stores, {
     cleanupTimeoutMs: opts.cleanupTimeoutMs,
     cleanupPollMs: opts.cleanupPollMs ?? 300,
+    podSecurity: opts.podSecurity,
     instance: "integration-test",
   });
   let reconciles = 0;
@@ -188,8 +193,12 @@ export async function curveSecret(env: TestEnv, mc: MiniCluster): Promise<Secret
   return await env.client.get<Secret>(Secrets, env.namespace, curveSecretName(mc));
 }
 
-export async function workspace(env: TestEnv, mc: MiniCluster): Promise<ConfigMap> {
-  return await env.client.get<ConfigMap>(ConfigMaps, env.namespace, workspaceName(mc));
+export async function workspace(env: TestEnv, mc: MiniCluster): Promise<MiniClusterWorkspace> {
+  return await env.client.get<MiniClusterWorkspace>(
+    MiniClusterWorkspaces,
+    env.namespace,
+    workspaceName(mc),
+  );
 }
 
 /** Waits until the operator has made no write for `quietMs`; returns its write count. */

@@ -3,10 +3,11 @@
 // same end state, with the same CURVE certificate and the same workspace.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { ConfigMap, Secret } from "kubernetes-types/core/v1.d.ts";
+import type { Secret } from "kubernetes-types/core/v1.d.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
+import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { MINICLUSTER_LABEL } from "../../controllers/minicluster/children/names.ts";
 import { eventually, fullCluster, integrationTest } from "../harness.ts";
 import {
@@ -33,7 +34,7 @@ for (const killAfter of [1, 2, 3, 5]) {
       const name = `r${killAfter}`;
       const first = await startOperator(env, { killAfterWrites: killAfter });
       let secretBefore: Secret | undefined;
-      let workspaceBefore: ConfigMap | undefined;
+      let workspaceBefore: MiniClusterWorkspace | undefined;
       try {
         await first.started;
         await client.create(
@@ -52,7 +53,9 @@ for (const killAfter of [1, 2, 3, 5]) {
         secretBefore = await maybe(() =>
           client.get<Secret>(Secrets, namespace, `${name}-curve-cert`)
         );
-        workspaceBefore = await maybe(() => client.get<ConfigMap>(ConfigMaps, namespace, name));
+        workspaceBefore = await maybe(() =>
+          client.get<MiniClusterWorkspace>(MiniClusterWorkspaces, namespace, name)
+        );
       } finally {
         await first.stop();
       }
@@ -73,9 +76,9 @@ for (const killAfter of [1, 2, 3, 5]) {
           );
           assert.deepEqual(secret.data, secretBefore.data, "the certificate is unchanged");
         }
-        const ws = await client.get<ConfigMap>(ConfigMaps, namespace, name);
-        if (workspaceBefore) assert.deepEqual(ws.data, workspaceBefore.data);
-        assert.equal(ws.data?.["bootstrap-max-size"], "3");
+        const ws = await client.get<MiniClusterWorkspace>(MiniClusterWorkspaces, namespace, name);
+        if (workspaceBefore) assert.deepEqual(ws.spec, workspaceBefore.spec);
+        assert.equal(ws.spec.maxSize, 3);
 
         // Exactly one of each child.
         const secrets = await client.list(Secrets, {

@@ -32,6 +32,7 @@ import {
   Services,
 } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
+import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import {
   curveSecretName,
   entrypointConfigMapName,
@@ -256,7 +257,7 @@ integrationTest(
         await eventually(async () => {
           await client.get<Job>(Jobs, namespace, jobName(mc));
           await client.get<ConfigMap>(ConfigMaps, namespace, entrypointConfigMapName(mc));
-          await client.get<ConfigMap>(ConfigMaps, namespace, workspaceName(mc));
+          await client.get(MiniClusterWorkspaces, namespace, workspaceName(mc));
           await client.get<Secret>(Secrets, namespace, curveSecretName(mc));
           await client.get<Service>(Services, namespace, headlessServiceName(mc));
         }, { timeoutMs: 20_000 });

@@ -351,3 +351,53 @@ realTest(
     for (let i = 0; i < 2; i++) assert.match(log, new RegExp(`^cert-given-${i}$`, "m"), log);
   },
 );
+
+realTest(
+  "real: a MiniCluster bursting into another joins its instance with the same ranks",
+  async (env) => {
+    // Both clusters share one certificate (the overlay is one network) and list the same hosts:
+    // lead-0, lead-1, burst-0. The burst cluster names the lead broker by its DNS name.
+    const cert = await certificate();
+    const lead = realMiniCluster("lead", { size: 2, interactive: true });
+    lead.spec.flux = {
+      ...lead.spec.flux,
+      curveCert: cert.text,
+      bursting: { clusters: [{ name: "burst", size: 1 }] },
+    };
+    const burst = realMiniCluster("burst", { size: 1, interactive: true });
+    burst.spec.flux = {
+      ...burst.spec.flux,
+      curveCert: cert.text,
+      bursting: {
+        leadBroker: {
+          address: `lead-0.lead.${REAL_NAMESPACE}.svc.cluster.local`,
+          name: "lead",
+          size: 2,
+        },
+        clusters: [{ name: "burst", size: 1 }],
+      },
+    };
+    await env.apply(lead);
+    await env.apply(burst);
+    await runningPods(env, "lead", 2);
+    await runningPods(env, "burst", 1);
+    // Every rank up: the lead's two brokers and the burst broker (rank 2 in both hostlists; with
+    // the lead broker listed twice the burst broker took rank 3 and never joined).
+    const status = await eventually(async () => {
+      const out = await onLeadBroker(env, "lead", "flux overlay status --no-pretty\n");
+      if (!/\bfull\b/.test(out)) throw new Error(`not every broker joined:\n${out}`);
+      return out;
+    }, { timeoutMs: 180_000, intervalMs: 2000 });
+    assert.match(status, /\bfull\b/, status);
+    // The overlay is full before the scheduler hears that rank 2 is up (resource.acquire comes
+    // later), and Fluxion refuses -N3 as unsatisfiable while a rank is down: wait for 3 free.
+    await eventually(async () => {
+      const list = await onLeadBroker(env, "lead", "flux resource list\n");
+      if (nodesIn(list, "free") !== 3) throw new Error(`not 3 free nodes:\n${list}`);
+    }, { timeoutMs: 60_000, intervalMs: 1000 });
+    const ran = await onLeadBroker(env, "lead", "flux run -N3 --label-io hostname\n");
+    assert.match(ran, /^2: burst-0$/m, ran);
+    assert.match(ran, /^0: lead-0$/m, ran);
+  },
+  { timeoutMs: 400_000 },
+);

@@ -101,6 +101,7 @@ Deno.test("withDefaults of a minimal MiniCluster fills every CRD and derived def
     services: [],
     network: { headlessName: "sample" },
     jobLabels: {},
+    jobAnnotations: {},
     interactive: false,
     flux: {
       container: {
@@ -423,6 +424,49 @@ Deno.test("validateSpec: burst cluster names are unique and not the MiniCluster'
   // Defaulted names burst-0, burst-1 never collide.
   assert.deepEqual(
     validateSpec(mc({ flux: { bursting: { clusters: [{}, {}] } }, containers: [{}] })),
+    [],
+  );
+});
+
+Deno.test("validateSpec refuses pod labels and annotations the operator or the Job controller set", () => {
+  const owned = [
+    "job-name",
+    "controller-uid",
+    "batch.kubernetes.io/job-completion-index",
+    "batch.kubernetes.io/job-name",
+    "batch.kubernetes.io/controller-uid",
+    "flux-framework.org/minicluster",
+    "app.kubernetes.io/managed-by",
+    "app.kubernetes.io/name",
+    "hpa-selector",
+  ];
+  for (const key of owned) {
+    const problems = validateSpec(mc({ pod: { labels: { [key]: "other" } }, containers: [{}] }));
+    assert.equal(problems.length, 1, key);
+    assert.match(problems[0], new RegExp(`spec\\.pod\\.labels: "${key}" is set by`), key);
+  }
+  const annotations = [
+    "batch.kubernetes.io/job-completion-index",
+    "flux-framework.org/desired-hash",
+  ];
+  for (const key of annotations) {
+    const problems = validateSpec(mc({ pod: { annotations: { [key]: "x" } }, containers: [{}] }));
+    assert.equal(problems.length, 1, key);
+    assert.match(problems[0], new RegExp(`spec\\.pod\\.annotations: "${key}" is set by`), key);
+  }
+  // Look-alikes that are the user's own stay allowed.
+  assert.deepEqual(
+    validateSpec(mc({
+      pod: {
+        labels: {
+          "my-job-name": "x",
+          "app.kubernetes.io/part-of": "x",
+          "example.com/job-name": "x",
+        },
+        annotations: { "kubectl.kubernetes.io/default-container": "x" },
+      },
+      containers: [{}],
+    })),
     [],
   );
 });

@@ -130,6 +130,11 @@ Deno.test("broker.toml: connect through the headless Service, brokerConfig verba
   const verbatim = brokerToml(resolveSettings(miniCluster(cases["broker-config"])));
   assert.equal(verbatim + "\n", cases["broker-config"].flux?.brokerConfig);
   assert.equal(tomlString('a"b\\c\nd'), '"a\\"b\\\\c\\nd"');
+  // TOML forbids DEL raw in a basic string; C1 controls, BOM and noncharacters go escaped too.
+  assert.equal(
+    tomlString("x\u007fy\u0085z\u009f\ufeff\uffff\u0001\t"),
+    '"x\\u007fy\\u0085z\\u009f\\ufeff\\uffff\\u0001\\t"',
+  );
 });
 
 /** A Flux hostlist expanded host by host ("a,b-[1-3],c-[0]" → a b-1 b-2 b-3 c-0). */

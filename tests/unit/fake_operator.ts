@@ -10,6 +10,7 @@ import type { MiniCluster } from "../../api/mod.ts";
 import { miniClusterController } from "../../controllers/minicluster/controller.ts";
 import type { CurveBuilders } from "../../controllers/minicluster/dependents.ts";
 import { EventRecorder } from "../../controllers/minicluster/events.ts";
+import type { PodSecurityLevel } from "../../controllers/minicluster/pod_security.ts";
 import { type MiniClusterStores, WATCHED } from "../../controllers/minicluster/stores.ts";
 import type { Action } from "../../runtime/controller.ts";
 import { Events, Jobs, Pods, resourceName } from "../../runtime/resources.ts";
@@ -29,7 +30,9 @@ export class FakeOperator {
   time = Date.parse("2026-11-22T10:00:00Z");
   #seen = 0;
 
-  constructor(opts: { curve?: CurveBuilders; cleanupTimeoutMs?: number } = {}) {
+  constructor(
+    opts: { curve?: CurveBuilders; cleanupTimeoutMs?: number; podSecurity?: PodSecurityLevel } = {},
+  ) {
     this.api.now = () => new Date(this.time);
     const caches: Partial<Record<keyof MiniClusterStores, Cache<KubeObject>>> = {};
     for (const { key, rt } of WATCHED) {
@@ -46,6 +49,7 @@ export class FakeOperator {
         now: () => new Date(this.time),
         curve: opts.curve,
         cleanupTimeoutMs: opts.cleanupTimeoutMs,
+        podSecurity: opts.podSecurity,
         cleanupPollMs: 2_000,
       },
     );

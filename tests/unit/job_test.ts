@@ -139,6 +139,18 @@ const cases: Record<string, MiniClusterSpec> = {
     },
     containers: [{ image: "rockylinux:9", command: "hostname" }],
   },
+  "queued": {
+    size: 4,
+    suspend: true,
+    ttlSecondsAfterFinished: 600,
+    jobLabels: { "kueue.x-k8s.io/queue-name": "user-queue" },
+    jobAnnotations: {
+      "kueue.x-k8s.io/elastic-job": "true",
+      "example.com/owner": "team-a",
+    },
+    pod: { priorityClassName: "hpc-high" },
+    containers: [{ image: "rockylinux:9", command: "hostname" }],
+  },
   "munge-secret": {
     flux: { mungeSecret: "munge-key" },
     containers: [

@@ -29,7 +29,10 @@ Deno.test("per-container Services: non-Flux containers with ports only, prefixed
 Deno.test("per-container Services: each port once, target = port, selecting the Job's pods", () => {
   const [nginx] = buildPortServices(miniCluster(spec));
   assert.deepEqual(nginx.spec!.ports!.map((p) => [p.port, p.targetPort]), [[80, 80], [443, 443]]);
-  assert.deepEqual(nginx.spec!.selector, { "job-name": "flux-sample" });
+  assert.deepEqual(nginx.spec!.selector, {
+    "job-name": "flux-sample",
+    "flux-framework.org/minicluster": "flux-sample",
+  });
 });
 
 Deno.test("per-container Services: none for a single (Flux) container", () => {

@@ -6,6 +6,7 @@ import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import { FINALIZER } from "../../controllers/minicluster/children/names.ts";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
 import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/resources.ts";
+import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { FakeOperator, NS } from "./fake_operator.ts";
 
 Deno.test("reconcile create: finalizer, then workspace and children together, then the Job; no reads; status waits", async () => {
@@ -18,8 +19,8 @@ Deno.test("reconcile create: finalizer, then workspace and children together, th
   const seen = requests.map((r) => `${r.verb} ${r.resource} ${r.name}`);
   assert.equal(seen[0], "patch miniclusters.flux-framework.org flux", "the finalizer first");
   assert.deepEqual(seen.slice(1, -1).sort(), [
-    "apply configmaps flux",
     "apply configmaps flux-entrypoint",
+    "apply miniclusterworkspaces.flux-framework.org flux",
     "apply secrets flux-curve-cert",
     "apply services flux",
   ], "then the workspace and what the pods mount, together");
@@ -34,9 +35,9 @@ Deno.test("reconcile create: finalizer, then workspace and children together, th
   const job = op.api.peek<Job>(Jobs, NS, "flux");
   owned(job);
   assert.equal(job?.spec?.parallelism, 2);
-  const workspace = op.api.peek<ConfigMap>(ConfigMaps, NS, "flux");
+  const workspace = op.api.peek<MiniClusterWorkspace>(MiniClusterWorkspaces, NS, "flux");
   owned(workspace);
-  assert.deepEqual(workspace?.data, { "bootstrap-max-size": "3", "bootstrap-size": "2" });
+  assert.deepEqual(workspace?.spec, { maxSize: 3, size: 2 });
   const entrypoint = op.api.peek<ConfigMap>(ConfigMaps, NS, "flux-entrypoint");
   owned(entrypoint);
   assert.match(entrypoint!.data!["flux-view"], /flux-\[0-2\]/, "the hostlist is for maxSize");
@@ -51,6 +52,8 @@ Deno.test("reconcile create: the first status after the delay, then an unchanged
   await op.create("flux", { size: 2 });
   await op.reconcile("flux");
   op.sync();
+  // The Job has made its pods (a Job short of pods is asked about: create_failures.ts).
+  op.seedPods("flux", 2, 0);
   op.requestsSince();
   op.time += TIMING.firstStatusDelayMs;
   await op.reconcile("flux");

@@ -12,6 +12,7 @@ import { buildWorkspace } from "../../controllers/minicluster/workspace.ts";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
 import { ConfigMaps, Jobs, Pods, Secrets } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
+import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { FakeOperator, NS } from "./fake_operator.ts";
 import { NAME_TAKEN_RECHECK_MS } from "../../runtime/dependents.ts";
 
@@ -36,7 +37,8 @@ Deno.test("reconcile lifecycle: an invalid spec is a condition and an event, and
   assert.match(c!.message!, /volume "data" is defined differently/);
   assert.equal(op.condition("bad", "Ready")?.reason, "SpecInvalid");
   assert.deepEqual(op.api.objects(Jobs), []);
-  assert.deepEqual(op.api.objects(ConfigMaps), [], "not even the workspace");
+  assert.deepEqual(op.api.objects(ConfigMaps), []);
+  assert.deepEqual(op.api.objects(MiniClusterWorkspaces), [], "not even the workspace");
   assert.ok(op.events("bad").includes("ValidationFailed"));
 });
 
@@ -45,16 +47,20 @@ Deno.test("reconcile lifecycle: an existing workspace decides the sizes; someone
   const mc = await op.create("adopt", { size: 2, maxSize: 3 });
   // Unlabelled, as an older operator may have left it: the cache cannot see it.
   const ws = buildWorkspace(mc, { maxSize: 5, size: 2 });
-  await op.api.create(ConfigMaps, { ...ws, metadata: { ...ws.metadata, labels: {} } });
+  await op.api.create(MiniClusterWorkspaces, { ...ws, metadata: { ...ws.metadata, labels: {} } });
   // New to the operator: built for the spec's sizes with the workspace in one round trip; the
   // workspace found holds another maximum, so the Job waits for a build from it.
   assert.deepEqual(await op.reconcile("adopt"), { requeueAfter: 0 });
   assert.deepEqual(op.api.objects(Jobs), [], "no Job from the assumed sizes");
   op.sync();
   await op.converge("adopt");
-  const adopted = op.api.peek<ConfigMap>(ConfigMaps, NS, "adopt")!;
-  assert.deepEqual(adopted.data, ws.data, "never rewritten");
-  assert.equal(adopted.metadata?.labels?.["flux-framework.org/role"], "workspace", "but labelled");
+  const adopted = op.api.peek<MiniClusterWorkspace>(MiniClusterWorkspaces, NS, "adopt")!;
+  assert.deepEqual(adopted.spec, ws.spec, "never rewritten");
+  assert.equal(
+    adopted.metadata?.labels?.["app.kubernetes.io/managed-by"],
+    "minicluster-operator",
+    "but labelled",
+  );
   op.requestsSince();
   await op.reconcile("adopt");
   assert.deepEqual(op.requestsSince(), [], "so that the cache sees it from then on");
@@ -62,20 +68,29 @@ Deno.test("reconcile lifecycle: an existing workspace decides the sizes; someone
   assert.match(entrypoint.data!["flux-view"], /adopt-\[0-4\]/, "the hostlist is the workspace's");
   assert.equal(op.miniCluster("adopt")?.status?.maximumSize, 5);
 
-  await op.api.create(ConfigMaps, { metadata: { name: "other", namespace: NS }, data: {} });
+  await op.api.create(MiniClusterWorkspaces, {
+    metadata: { name: "other", namespace: NS },
+    spec: { maxSize: 1, size: 1 },
+  });
   await op.create("other");
   assert.deepEqual(await op.reconcile("other"), { requeueAfter: 0 }, "new: stops before the Job");
   op.sync();
   await op.reconcile("other");
   const c = op.condition("other", "Unappliable");
   assert.equal(c?.reason, "WorkspaceInvalid");
-  assert.match(c!.message!, /ConfigMap other exists and is not owned by this MiniCluster/);
+  assert.match(
+    c!.message!,
+    /MiniClusterWorkspace other exists and is not owned by this MiniCluster/,
+  );
   assert.deepEqual(op.api.objects<Job>(Jobs).map((j) => j.metadata?.name), ["adopt"]);
 });
 
-Deno.test("reconcile lifecycle: a MiniCluster blocked by someone else's ConfigMap recovers once it is gone", async () => {
+Deno.test("reconcile lifecycle: a MiniCluster blocked by someone else's workspace recovers once it is gone", async () => {
   const op = new FakeOperator();
-  await op.api.create(ConfigMaps, { metadata: { name: "late", namespace: NS }, data: {} });
+  await op.api.create(MiniClusterWorkspaces, {
+    metadata: { name: "late", namespace: NS },
+    spec: { maxSize: 1, size: 1 },
+  });
   await op.create("late");
   await op.reconcile("late");
   op.sync();
@@ -84,7 +99,7 @@ Deno.test("reconcile lifecycle: a MiniCluster blocked by someone else's ConfigMa
   // The blocker is not ours: its deletion is no event the operator hears, so it looks again.
   assert.equal(action.requeueAfter, NAME_TAKEN_RECHECK_MS);
 
-  await op.api.delete(ConfigMaps, NS, "late");
+  await op.api.delete(MiniClusterWorkspaces, NS, "late");
   op.sync();
   op.time += action.requeueAfter!;
   await op.converge("late");

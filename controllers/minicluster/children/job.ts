@@ -1,12 +1,21 @@
 /**
  * The Indexed Job that runs the MiniCluster: one pod per Flux broker, completions = parallelism
  * = size, pods named `<name>-<index>` in the headless Service's DNS subdomain.
+ *
+ * Lifecycle (docs/queueing.md):
+ * - the Job succeeds when the lead broker (index 0) succeeds (`successPolicy`): the lead broker's
+ *   exit ends the workload, and followers still running are stopped by the Job controller instead
+ *   of keeping a finished cluster alive;
+ * - `spec.suspend` appears only when the user suspends the MiniCluster, so that the operator's
+ *   field manager never owns the Job's `spec.suspend` otherwise and a queue controller (Kueue) may
+ *   suspend and admit the Job without the operator undoing it.
  */
-import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { Job, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
 import { fluxViewContainer, jobContainers } from "./containers.ts";
 import { headlessServiceName, jobName } from "./names.ts";
 import { childMetadata } from "./owner.ts";
+import { sortedMap } from "./pod.ts";
 import {
   commonPodOptions,
   imagePullSecrets,
@@ -53,22 +62,32 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
     mc.spec.flux.container.imagePullSecret,
   ]);
   if (pullSecrets) spec.imagePullSecrets = pullSecrets;
+  const metadata = childMetadata(mc, jobName(mc), mc.spec.jobLabels);
+  const jobAnnotations = sortedMap(mc.spec.jobAnnotations);
+  if (Object.keys(jobAnnotations).length > 0) metadata.annotations = jobAnnotations;
   return {
     apiVersion: "batch/v1",
     kind: "Job",
-    metadata: childMetadata(mc, jobName(mc), mc.spec.jobLabels),
+    metadata,
     spec: {
       completionMode: "Indexed",
       completions: size,
       parallelism: size,
       backoffLimit: mc.spec.backoffLimit,
       activeDeadlineSeconds: mc.spec.deadlineSeconds,
+      ...(mc.spec.suspend === true ? { suspend: true } : {}),
+      successPolicy: leadBrokerSuccess(),
       template: {
         metadata: { labels: jobPodLabels(mc), ...(annotations ? { annotations } : {}) },
         spec: orderedPodSpec(spec),
       },
     },
   };
+}
+
+/** The Job succeeds as soon as index 0, the lead broker, has succeeded. */
+export function leadBrokerSuccess(): SuccessPolicy {
+  return { rules: [{ succeededIndexes: "0" }] };
 }
 
 /**

@@ -122,6 +122,7 @@ export function commonPodOptions(mc: DefaultedMiniCluster): PodSpec {
     automountServiceAccountToken: pod.automountServiceAccountToken === true,
     runtimeClassName: pod.runtimeClassName || undefined,
     schedulerName: pod.schedulerName || undefined,
+    priorityClassName: pod.priorityClassName || undefined,
     nodeSelector: nonEmpty(sortedMap(pod.nodeSelector)),
     tolerations: tolerations(mc),
     dnsPolicy: pod.dnsPolicy || undefined,
@@ -158,6 +159,7 @@ const POD_SPEC_ORDER: (keyof PodSpec)[] = [
   "automountServiceAccountToken",
   "runtimeClassName",
   "schedulerName",
+  "priorityClassName",
   "nodeSelector",
   "affinity",
   "tolerations",
@@ -181,7 +183,7 @@ export function orderedPodSpec(spec: PodSpec): PodSpec {
   return out as unknown as PodSpec;
 }
 
-function sortedMap(map: Record<string, string> | undefined): Record<string, string> {
+export function sortedMap(map: Record<string, string> | undefined): Record<string, string> {
   const m = map ?? {};
   return Object.fromEntries(Object.keys(m).sort().map((k) => [k, m[k]]));
 }

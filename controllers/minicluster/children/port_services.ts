@@ -4,7 +4,7 @@
  * to itself.
  */
 import type { Service } from "kubernetes-types/core/v1.d.ts";
-import { containerServiceName, JOB_NAME_LABEL, jobName } from "./names.ts";
+import { containerServiceName, JOB_NAME_LABEL, jobName, MINICLUSTER_LABEL } from "./names.ts";
 import { childMetadata } from "./owner.ts";
 import type { DefaultedMiniCluster } from "../../../api/mod.ts";
 
@@ -21,7 +21,9 @@ export function buildPortServices(mc: DefaultedMiniCluster): Service[] {
       kind: "Service",
       metadata: childMetadata(mc, containerServiceName(mc, c.name!)),
       spec: {
-        selector: { [JOB_NAME_LABEL]: jobName(mc) },
+        // The MiniCluster label, which only the operator sets, keeps out other MiniClusters' pods
+        // (the services pod among them) that copy the Job's labels.
+        selector: { [JOB_NAME_LABEL]: jobName(mc), [MINICLUSTER_LABEL]: jobName(mc) },
         ports: [...new Set(c.ports)].map((port) => ({
           name: `port-${port}`,
           port,

@@ -26,10 +26,16 @@ export function headlessSelector(mc: DefaultedMiniCluster): Record<string, strin
 
 /**
  * The lead broker only: the Job controller's own completion-index label on the Job's pods (the
- * Go operator patched a `job-index` label onto every pod of the namespace).
+ * Go operator patched a `job-index` label onto every pod of the namespace). The MiniCluster label
+ * too, which only the operator sets (spec.pod.labels may not): another MiniCluster's pods can
+ * copy the Job controller's labels, never this.
  */
 export function brokerSelector(mc: DefaultedMiniCluster): Record<string, string> {
-  return { [JOB_NAME_LABEL]: jobName(mc), [COMPLETION_INDEX_LABEL]: "0" };
+  return {
+    [JOB_NAME_LABEL]: jobName(mc),
+    [COMPLETION_INDEX_LABEL]: "0",
+    [MINICLUSTER_LABEL]: jobName(mc),
+  };
 }
 
 export function buildHeadlessService(mc: DefaultedMiniCluster): Service {

@@ -5,9 +5,13 @@
  */
 import type { Settings } from "./settings.ts";
 import { BROKER_PORT } from "../names.ts";
+import { printableJson } from "../../../../runtime/json_text.ts";
 
-/** A TOML basic string. JSON string escapes are a subset of TOML's, so JSON.stringify is exact. */
-export const tomlString = (value: string): string => JSON.stringify(value);
+/**
+ * A TOML basic string. JSON string escapes are a subset of TOML's, so JSON text is exact once the
+ * characters TOML refuses raw (DEL) and other unprintables are `\uXXXX` escapes.
+ */
+export const tomlString = (value: string): string => printableJson(value);
 
 /** Every broker binds on the pod's interface at its port (`%p`). */
 export const DEFAULT_BIND = "tcp://eth0:%p";

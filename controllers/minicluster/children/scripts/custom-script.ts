@@ -4,16 +4,15 @@
  * heredoc, so `$VAR` expands when the file is written and `\$VAR` when it runs; manifests written
  * for the Go operator rely on that (they escape `\${FLUX_TASK_RANK}`).
  */
-import { heredocDelimiter } from "./shell.ts";
+import { unquotedHeredoc } from "./shell.ts";
 
 export const CUSTOM_SCRIPT_PATH = "/tmp/custom-entrypoint.sh";
 
 export function customScript(script: string): string[] {
   const body = script.replace(/\n$/, "");
-  const eof = heredocDelimiter("MINICLUSTER_SCRIPT_EOF", body);
   return [
     "# commands.script replaces the command",
-    [`cat > ${CUSTOM_SCRIPT_PATH} <<${eof}`, body, eof].join("\n"),
+    unquotedHeredoc(CUSTOM_SCRIPT_PATH, body, "MINICLUSTER_SCRIPT_EOF"),
     `chmod +x ${CUSTOM_SCRIPT_PATH}`,
   ];
 }

@@ -36,6 +36,49 @@ export function writeFileCommand(target: string, content: string, append = false
 }
 
 /**
+ * `text` without a final line continuation: a last `\` (not itself escaped) would join whatever
+ * the script has on the next line to the user's text (a heredoc's delimiter, `}` of a quiet block,
+ * the line that records Flux's exit code), so it is dropped, as a continuation into nothing.
+ */
+export function withoutTrailingContinuation(text: string): string {
+  const trimmed = text.replace(/\s+$/, "");
+  const backslashes = trimmed.length - trimmed.replace(/\\+$/, "").length;
+  return backslashes % 2 === 1 ? trimmed.slice(0, -1).replace(/\s+$/, "") : trimmed;
+}
+
+/**
+ * `content` as bash reads it in an unquoted heredoc: each `\` + newline removed (a `\` escaped by
+ * another stays), and a final unescaped `\` dropped. Bash compares the joined lines with the
+ * delimiter, so joining first lets the delimiter be chosen among the lines bash will see.
+ */
+export function joinContinuations(content: string): string {
+  let out = "";
+  for (let i = 0; i < content.length; i++) {
+    const c = content[i];
+    if (c !== "\\") {
+      out += c;
+    } else if (content[i + 1] === "\n") {
+      i++;
+    } else if (i + 1 < content.length) {
+      out += c + content[++i];
+    }
+  }
+  return out;
+}
+
+/**
+ * `cat > target <<DELIM` with `content`, which is user text meant to expand as in an unquoted
+ * heredoc (the Go operator's way: `$VAR` when the file is written, `\$VAR` when it runs). The
+ * content is joined as bash would (joinContinuations), so no continuation can reach the delimiter
+ * line and no joined line can equal the delimiter and end the document early.
+ */
+export function unquotedHeredoc(target: string, content: string, base: string): string {
+  const body = joinContinuations(content);
+  const eof = heredocDelimiter(base, body);
+  return [`cat > ${target} <<${eof}`, body, eof].join("\n");
+}
+
+/**
  * A heredoc delimiter that does not occur as a line of `content`, so that user text written
  * through an unquoted heredoc cannot end it early.
  */
@@ -73,7 +116,7 @@ export interface Quiet {
  * grouping it in braces.
  */
 export function userBlock(text: string | undefined, quiet: boolean, stderrToo = true): string[] {
-  const body = (text ?? "").replace(/\s+$/, "");
+  const body = withoutTrailingContinuation(text ?? "");
   if (body.trim() === "") return [];
   if (!quiet) return [body];
   return [["{", body, `} > /dev/null${stderrToo ? " 2>&1" : ""}`].join("\n")];
@@ -98,7 +141,9 @@ export function silencedWhen(quiet: boolean): string {
  * first, then newlines as spaces).
  */
 export function commandLine(command: string | undefined): string {
-  return (command ?? "").replace(/[ \t]*\\\r?\n\s*/g, " ").replace(/\s*\r?\n\s*/g, " ").trim();
+  return withoutTrailingContinuation(
+    (command ?? "").replace(/[ \t]*\\\r?\n\s*/g, " ").replace(/\s*\r?\n\s*/g, " ").trim(),
+  );
 }
 
 /** Joins script lines into a script ending in one newline, without runs of blank lines. */

@@ -20,17 +20,18 @@
 import {
   commandLine,
   echoLiteral,
-  heredocDelimiter,
   indent,
   joinScript,
   shellQuote,
   silencedWhen,
+  unquotedHeredoc,
   userBlock,
 } from "./shell.ts";
 import type { ContainerInput } from "./input.ts";
 import type { Settings } from "./settings.ts";
 import { viewPaths, waitForView } from "./view-environment.ts";
 import { CUSTOM_SCRIPT_PATH, customScript } from "./custom-script.ts";
+import { commandWords, shellWords } from "./command-words.ts";
 import { COMPLETE_MARKER, CURVE_CERT_SOURCE } from "./paths.ts";
 
 const DEFAULT_OUTPUT_DIR = "/tmp/fluxout";
@@ -79,11 +80,10 @@ function batchFile(container: ContainerInput): string[] {
     "flux jobs -a",
   ];
   const content = ["#!/bin/bash", ...body].join("\n");
-  const eof = heredocDelimiter("MINICLUSTER_BATCH_EOF", content);
   return [
     "# The batch script; the lines are the user's shell (an unquoted heredoc, as in the Go operator)",
     "rm -f flux-job.batch",
-    [`cat > flux-job.batch <<${eof}`, content, eof].join("\n"),
+    unquotedHeredoc("flux-job.batch", content, "MINICLUSTER_BATCH_EOF"),
     "chmod +x flux-job.batch",
     `chown -R "\${fluxuid}" flux-job.batch`,
   ];
@@ -93,8 +93,10 @@ function batchFile(container: ContainerInput): string[] {
 function leadBroker(settings: Settings, container: ContainerInput, hasScript: boolean): string[] {
   const { flux, logging } = settings;
   const quiet = logging.quiet;
-  const prefix = container.commands?.prefix?.trim() ?? "";
+  const prefix = shellWords(commandLine(container.commands?.prefix));
   const command = hasScript ? `/bin/bash ${CUSTOM_SCRIPT_PATH}` : commandLine(container.command);
+  // The words the job gets: shell operators in the command are the job's, as in Go.
+  const words = commandWords(command);
   const startTime = logging.timed ? `/usr/bin/time -f 'FLUXTIME fluxstart wall time %E' ` : "";
   const submitTime = logging.timed ? `/usr/bin/time -f 'FLUXTIME fluxsubmit wall time %E' ` : "";
   const wrap = flux.wrap ? `${shellQuote(`--wrap=${flux.wrap}`)} ` : "";
@@ -129,13 +131,13 @@ function leadBroker(settings: Settings, container: ContainerInput, hasScript: bo
     );
   } else if (container.launcher) {
     lines.push(...show(`🌀 Launcher mode: flux start ... ${withPrefix(command)}`));
-    lines.push(`${startTime}${fluxStart} ${submitTime}${withPrefix(command)}`);
+    lines.push(`${startTime}${fluxStart} ${submitTime}${withPrefix(words)}`);
   } else {
-    const submit = flux.submitCommand.trim() || "flux submit";
+    const submit = shellWords(commandLine(flux.submitCommand)) || "flux submit";
     lines.push(...show(`🌀 Submit mode: flux start ... ${withPrefix(`${submit} ... ${command}`)}`));
     lines.push(
       `${startTime}${fluxStart} ${submitTime}${
-        withPrefix(`${submit} "\${flags[@]}" --quiet --watch ${command}`)
+        withPrefix(`${submit} "\${flags[@]}" --quiet --watch ${words}`)
       }`,
     );
   }
@@ -182,7 +184,8 @@ export function waitScript(settings: Settings, index: number): string {
   const script = container.commands?.script ?? "";
   const hasScript = script.trim() !== "";
   const outputDir = container.logs || DEFAULT_OUTPUT_DIR;
-  const optionFlags = flux.optionFlags.trim();
+  // Words, as Go's unquoted ${flags} made them: an operator in them cannot end the array.
+  const optionFlags = commandWords(commandLine(flux.optionFlags));
   const flags = [...nodeSpec(settings.size, settings.tasks)];
   if (optionFlags) flags.push(optionFlags);
   if (logging.debug) flags.push("-vvv");

@@ -1,0 +1,81 @@
+/**
+ * The Job's lifecycle as the MiniCluster reports and acts on it: suspended (by the user or held by
+ * a queue controller), finished, and when a finished MiniCluster's time to live ends.
+ *
+ * Everything here is read from the Job as observed (its `spec.suspend`, its conditions and their
+ * transition times), never from the MiniCluster's status, so a lost status changes nothing.
+ */
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+
+export const SUSPENDED = "Suspended";
+
+/** The label Kueue reads to queue a Job (named in the "waiting for admission" message). */
+export const KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name";
+
+/** Ready's reasons while the Job is suspended (also shown by the Status printer column). */
+export const SUSPENDED_REASON = "Suspended";
+export const WAITING_FOR_ADMISSION = "WaitingForAdmission";
+
+/**
+ * The Suspended condition: [status, reason, message]. The Job suspended while the user asked for it
+ * is `Suspended`; suspended while the user did not is a queue controller holding it,
+ * `WaitingForAdmission` (the operator never resumes such a Job).
+ */
+export function suspendedCondition(
+  job: Job | undefined,
+  requested: boolean,
+): [boolean, string, string] {
+  const suspended = job?.spec?.suspend === true;
+  if (suspended && requested) {
+    return [true, SUSPENDED_REASON, "spec.suspend is true: the Job has no pods until it is false"];
+  }
+  if (suspended) return [true, WAITING_FOR_ADMISSION, admissionMessage(job!)];
+  if (requested) {
+    return [false, "Suspending", "spec.suspend is true: suspending the Job"];
+  }
+  return [false, "NotSuspended", job ? "the Job is not suspended" : "the Job does not exist yet"];
+}
+
+function admissionMessage(job: Job): string {
+  const queue = job.metadata?.labels?.[KUEUE_QUEUE_LABEL];
+  const by = queue ? `queue ${queue}` : "a queue controller";
+  return `waiting for admission: the Job was suspended by ${by}, not by spec.suspend; ` +
+    "the operator leaves it to that controller to resume";
+}
+
+/** A True Job condition of `type`, if any. */
+export function jobCondition(job: Job | undefined, type: string) {
+  return job?.status?.conditions?.find((c) => c.type === type && c.status === "True");
+}
+
+/**
+ * The Job succeeded: Complete, or already SuccessCriteriaMet (the lead broker's index succeeded,
+ * the Job controller is stopping the followers).
+ */
+export function jobSucceeded(job: Job | undefined) {
+  return jobCondition(job, "Complete") ?? jobCondition(job, "SuccessCriteriaMet");
+}
+
+/** When the Job finished (its Complete or Failed condition turned True), if it did. */
+export function finishedAt(job: Job | undefined): Date | undefined {
+  const done = jobCondition(job, "Complete") ?? jobCondition(job, "Failed");
+  const time = done?.lastTransitionTime;
+  if (!time) return undefined;
+  const at = new Date(time);
+  return Number.isNaN(at.getTime()) ? undefined : at;
+}
+
+/**
+ * How long until a MiniCluster with `ttlSecondsAfterFinished` is deleted: undefined while the Job
+ * has not finished (or there is no TTL), 0 when it is due now.
+ */
+export function ttlRemainingMs(
+  ttlSeconds: number | undefined,
+  job: Job | undefined,
+  now: Date,
+): number | undefined {
+  if (ttlSeconds === undefined || ttlSeconds === null) return undefined;
+  const at = finishedAt(job);
+  if (!at) return undefined;
+  return Math.max(0, at.getTime() + ttlSeconds * 1000 - now.getTime());
+}

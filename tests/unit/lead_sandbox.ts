@@ -1,0 +1,67 @@
+/**
+ * The lead broker's script of a one-pod MiniCluster run in a sandbox against stub commands (unit
+ * tests of the generated scripts' behaviour).
+ */
+import type { MiniClusterContainer, MiniClusterSpec } from "../../api/mod.ts";
+import { buildEntrypointConfigMap } from "../../controllers/minicluster/children/entrypoint.ts";
+import { run, scriptProblems } from "../generated/script_checks.ts";
+import { miniCluster } from "./entrypoint_cases.ts";
+
+const image = "rockylinux:9";
+
+/** The lead broker's script of a one-pod MiniCluster, run in `root` with stubs; its outcome. */
+export async function runLead(
+  root: string,
+  container: MiniClusterContainer,
+  flux: Omit<NonNullable<MiniClusterSpec["flux"]>, "container"> = {},
+) {
+  const mountPath = `${root}/mnt`;
+  const mc = miniCluster(
+    {
+      size: 1,
+      containers: [{ image, runFlux: true, ...container }],
+      flux: { ...flux, container: { mountPath } },
+      logging: { quiet: false },
+    },
+    "mc",
+    "ns",
+  );
+  const data = buildEntrypointConfigMap(mc).data ?? {};
+  const script = data["wait-0"];
+  const problems = await scriptProblems("wait-0", script, "error");
+  const bin = `${root}/bin`;
+  await Deno.mkdir(bin, { recursive: true });
+  const log = `${root}/calls`;
+  // Each call: its arguments NUL-separated, then a newline.
+  await Deno.writeTextFile(
+    `${bin}/flux`,
+    `#!/bin/bash\n{ printf '%s\\0' flux "$@"; printf '\\n'; } >> "$STUB_LOG"\n` +
+      `if [ "$1" = R ]; then echo '{}'; fi\n`,
+    { mode: 0o755 },
+  );
+  await Deno.writeTextFile(`${bin}/hostname`, `#!/bin/bash\necho mc-0\n`, { mode: 0o755 });
+  for (const name of ["chown", "sleep"]) {
+    await Deno.writeTextFile(`${bin}/${name}`, "#!/bin/bash\n", { mode: 0o755 });
+  }
+  await Deno.mkdir(`${mountPath}/config/etc/flux/system`, { recursive: true });
+  await Deno.writeTextFile(`${mountPath}/flux-operator-done.txt`, "");
+  const result = await run("bash", ["-c", script], {
+    env: { PATH: `${bin}:/usr/bin:/bin`, HOME: root, STUB_LOG: log },
+    cwd: root,
+  });
+  const calls = (await Deno.readTextFile(log).catch(() => "")).split("\0\n")
+    .filter((c) => c !== "").map((c) => c.split("\0"));
+  const fluxStart = calls.find((c) => c[1] === "start");
+  const batch = await Deno.readTextFile(`${root}/flux-job.batch`).catch(() => undefined);
+  return { problems, result, fluxStart, batch, script };
+}
+
+/** Runs `fn` in a fresh temporary directory, removed afterwards. */
+export async function inSandbox(fn: (root: string) => Promise<void>) {
+  const root = await Deno.makeTempDir({ prefix: "mc-lead-" });
+  try {
+    await fn(root);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}

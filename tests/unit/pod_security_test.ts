@@ -1,0 +1,101 @@
+// The operator-side pod security policy (--pod-security): the Pod Security Standards' checks on the
+// pods a MiniCluster would make, and the reconcile that refuses such a MiniCluster as SpecInvalid
+// without creating anything.
+import assert from "node:assert/strict";
+import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
+import {
+  parsePodSecurityLevel,
+  podSecurityViolations,
+} from "../../controllers/minicluster/pod_security.ts";
+import { parseOptions } from "../../runtime/options.ts";
+import { FakeOperator } from "./fake_operator.ts";
+
+const plain: PodSpec = { containers: [{ name: "c", image: "i" }] };
+const hostile: PodSpec = {
+  hostPID: true,
+  hostIPC: true,
+  hostNetwork: true,
+  volumes: [{ name: "root", hostPath: { path: "/" } }],
+  containers: [{
+    name: "c",
+    image: "i",
+    ports: [{ containerPort: 80, hostPort: 80 }],
+    securityContext: { privileged: true, capabilities: { add: ["SYS_ADMIN", "CHOWN"] } },
+  }],
+};
+
+Deno.test("pod security: privileged checks nothing; baseline names every host-level escape", () => {
+  assert.deepEqual(podSecurityViolations(hostile, "privileged", "pods"), []);
+  assert.deepEqual(podSecurityViolations(plain, "baseline", "pods"), []);
+  assert.deepEqual(podSecurityViolations(hostile, "baseline", "pods"), [
+    "pods: hostNetwork is true",
+    "pods: hostPID is true",
+    "pods: hostIPC is true",
+    'pods: volume "root" is a hostPath (/)',
+    'pods: container "c" is privileged',
+    'pods: container "c" adds capabilities SYS_ADMIN',
+    'pods: container "c" uses hostPort 80',
+  ]);
+});
+
+Deno.test("pod security: restricted also wants non-root, no escalation, seccomp, drop ALL", () => {
+  const problems = podSecurityViolations(plain, "restricted", "pods");
+  assert.deepEqual(problems, [
+    'pods: container "c" must set allowPrivilegeEscalation false',
+    'pods: container "c" must set runAsNonRoot true',
+    'pods: container "c" must set seccompProfile RuntimeDefault or Localhost',
+    'pods: container "c" must drop capability ALL',
+  ]);
+  const tight: PodSpec = {
+    securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+    volumes: [{ name: "d", emptyDir: {} }],
+    containers: [{
+      name: "c",
+      image: "i",
+      securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+    }],
+  };
+  assert.deepEqual(podSecurityViolations(tight, "restricted", "pods"), []);
+});
+
+Deno.test("pod security: the flag parses the three levels and refuses others", () => {
+  assert.equal(parseOptions([]).podSecurity, "privileged");
+  assert.equal(parseOptions(["--pod-security=baseline"]).podSecurity, "baseline");
+  assert.equal(parseOptions([], { OPERATOR_POD_SECURITY: "restricted" }).podSecurity, "restricted");
+  assert.throws(() => parseOptions(["--pod-security=lax"]), /--pod-security: "lax"/);
+  assert.throws(() => parsePodSecurityLevel("lax"), /not one of privileged, baseline/);
+});
+
+Deno.test("pod security: a privileged MiniCluster under --pod-security=baseline is SpecInvalid, nothing created", async () => {
+  const op = new FakeOperator({ podSecurity: "baseline" });
+  await op.create("evil", {
+    containers: [{
+      image: "i",
+      command: "hostname",
+      securityContext: { privileged: true },
+      volumes: { root: { path: "/host", hostPath: "/" } },
+    }],
+    pod: { hostPID: true },
+  });
+  op.requestsSince();
+  await op.converge("evil");
+  const writes = op.writesSince();
+  assert.ok(
+    writes.every((w) => /^(patch|apply) miniclusters|^create events/.test(w)),
+    `only the finalizer, the status and Events are written: ${writes.join(", ")}`,
+  );
+  const invalid = op.condition("evil", "SpecInvalid");
+  assert.equal(invalid?.status, "True");
+  assert.equal(invalid?.reason, "PodSecurity");
+  assert.match(invalid!.message!, /"baseline" Pod Security Standard \(--pod-security\)/);
+  assert.match(invalid!.message!, /pods: hostPID is true/);
+  assert.match(invalid!.message!, /volume "root" is a hostPath \(\/\)/);
+  assert.match(invalid!.message!, /container "[^"]+" is privileged/);
+  assert.ok(op.events("evil").includes("PodSecurity"));
+
+  // The same spec without the escapes is built.
+  const fine = new FakeOperator({ podSecurity: "baseline" });
+  await fine.create("fine");
+  await fine.converge("fine");
+  assert.equal(fine.condition("fine", "SpecInvalid")?.status, "False");
+});
