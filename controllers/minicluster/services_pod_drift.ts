@@ -50,6 +50,8 @@ export class RecreateBudget {
 
   /** Records a re-creation of `key`; returns how many in a row (this one included). */
   record(key: string): number {
+    // Pods of deleted MiniClusters are never asked about again: forget the quiet ones now and then.
+    if (this.#recent.size >= 1_000) { for (const k of [...this.#recent.keys()]) this.#live(k); }
     const count = (this.#live(key)?.count ?? 0) + 1;
     this.#recent.set(key, { count, last: this.now() });
     return count;
