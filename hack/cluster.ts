@@ -15,6 +15,7 @@ import { down, status, up } from "./cluster/lifecycle.ts";
 const USAGE = `usage: deno task cluster <up|down|status> [options]
   up       start (or reuse) the cluster; prints the kubeconfig path last
            --control-plane-only   only etcd + kube-apiserver
+           --apiserver-arg FLAG   an extra kube-apiserver flag (repeatable; a fresh cluster only)
            --nodes N              fake KWOK nodes (default 4)
            --real-nodes N         real nodes beside them (kubelet + containerd, cluster DNS);
                                   needs root; builds the local images on first use
@@ -31,6 +32,7 @@ async function main(argv: string[]): Promise<number> {
       "control-plane-only": { type: "boolean", default: false },
       nodes: { type: "string", default: "4" },
       "real-nodes": { type: "string", default: "0" },
+      "apiserver-arg": { type: "string", multiple: true, default: [] },
       dir: { type: "string", default: ".cluster" },
       quiet: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -50,7 +52,13 @@ async function main(argv: string[]): Promise<number> {
       };
       const mode = values["control-plane-only"] ? "control-plane-only" : "full";
       console.log(
-        await up({ dir: values.dir, mode, nodes: count("nodes"), realNodes: count("real-nodes") }),
+        await up({
+          dir: values.dir,
+          mode,
+          nodes: count("nodes"),
+          realNodes: count("real-nodes"),
+          apiserverArgs: values["apiserver-arg"],
+        }),
       );
       return 0;
     }

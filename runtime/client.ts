@@ -42,13 +42,14 @@ import {
   withTypeMeta,
   writeQuery,
 } from "./rest_requests.ts";
-import { LineBuffer, parseWatchLine } from "./watch_lines.ts";
+import { abortedPromise, LineBuffer, parseWatchLine } from "./watch_lines.ts";
 import {
   describeRequest,
   type RequestEvent,
   resourceNameWithSub,
   type Verb,
 } from "./request_labels.ts";
+import { WatchConnections } from "./watch_connections.ts";
 
 export type * from "./api_client.ts";
 export { LineBuffer, parseWatchLine } from "./watch_lines.ts";
@@ -91,6 +92,8 @@ export class KubeClient implements ApiClient {
   /** Default namespace of the kubeconfig context or ServiceAccount. */
   readonly namespace: string;
   readonly #httpClient: Deno.HttpClient;
+  /** Watches have connections of their own (watch_connections.ts). */
+  readonly #watchConnections: WatchConnections;
   readonly #credentials: Credentials;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
@@ -110,6 +113,9 @@ export class KubeClient implements ApiClient {
       tls.key = conn.clientKey;
     }
     this.#httpClient = Deno.createHttpClient(tls as Deno.CreateHttpClientOptions);
+    this.#watchConnections = new WatchConnections(() =>
+      Deno.createHttpClient(tls as Deno.CreateHttpClientOptions)
+    );
 
     this.#credentials = credentialsOf(
       conn,
@@ -162,6 +168,7 @@ export class KubeClient implements ApiClient {
     if (this.#closed) return;
     this.#closed = true;
     this.#httpClient.close();
+    this.#watchConnections.close();
   }
 
   /**
@@ -326,31 +333,41 @@ export class KubeClient implements ApiClient {
       allowWatchBookmarks: opts.allowWatchBookmarks ? true : undefined,
       timeoutSeconds: opts.timeoutSeconds,
     };
+    const connection = this.#watchConnections.acquire();
     let response: Response;
     try {
-      response = await this.#send("GET", resourcePath(rt, { namespace: opts.namespace }), {
-        query,
-        signal,
-        timeoutMs: 0,
-        verb: "watch",
-        resource: resourceName(rt),
-      });
+      response = await this.#send(
+        "GET",
+        resourcePath(rt, { namespace: opts.namespace }),
+        {
+          query,
+          signal,
+          timeoutMs: 0,
+          verb: "watch",
+          resource: resourceName(rt),
+        },
+        undefined,
+        connection.client,
+      );
     } catch (e) {
+      connection.release();
       if (signal?.aborted) return;
       throw e;
     }
     if (!response.ok) {
+      connection.release();
       const text = await response.text();
       throw ApiError.fromResponse(response.status, text, `watch ${resourceName(rt)}`);
     }
-    if (!response.body) return;
+    if (!response.body) return connection.release();
     const reader = response.body.getReader();
     const lines = new LineBuffer();
+    const aborted = abortedPromise(signal);
     try {
       while (true) {
         let chunk: ReadableStreamReadResult<Uint8Array>;
         try {
-          chunk = await reader.read();
+          chunk = await Promise.race([reader.read(), aborted.promise]);
         } catch (e) {
           if (signal?.aborted) return;
           throw e;
@@ -365,6 +382,8 @@ export class KubeClient implements ApiClient {
       // awaited: a cancel that never settles (a stream already torn down by the abort) must not
       // keep the consumer's loop, and whoever waits for it, from ending.
       reader.cancel().catch(() => {});
+      aborted.dispose();
+      connection.release();
     }
   }
 
@@ -411,6 +430,7 @@ export class KubeClient implements ApiClient {
     path: string,
     opts: RequestOptions,
     body?: unknown,
+    client: Deno.HttpClient = this.#httpClient,
   ): Promise<Response> {
     if (this.#closed) throw new Error("KubeClient is closed");
     const headers = new Headers({ Accept: "application/json", "User-Agent": this.#userAgent });
@@ -435,7 +455,7 @@ export class KubeClient implements ApiClient {
         headers,
         body: payload,
         signal: opts.signal,
-        client: this.#httpClient,
+        client,
       });
       code = response.status;
       return response;

@@ -17,8 +17,11 @@
  *    and report the rest).
  *
  * Then `prune` deletes what the primary controls in the given stores and no dependent names. A
- * write the API refuses for good becomes a `Problem` of that dependent (the others still go ahead);
- * transient failures are thrown, for the controller to retry with backoff. Deletes carry the uid
+ * write the API refuses for good becomes a `Problem` of that dependent (the others still go ahead).
+ * A transient failure (throttling, a server error such as etcd's "request is too large", which may
+ * well never pass) is a problem too, and the outcome carries the error (`retry`): the plan stops
+ * after that wave, so that the owner can report the problem before the error is thrown for the
+ * controller to retry with backoff. Deletes carry the uid
  * precondition of the object observed, so they never hit a newer object of the same name.
  */
 import type { ApiClient } from "./api_client.ts";
@@ -63,6 +66,8 @@ export interface DependentResult<C extends KubeObject = KubeObject> {
   requeueAfterMs?: number;
   /** The object of someone else that holds the name (with a `NameTaken` problem). */
   taken?: KubeObject;
+  /** The transient error of a write that failed (with its problem), to be retried. */
+  retry?: unknown;
 }
 
 /** The writes a drift policy may make, bound to its dependent. */
@@ -139,6 +144,11 @@ export interface DependentsOutcome {
   requeueAfterMs?: number;
   /** The plan's `proceed` stopped it before its last wave. */
   stopped?: boolean;
+  /**
+   * A write failed for a reason retrying may fix (the first such error; its problem is among
+   * `problems`): the plan stopped after that wave. The owner reports it, then throws it.
+   */
+  retry?: unknown;
 }
 
 export class DependentResources {
@@ -157,12 +167,31 @@ export class DependentResources {
     const outcome: DependentsOutcome = { results: new Map(), problems: [] };
     for (const [i, wave] of plan.waves.entries()) {
       if (i > 0 && plan.proceed && !plan.proceed(outcome)) return { ...outcome, stopped: true };
-      const results = await Promise.all(wave.map((d) => this.ensure(owner, d, fence)));
+      const results = await Promise.all(
+        wave.map((d) => this.#retrying(d, this.ensure(owner, d, fence))),
+      );
       wave.forEach((d, j) => note(outcome, d, results[j]));
+      if (outcome.retry !== undefined) return outcome;
     }
     const wanted = plan.waves.flat();
-    outcome.problems.push(...await this.prune(owner, plan.pruned ?? [], wanted, fence));
+    try {
+      outcome.problems.push(...await this.prune(owner, plan.pruned ?? [], wanted, fence));
+    } catch (e) {
+      if (!transient(e)) throw e;
+      outcome.problems.push(transientProblem(e, "pruning"));
+      outcome.retry = e;
+    }
     return outcome;
+  }
+
+  /** A transient failure of one dependent as its result (the others of the wave still go). */
+  async #retrying(dep: Dependent, result: Promise<DependentResult>): Promise<DependentResult> {
+    try {
+      return await result;
+    } catch (e) {
+      if (!transient(e)) throw e;
+      return { problem: transientProblem(e, `${dep.resource.kind} ${dep.name}`), retry: e };
+    }
   }
 
   /** Steps 1 to 6 above for one dependent. */
@@ -349,9 +378,19 @@ export function created(outcome: DependentsOutcome, resource: ResourceType): boo
   return false;
 }
 
+/** Errors the controller retries (conflicts are not reported: they are races, not problems). */
+function transient(e: unknown): e is ApiError {
+  return e instanceof ApiError && isRetryable(e) && !isConflict(e);
+}
+
+function transientProblem(e: ApiError, what: string): Problem {
+  return { reason: "WriteFailing", message: `${what}: ${errorMessage(e)} (retrying with backoff)` };
+}
+
 function note(outcome: DependentsOutcome, dep: Dependent, result: DependentResult): void {
   outcome.results.set(dep, result);
   if (result.problem) outcome.problems.push(result.problem);
+  if (result.retry !== undefined) outcome.retry ??= result.retry;
   if (result.requeueAfterMs !== undefined) {
     outcome.requeueAfterMs = Math.min(outcome.requeueAfterMs ?? Infinity, result.requeueAfterMs);
   }

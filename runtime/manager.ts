@@ -44,6 +44,12 @@ export type ControllerSpec<T extends KubeObject> =
 /** How long a SIGTERM waits for in-flight reconciles before exiting anyway. */
 const DRAIN_TIMEOUT_MS = 25_000;
 
+/**
+ * How long the watches get to end once the controllers stopped: nothing depends on them any more,
+ * and closing the client afterwards tears down whatever is left.
+ */
+const WATCH_STOP_TIMEOUT_MS = 2_000;
+
 export class Manager {
   readonly log: Logger;
   readonly registry: Registry;
@@ -260,7 +266,16 @@ export class Manager {
     await Promise.race([drained, timedOut]);
     clearTimeout(timer);
     await elector?.release();
-    await Promise.all(this.#allWatchers().map((w) => w.stop()));
+    const stopped = Promise.all(this.#allWatchers().map((w) => w.stop())).then(() => true);
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), WATCH_STOP_TIMEOUT_MS);
+    });
+    if (!(await Promise.race([stopped, late]))) {
+      this.log.warn("watches still open at the stop deadline; closing the client", {
+        timeoutMs: WATCH_STOP_TIMEOUT_MS,
+      });
+    }
+    clearTimeout(timer);
   }
 }
 

@@ -22,6 +22,8 @@ export interface PrivateClusterOptions {
   nodes?: number;
   /** etcd and kube-apiserver only (no controller manager, scheduler or nodes). */
   controlPlaneOnly?: boolean;
+  /** Extra kube-apiserver flags, e.g. `--enable-admission-plugins=AlwaysPullImages`. */
+  apiserverArgs?: string[];
 }
 
 /** Starts the cluster (sweeping abandoned ones of the same prefix first); resolves its kubeconfig. */
@@ -33,6 +35,7 @@ export async function startPrivateCluster(opts: PrivateClusterOptions): Promise<
   // Registered before starting, so that even a half-started cluster is stopped.
   globalThis.addEventListener("unload", () => removePrivateCluster(owned));
   const args = opts.controlPlaneOnly ? ["--control-plane-only"] : [`--nodes=${opts.nodes ?? 4}`];
+  for (const flag of opts.apiserverArgs ?? []) args.push(`--apiserver-arg=${flag}`);
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", join(ROOT, "hack", "cluster.ts"), "up", "--dir", dir, ...args],
     stdin: "null",

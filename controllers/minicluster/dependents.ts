@@ -10,7 +10,8 @@
  * | CURVE Secret generated              | never updated (create-once: brokers that started with a  |
  * |                                     | certificate cannot talk to brokers with a new one)       |
  * | headless / per-container Services   | applied; re-created when headless⇄ClusterIP             |
- * | services Pod                        | re-created (a Pod's spec is immutable)                   |
+ * | services Pod                        | labels patched; re-created only when the desired spec    |
+ * |                                     | changed, with backoff (services_pod_drift.ts)            |
  * | Job                                 | what a running Job accepts is patched, the rest reported |
  *
  * The Job comes in a second wave, after the objects its pods mount.
@@ -27,7 +28,6 @@ import {
   type DependentsOutcome,
   type DriftPolicy,
   type Problem,
-  recreateWhenDifferent,
 } from "../../runtime/dependents.ts";
 import { isInvalid } from "../../runtime/errors.ts";
 import { Secrets } from "../../runtime/resources.ts";
@@ -39,6 +39,7 @@ import type { MiniClusterInput } from "./children/scripts/input.ts";
 import { DESIRED_HASH_ANNOTATION, differingPaths } from "./diff.ts";
 import { type DesiredChildren, owned, TEMPLATE_HASH_ANNOTATION } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
+import { type RecreateBudget, servicesPodDrift } from "./services_pod_drift.ts";
 import { type MiniClusterStores, watched, type WatchedKind } from "./stores.ts";
 import { confirms, type Sizes, workspaceDependent } from "./workspace.ts";
 
@@ -83,7 +84,7 @@ export function miniClusterDependents(
   desired: DesiredChildren,
   sizes: Sizes,
   stores: MiniClusterStores,
-  io: { curve: CurveBuilders; recorder: EventRecorder },
+  io: { curve: CurveBuilders; recorder: EventRecorder; recreates: RecreateBudget },
 ): DependentPlan {
   const child = <C extends KubeObject>(
     key: keyof MiniClusterStores,
@@ -121,7 +122,7 @@ export function miniClusterDependents(
       desired.curveSecret ? child("secrets", desired.curveSecret) : generatedCurveSecret,
       ...desired.services.map((s) => child("services", s, serviceDrift(matcher(services)))),
       ...(desired.servicesPod
-        ? [child("pods", desired.servicesPod, recreateWhenDifferent(matcher(watched("pods"))))]
+        ? [child("pods", desired.servicesPod, servicesPodDrift(mc, io.recorder, io.recreates))]
         : []),
     ],
     [child("jobs", desired.job, jobDrift(mc, io.recorder))],

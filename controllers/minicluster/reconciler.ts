@@ -45,6 +45,8 @@ import type { EventRecorder } from "./events.ts";
 import { ttlRemainingMs } from "./lifecycle.ts";
 import { type PodSecurityLevel, podSecurityViolations } from "./pod_security.ts";
 import { brokerFinished } from "./status.ts";
+import { joinedMessages } from "./messages.ts";
+import { RecreateBudget } from "./services_pod_drift.ts";
 import { StatusWriter } from "./status_writer.ts";
 import { type MiniClusterStores, podsOf } from "./stores.ts";
 import { TIMING } from "./timing.ts";
@@ -82,6 +84,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #workspace: WorkspaceResolver;
   readonly #status: StatusWriter;
   readonly #cleanup: Cleanup;
+  readonly #recreates: RecreateBudget;
   readonly #now: () => Date;
   readonly #podSecurity: PodSecurityLevel;
 
@@ -98,6 +101,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#dependents = new DependentResources(client, FIELD_MANAGER);
     this.#workspace = new WorkspaceResolver(this.#dependents, client, stores, recorder);
     this.#status = new StatusWriter(client, stores, recorder, now);
+    this.#recreates = new RecreateBudget(() => now().getTime());
     this.#cleanup = new Cleanup(client, stores, recorder, now, {
       timeoutMs: opts.cleanupTimeoutMs ?? TIMING.cleanupTimeoutMs,
       pollMs: opts.cleanupPollMs ?? TIMING.cleanupPollMs,
@@ -106,7 +110,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
 
   reconcile(mc: MiniCluster, ctx: ReconcileContext): Promise<Action> {
     return this.#finalizer.run(mc, {
-      apply: (live, fence) => this.#apply(live, fence, ctx.log),
+      apply: (live, fence) => this.#apply(live, fence, ctx),
       cleanup: (doomed) => this.#cleanup.run(doomed, ctx.log),
     });
   }
@@ -117,14 +121,16 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     return Promise.resolve();
   }
 
-  async #apply(mc: MiniCluster, fence: FreshnessFence, log: RuntimeLog): Promise<Action> {
+  async #apply(mc: MiniCluster, fence: FreshnessFence, ctx: ReconcileContext): Promise<Action> {
+    const log = ctx.log;
     const requestedSize = mc.spec?.size ?? 1;
     const spec = validated(mc);
     if ("invalid" in spec) return await this.#status.write(mc, { requestedSize, ...spec });
     try {
       const sizes = await this.#workspace.sizes(spec, requestedSize, fence);
       if ("problem" in sizes) {
-        return await this.#status.write(mc, { requestedSize, unappliable: sizes.problem });
+        const action = await this.#status.write(mc, { requestedSize, unappliable: sizes.problem });
+        return Action.soonest(action, sizes.requeueAfterMs);
       }
       const desired = policed(await built(spec, sizes), this.#podSecurity);
       if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
@@ -132,8 +138,13 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       const plan = miniClusterDependents(spec, desired, sizes, this.#stores, {
         curve: this.#curve,
         recorder: this.#recorder,
+        recreates: this.#recreates,
       });
       const outcome = await this.#dependents.reconcile(mc, plan, fence);
+      if (outcome.retry !== undefined) {
+        await this.#reportFailing(mc, sizes, outcome.problems, ctx);
+        throw outcome.retry;
+      }
       // The workspace holds other sizes than the new MiniCluster's assumed ones: build again.
       if (outcome.stopped) return Action.requeueAfter(0);
 
@@ -153,6 +164,21 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       if (!(e instanceof StaleViewError)) throw e;
       log.debug("stale view of the MiniCluster; waiting for the cache", { reason: e.message });
       return Action.requeueAfter(STALE_VIEW_REQUEUE_MS);
+    }
+  }
+
+  /**
+   * A write that keeps failing (this is a retry of a reconcile that failed too) is reported now,
+   * with the API's message, while the controller goes on retrying with backoff: an object over
+   * etcd's size limit fails as a server error, which retrying never fixes. A single failure writes
+   * nothing, so that one blip of the API server does not flap the conditions.
+   */
+  async #reportFailing(mc: MiniCluster, sizes: Sizes, problems: Problem[], ctx: ReconcileContext) {
+    if (ctx.retries < 1) return;
+    try {
+      await this.#status.write(mc, { ...sizes, unappliable: summary(problems) });
+    } catch (e) {
+      ctx.log.debug("could not report the failing write", { error: errorMessage(e) });
     }
   }
 
@@ -201,7 +227,7 @@ function validated(mc: MiniCluster): DefaultedMiniCluster | { invalid: Problem }
   try {
     const problems = validateSpec(mc);
     if (problems.length === 0) return withDefaults(mc);
-    return { invalid: { reason: "ValidationFailed", message: problems.join("; ") } };
+    return { invalid: { reason: "ValidationFailed", message: joinedMessages(problems) } };
   } catch (e) {
     return { invalid: { reason: "ValidationFailed", message: errorMessage(e) } };
   }
@@ -252,5 +278,5 @@ function policed(
 /** One condition for several problems: the first one's reason, every message. */
 function summary(problems: Problem[]): Problem | undefined {
   if (problems.length === 0) return undefined;
-  return { reason: problems[0].reason, message: problems.map((p) => p.message).join("; ") };
+  return { reason: problems[0].reason, message: joinedMessages(problems.map((p) => p.message)) };
 }

@@ -17,6 +17,7 @@ import type {
 import type { Problem } from "../../runtime/dependents.ts";
 import { COMPLETION_INDEX_LABEL } from "./children/names.ts";
 import { jobCondition, jobSucceeded, SUSPENDED, suspendedCondition } from "./lifecycle.ts";
+import { boundedMessage } from "./messages.ts";
 
 export type { Condition };
 
@@ -92,7 +93,7 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
       type,
       status: ok ? "True" : "False",
       reason,
-      message,
+      message: boundedMessage(message),
       observedGeneration: input.generation,
     });
 

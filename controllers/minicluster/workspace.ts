@@ -109,7 +109,7 @@ export class WorkspaceResolver {
     mc: DefaultedMiniCluster,
     requestedSize: number,
     fence: FreshnessFence,
-  ): Promise<Sizes | { problem: Problem }> {
+  ): Promise<Sizes | { problem: Problem; requeueAfterMs?: number }> {
     const name = workspaceName(mc);
     if (this.#isNew(mc)) {
       const maximumSize = mc.spec.maxSize;
@@ -127,9 +127,13 @@ export class WorkspaceResolver {
       const message = owner
         ? `MiniClusterWorkspace ${name} belongs to another object (${owner.kind} ${owner.name}, uid ${owner.uid})`
         : `MiniClusterWorkspace ${name} exists and is not owned by this MiniCluster`;
-      return { problem: { reason: "WorkspaceInvalid", message } };
+      // Someone else's object may go without an event this operator hears: look again.
+      return {
+        problem: { reason: "WorkspaceInvalid", message },
+        requeueAfterMs: found.requeueAfterMs,
+      };
     }
-    if (!found.object) return { problem: found.problem! };
+    if (!found.object) return { problem: found.problem!, requeueAfterMs: found.requeueAfterMs };
     const workspace = parseWorkspace(found.object);
     if (!workspace) {
       const message = `MiniClusterWorkspace ${name} does not hold a valid spec.maxSize`;

@@ -58,6 +58,8 @@ export interface ComponentContext {
    * client certificate for the kubelets.
    */
   realNodes: boolean;
+  /** Extra kube-apiserver flags (`--enable-admission-plugins=...` for a hostile-environment test). */
+  apiserverArgs?: readonly string[];
 }
 
 export function etcdArgs(c: ComponentContext): string[] {
@@ -103,6 +105,7 @@ export function apiserverArgs(c: ComponentContext): string[] {
         "--kubelet-preferred-address-types=InternalIP,Hostname",
       ]
       : []),
+    ...(c.apiserverArgs ?? []),
   ];
 }
 

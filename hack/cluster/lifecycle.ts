@@ -40,6 +40,8 @@ export interface UpOptions {
   nodes: number;
   /** Real nodes (kubelet + containerd) to run beside the KWOK ones; needs mode "full". */
   realNodes?: number;
+  /** Extra kube-apiserver flags (a fresh cluster only; a reused one keeps its own). */
+  apiserverArgs?: string[];
 }
 
 const log = (msg: string) => console.error(`[cluster] ${msg}`);
@@ -78,6 +80,7 @@ export function componentContext(paths: ClusterPaths, state: ClusterState): Comp
     etcdDataDir: paths.etcdData,
     kwokConfig: paths.kwokConfig,
     realNodes: state.real !== undefined,
+    apiserverArgs: state.apiserverArgs,
   };
 }
 
@@ -170,6 +173,7 @@ async function freshState(paths: ClusterPaths, opts: UpOptions): Promise<Cluster
     mode: opts.mode,
     nodes: opts.nodes,
     pids: {},
+    ...(opts.apiserverArgs?.length ? { apiserverArgs: opts.apiserverArgs } : {}),
     startedAt: new Date().toISOString(),
   };
   await writeState(paths, state);

@@ -41,6 +41,8 @@ export interface ClusterState {
   fingerprints?: Partial<Record<ComponentName, string>>;
   /** Real nodes (kubelet + containerd) beside the KWOK ones, when `up --real-nodes N` ran. */
   real?: RealNodesState;
+  /** Extra kube-apiserver flags given to `up` (kept, so a restart starts it the same way). */
+  apiserverArgs?: string[];
   startedAt: string;
 }
 

@@ -73,14 +73,14 @@ export class FakeOperator {
     return mc;
   }
 
-  /** One reconcile of the MiniCluster `name` as the controller would run it. */
-  async reconcile(name: string): Promise<Action> {
+  /** One reconcile of the MiniCluster `name` as the controller would run it (`retries`: failures before). */
+  async reconcile(name: string, retries = 0): Promise<Action> {
     const key = `${NS}/${name}`;
     const ctx = {
       key,
       namespace: NS,
       name,
-      retries: 0,
+      retries,
       signal: new AbortController().signal,
       log: silentLog,
     };

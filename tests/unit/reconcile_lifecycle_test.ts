@@ -14,6 +14,7 @@ import { ConfigMaps, Jobs, Pods, Secrets } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { FakeOperator, NS } from "./fake_operator.ts";
+import { NAME_TAKEN_RECHECK_MS } from "../../runtime/dependents.ts";
 
 Deno.test("reconcile lifecycle: an invalid spec is a condition and an event, and builds nothing", async () => {
   const op = new FakeOperator();
@@ -82,6 +83,28 @@ Deno.test("reconcile lifecycle: an existing workspace decides the sizes; someone
     /MiniClusterWorkspace other exists and is not owned by this MiniCluster/,
   );
   assert.deepEqual(op.api.objects<Job>(Jobs).map((j) => j.metadata?.name), ["adopt"]);
+});
+
+Deno.test("reconcile lifecycle: a MiniCluster blocked by someone else's workspace recovers once it is gone", async () => {
+  const op = new FakeOperator();
+  await op.api.create(MiniClusterWorkspaces, {
+    metadata: { name: "late", namespace: NS },
+    spec: { maxSize: 1, size: 1 },
+  });
+  await op.create("late");
+  await op.reconcile("late");
+  op.sync();
+  const action = await op.reconcile("late");
+  assert.equal(op.condition("late", "Unappliable")?.reason, "WorkspaceInvalid");
+  // The blocker is not ours: its deletion is no event the operator hears, so it looks again.
+  assert.equal(action.requeueAfter, NAME_TAKEN_RECHECK_MS);
+
+  await op.api.delete(MiniClusterWorkspaces, NS, "late");
+  op.sync();
+  op.time += action.requeueAfter!;
+  await op.converge("late");
+  assert.ok(op.api.peek<Job>(Jobs, NS, "late"), "the Job is created");
+  assert.equal(op.condition("late", "Unappliable")?.status, "False");
 });
 
 Deno.test("reconcile lifecycle: the certificate is generated once; a given one is applied", async () => {
