@@ -13,6 +13,8 @@
  * operator adds itself is judged too. Pure: no IO.
  */
 import type { Container, PodSpec, SecurityContext } from "kubernetes-types/core/v1.d.ts";
+import type { Problem } from "../../runtime/dependents.ts";
+import type { DesiredChildren } from "./desired.ts";
 
 /** `privileged` checks nothing (the default, like the Go operator). */
 export type PodSecurityLevel = "privileged" | "baseline" | "restricted";
@@ -172,4 +174,33 @@ export function parsePodSecurityLevel(value: string): PodSecurityLevel {
     );
   }
   return level;
+}
+
+/**
+ * The desired children, or why their pods break the operator's Pod Security Standard: nothing is
+ * created for such a MiniCluster (creating it must not launder privileges, pod_security.ts).
+ */
+export function policed<T extends DesiredChildren>(
+  desired: T | { invalid: Problem },
+  level: PodSecurityLevel,
+): T | { invalid: Problem } {
+  if ("invalid" in desired || level === "privileged") return desired;
+  const violations = [
+    ...podSecurityViolations(desired.job.spec?.template.spec ?? { containers: [] }, level, "pods"),
+    ...(desired.servicesPod?.spec
+      ? podSecurityViolations(desired.servicesPod.spec, level, "services pod")
+      : []),
+  ];
+  if (violations.length === 0) return desired;
+  const shown = violations.slice(0, 10);
+  const more = violations.length > shown.length
+    ? `; and ${violations.length - shown.length} more`
+    : "";
+  return {
+    invalid: {
+      reason: "PodSecurity",
+      message: `this operator admits only MiniClusters whose pods meet the "${level}" Pod ` +
+        `Security Standard (--pod-security): ${shown.join("; ")}${more}`,
+    },
+  };
 }

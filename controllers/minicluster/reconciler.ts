@@ -20,9 +20,7 @@ import {
   validateSpec,
   withDefaults,
 } from "../../api/mod.ts";
-import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
-import { controllerOf } from "../../runtime/store.ts";
 import { Action, type ReconcileContext, type Reconciler } from "../../runtime/controller.ts";
 import {
   created,
@@ -36,19 +34,18 @@ import { type FreshnessFence, StaleViewError } from "../../runtime/freshness_fen
 import { Jobs } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import type { RuntimeLog } from "../../runtime/log.ts";
-import { curveSecretName, FIELD_MANAGER, FINALIZER, jobName } from "./children/names.ts";
+import { curveSecretName, FIELD_MANAGER, FINALIZER } from "./children/names.ts";
 import { curveProblems } from "./curve_integrity.ts";
 import { Cleanup } from "./cleanup.ts";
 import { type CurveBuilders, defaultCurve, miniClusterDependents } from "./dependents.ts";
 import { BuildError, type DesiredChildren, desiredChildren } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
-import { ttlRemainingMs } from "./lifecycle.ts";
-import { type PodSecurityLevel, podSecurityViolations } from "./pod_security.ts";
-import { brokerFinished } from "./status.ts";
+import { afterFinish, type Deletion } from "./finished.ts";
+import { type PodSecurityLevel, policed } from "./pod_security.ts";
 import { joinedMessages } from "./messages.ts";
 import { RecreateBudget } from "./services_pod_drift.ts";
 import { StatusWriter } from "./status_writer.ts";
-import { type MiniClusterStores, podsOf } from "./stores.ts";
+import { type MiniClusterStores, ownJob } from "./stores.ts";
 import { TIMING } from "./timing.ts";
 import { type Sizes, WorkspaceResolver } from "./workspace.ts";
 
@@ -148,18 +145,15 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       // The workspace holds other sizes than the new MiniCluster's assumed ones: build again.
       if (outcome.stopped) return Action.requeueAfter(0);
 
-      if (spec.spec.cleanup && brokerFinished(podsOf(this.#stores, mc), jobName(mc))) {
-        return await this.#deleteFinished(mc, log);
-      }
-      const ttl = ttlRemainingMs(spec.spec.ttlSecondsAfterFinished, this.#ownJob(mc), this.#now());
-      if (ttl === 0) return await this.#deleteExpired(mc, log);
+      const end = afterFinish(spec, this.#stores, this.#now());
+      if ("delete" in end) return await this.#deleteSelf(mc, end.delete, log);
       const problems = [...outcome.problems, ...this.#curveProblems(mc, desired)];
       const action = await this.#status.write(mc, {
         ...sizes,
         unappliable: summary(problems),
         jobCreated: created(outcome, Jobs),
       });
-      return Action.soonest(Action.soonest(action, outcome.requeueAfterMs), ttl);
+      return Action.soonest(Action.soonest(action, outcome.requeueAfterMs), end.requeueAfterMs);
     } catch (e) {
       if (!(e instanceof StaleViewError)) throw e;
       log.debug("stale view of the MiniCluster; waiting for the cache", { reason: e.message });
@@ -182,41 +176,20 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     }
   }
 
-  /** The Job of `mc` as the cache shows it, when `mc` controls it. */
-  #ownJob(mc: MiniCluster): Job | undefined {
-    const job = this.#stores.jobs.get(mc.metadata?.namespace, jobName(mc));
-    return job && controllerOf(job)?.uid === mc.metadata?.uid ? job : undefined;
-  }
-
-  /** `ttlSecondsAfterFinished` passed since the Job finished: the MiniCluster goes away. */
-  async #deleteExpired(mc: MiniCluster, log: RuntimeLog): Promise<Action> {
-    const ttl = mc.spec?.ttlSecondsAfterFinished;
-    log.info("the Job finished and its time to live passed; deleting the MiniCluster", { ttl });
-    await this.#recorder.emit(mc, {
-      type: "Normal",
-      reason: "TTLExpired",
-      message:
-        `the Job finished ${ttl}s ago (spec.ttlSecondsAfterFinished): deleting the MiniCluster`,
-    });
-    await deleteObserved(this.#client, MiniClusters, mc, { propagationPolicy: "Background" });
-    return Action.awaitChange();
-  }
-
   /** What happened to the generated CURVE certificate behind the operator's back. */
   #curveProblems(mc: MiniCluster, desired: DesiredChildren): Problem[] {
     if (desired.curveSecret) return []; // the user's certificate is applied when it differs
     const ns = mc.metadata?.namespace;
-    return curveProblems(this.#stores.secrets.get(ns, curveSecretName(mc)), this.#ownJob(mc));
+    return curveProblems(
+      this.#stores.secrets.get(ns, curveSecretName(mc)),
+      ownJob(this.#stores, mc),
+    );
   }
 
-  /** `cleanup: true` and the lead broker finished: the MiniCluster goes away. */
-  async #deleteFinished(mc: MiniCluster, log: RuntimeLog): Promise<Action> {
-    log.info("lead broker finished; deleting the MiniCluster (cleanup: true)");
-    await this.#recorder.emit(mc, {
-      type: "Normal",
-      reason: "CleanupAfterCompletion",
-      message: "the lead broker finished and spec.cleanup is true: deleting the MiniCluster",
-    });
+  /** The MiniCluster finished and its spec says to go (finished.ts): it deletes itself. */
+  async #deleteSelf(mc: MiniCluster, why: Deletion, log: RuntimeLog): Promise<Action> {
+    log.info(why.message);
+    await this.#recorder.emit(mc, { type: "Normal", reason: why.reason, message: why.message });
     await deleteObserved(this.#client, MiniClusters, mc, { propagationPolicy: "Background" });
     return Action.awaitChange();
   }
@@ -244,35 +217,6 @@ async function built(
     if (!(e instanceof BuildError)) throw e;
     return { invalid: { reason: "BuildFailed", message: e.message } };
   }
-}
-
-/**
- * The desired children, or why their pods break the operator's Pod Security Standard: nothing is
- * created for such a MiniCluster (creating it must not launder privileges, pod_security.ts).
- */
-function policed(
-  desired: DesiredChildren | { invalid: Problem },
-  level: PodSecurityLevel,
-): DesiredChildren | { invalid: Problem } {
-  if ("invalid" in desired || level === "privileged") return desired;
-  const violations = [
-    ...podSecurityViolations(desired.job.spec?.template.spec ?? { containers: [] }, level, "pods"),
-    ...(desired.servicesPod?.spec
-      ? podSecurityViolations(desired.servicesPod.spec, level, "services pod")
-      : []),
-  ];
-  if (violations.length === 0) return desired;
-  const shown = violations.slice(0, 10);
-  const more = violations.length > shown.length
-    ? `; and ${violations.length - shown.length} more`
-    : "";
-  return {
-    invalid: {
-      reason: "PodSecurity",
-      message: `this operator admits only MiniClusters whose pods meet the "${level}" Pod ` +
-        `Security Standard (--pod-security): ${shown.join("; ")}${more}`,
-    },
-  };
 }
 
 /** One condition for several problems: the first one's reason, every message. */

@@ -24,11 +24,10 @@ import {
   isRetryable,
 } from "../../runtime/errors.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { controllerOf } from "../../runtime/store.ts";
-import { FIELD_MANAGER, jobName, scaleSelector } from "./children/names.ts";
+import { FIELD_MANAGER, scaleSelector } from "./children/names.ts";
 import { CreateFailures } from "./create_failures.ts";
 import { conditionEvents, type EventRecorder } from "./events.ts";
-import { type MiniClusterStores, podsOf } from "./stores.ts";
+import { type MiniClusterStores, ownJob, podsOf } from "./stores.ts";
 import { computeStatus, type MiniClusterStatus, progressOnly, sameStatus } from "./status.ts";
 import { TIMING } from "./timing.ts";
 
@@ -97,10 +96,9 @@ export class StatusWriter {
     mc: MiniCluster,
     report: StatusReport,
   ): Promise<{ status: MiniClusterStatus; recheckMs?: number }> {
-    const job = this.stores.jobs.get(mc.metadata?.namespace, jobName(mc));
-    const ownJob = job && controllerOf(job)?.uid === mc.metadata?.uid ? job : undefined;
-    const pods = ownJob ? podsOf(this.stores, mc) : [];
-    const failure = report.invalid ? {} : await this.#createFailures.of(ownJob, pods);
+    const job = ownJob(this.stores, mc);
+    const pods = job ? podsOf(this.stores, mc) : [];
+    const failure = report.invalid ? {} : await this.#createFailures.of(job, pods);
     const status = computeStatus({
       generation: mc.metadata?.generation,
       selector: scaleSelector(mc),
@@ -109,7 +107,7 @@ export class StatusWriter {
       maximumSize: report.maximumSize ?? (mc.spec?.maxSize || mc.spec?.size || 1),
       invalid: report.invalid,
       unappliable: report.unappliable,
-      job: ownJob,
+      job,
       pods,
       suspendRequested: mc.spec?.suspend === true,
       createFailure: failure.message,

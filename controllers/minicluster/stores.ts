@@ -21,7 +21,7 @@ import {
 } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
-import type { KubeObject, Store } from "../../runtime/store.ts";
+import { controllerOf, type KubeObject, type Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import { dataView, jobView, podView } from "./cache_view.ts";
 import {
@@ -116,6 +116,12 @@ export function miniClusterStores(watch: WatchFn): MiniClusterStores {
     stores[key] = watch(rt, { ...(labelSelector ? { labelSelector } : {}), transform });
   }
   return stores as unknown as MiniClusterStores;
+}
+
+/** The Job of `mc` as the cache shows it, when `mc` controls it (not a namesake of another). */
+export function ownJob(stores: Pick<MiniClusterStores, "jobs">, mc: MiniCluster): Job | undefined {
+  const job = stores.jobs.get(mc.metadata?.namespace, jobName(mc));
+  return job && controllerOf(job)?.uid === mc.metadata?.uid ? job : undefined;
 }
 
 /** Pods of this MiniCluster's Job (by the Job controller's own label and our MiniCluster label). */
