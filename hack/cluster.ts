@@ -16,6 +16,7 @@ const USAGE = `usage: deno task cluster <up|down|status> [options]
   up       start (or reuse) the cluster; prints the kubeconfig path last
            --control-plane-only   only etcd + kube-apiserver
            --nodes N              fake KWOK nodes (default 4)
+           --audit-policy FILE    the apiserver's audit policy (log: <dir>/logs/audit.log)
            --real-nodes N         real nodes beside them (kubelet + containerd, cluster DNS);
                                   needs root; builds the local images on first use
   down     stop every process of the cluster (and those recorded in its *.pid files), undo
@@ -32,6 +33,7 @@ async function main(argv: string[]): Promise<number> {
       nodes: { type: "string", default: "4" },
       "real-nodes": { type: "string", default: "0" },
       dir: { type: "string", default: ".cluster" },
+      "audit-policy": { type: "string" },
       quiet: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -50,7 +52,13 @@ async function main(argv: string[]): Promise<number> {
       };
       const mode = values["control-plane-only"] ? "control-plane-only" : "full";
       console.log(
-        await up({ dir: values.dir, mode, nodes: count("nodes"), realNodes: count("real-nodes") }),
+        await up({
+          dir: values.dir,
+          mode,
+          nodes: count("nodes"),
+          realNodes: count("real-nodes"),
+          auditPolicy: values["audit-policy"],
+        }),
       );
       return 0;
     }

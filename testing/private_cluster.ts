@@ -22,6 +22,8 @@ export interface PrivateClusterOptions {
   nodes?: number;
   /** etcd and kube-apiserver only (no controller manager, scheduler or nodes). */
   controlPlaneOnly?: boolean;
+  /** An apiserver audit policy (YAML): its log is `<dir>/logs/audit.log` (hack/cluster/state.ts). */
+  auditPolicy?: string;
 }
 
 /** Starts the cluster (sweeping abandoned ones of the same prefix first); resolves its kubeconfig. */
@@ -33,6 +35,11 @@ export async function startPrivateCluster(opts: PrivateClusterOptions): Promise<
   // Registered before starting, so that even a half-started cluster is stopped.
   globalThis.addEventListener("unload", () => removePrivateCluster(owned));
   const args = opts.controlPlaneOnly ? ["--control-plane-only"] : [`--nodes=${opts.nodes ?? 4}`];
+  if (opts.auditPolicy) {
+    const policy = join(owned, "audit-policy.yaml");
+    await Deno.writeTextFile(policy, opts.auditPolicy);
+    args.push(`--audit-policy=${policy}`);
+  }
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", join(ROOT, "hack", "cluster.ts"), "up", "--dir", dir, ...args],
     stdin: "null",

@@ -58,6 +58,8 @@ export interface ComponentContext {
    * client certificate for the kubelets.
    */
   realNodes: boolean;
+  /** The audit policy and log, when the cluster directory has a policy (see ClusterPaths). */
+  audit?: { policy: string; log: string };
 }
 
 export function etcdArgs(c: ComponentContext): string[] {
@@ -93,6 +95,14 @@ export function apiserverArgs(c: ComponentContext): string[] {
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
     "--allow-privileged=true",
     "--profiling=false",
+    ...(c.audit
+      ? [
+        `--audit-policy-file=${c.audit.policy}`,
+        `--audit-log-path=${c.audit.log}`,
+        "--audit-log-format=json",
+        "--audit-log-maxsize=0",
+      ]
+      : []),
     ...(c.realNodes
       ? [
         // The admin identity (system:masters) passes the kubelets' webhook authorization.

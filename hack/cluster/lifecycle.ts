@@ -40,6 +40,8 @@ export interface UpOptions {
   nodes: number;
   /** Real nodes (kubelet + containerd) to run beside the KWOK ones; needs mode "full". */
   realNodes?: number;
+  /** An apiserver audit policy file, copied into the new cluster's directory (ClusterPaths). */
+  auditPolicy?: string;
 }
 
 const log = (msg: string) => console.error(`[cluster] ${msg}`);
@@ -78,7 +80,19 @@ export function componentContext(paths: ClusterPaths, state: ClusterState): Comp
     etcdDataDir: paths.etcdData,
     kwokConfig: paths.kwokConfig,
     realNodes: state.real !== undefined,
+    audit: fileExists(paths.auditPolicy)
+      ? { policy: paths.auditPolicy, log: paths.auditLog }
+      : undefined,
   };
+}
+
+function fileExists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function tail(file: string, lines = 15): Promise<string> {
@@ -309,6 +323,7 @@ export async function up(opts: UpOptions): Promise<string> {
       await down(opts.dir, { quiet: true });
     }
     state = await freshState(paths, opts);
+    if (opts.auditPolicy) await Deno.copyFile(opts.auditPolicy, paths.auditPolicy);
     try {
       if (realNodes > 0) await prepareHost(paths, state);
       await startControlPlane(paths, state);

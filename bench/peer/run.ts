@@ -1,0 +1,184 @@
+/**
+ * One operator's run of the comparison: its CRD installed, a fresh namespace, the operator
+ * started, N MiniClusters created at once and followed to every child and every pod Ready, its
+ * requests counted from the audit log, then an idle window, then the namespace removed so that
+ * the next contender starts on an empty cluster (the Go operator reconciles every namespace).
+ */
+import type { MiniCluster } from "../../api/mod.ts";
+import { MiniClusters } from "../../api/resource.ts";
+import { installCrd } from "../../hack/conformance/run.ts";
+import { KubeClient } from "../../runtime/client.ts";
+import { Namespaces } from "../../runtime/resources.ts";
+import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
+import { createNamespace, pool } from "../cluster_state.ts";
+import { summarize, type Summary } from "../stats.ts";
+import { type AuditLog, type Counts, total, writes } from "./audit.ts";
+import type { Contender, ContenderName } from "./contenders.ts";
+import { PeerObserver } from "./observer.ts";
+
+const say = (msg: string) => console.error(`[bench --peer] ${msg}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const KEEP_RUNNING = { "kwok.x-k8s.io/keep-running": "true" };
+
+export interface PeerRun {
+  operator: ContenderName;
+  miniClusters: number;
+  size: number;
+  /** Position in the invocation's order (alternates across repetitions). */
+  order: number;
+  /** From the first create to the last create returning: the user's own requests. */
+  createsMs: number;
+  allChildrenMs: number;
+  allReadyMs: number;
+  childrenMs: Summary;
+  readyMs: Summary;
+  /** From the first create to every pod Ready (+1 s for the last status writes). */
+  requests: Counts;
+  requestsPerMiniCluster: number;
+  writesPerMiniCluster: number;
+  cpuSeconds: number;
+  rssEndBytes: number;
+  idle: { windowMs: number; requests: Counts; rssBytes: number; cpuSeconds: number };
+}
+
+export interface PeerContext {
+  /** Admin kubeconfig (the bench's own client, the observer). */
+  kubeconfig: string;
+  /** Each contender's own kubeconfig (its audit user). */
+  kubeconfigs: Record<ContenderName, string>;
+  audit: AuditLog;
+  logDir: string;
+  size: number;
+  createConcurrency: number;
+  idleMs: number;
+}
+
+function names(n: number): string[] {
+  const width = String(n).length;
+  return Array.from({ length: n }, (_, i) => `mc-${String(i).padStart(width, "0")}`);
+}
+
+export async function peerRun(
+  ctx: PeerContext,
+  c: Contender,
+  n: number,
+  order: number,
+): Promise<PeerRun> {
+  const client = await KubeClient.fromKubeconfig(ctx.kubeconfig);
+  try {
+    await installCrd(client, c.crd);
+    const ns = `peer-${c.name}-n${n}-${crypto.randomUUID().slice(0, 6)}`;
+    await createNamespace(client, ns);
+    say(`${c.name} N=${n}: namespace ${ns}; starting the operator`);
+    const op = await c.start(ctx.kubeconfigs[c.name], ns, ctx.logDir);
+    let stopped = false;
+    try {
+      const observer = await PeerObserver.open(ctx.kubeconfig, ns, c.children, ctx.size);
+      const created = new Map<string, number>();
+      const all = names(n);
+      let done: { allChildrenMs: number; allReadyMs: number; createsMs: number };
+      const a0 = ctx.audit.mark();
+      const cpu0 = op.cpuSeconds();
+      const t0 = performance.now();
+      const timer = setInterval(() => {
+        say(
+          `  ${c.name}: children ${observer.childrenAt.size}/${n}, Ready ${observer.readyAt.size}/${n}`,
+        );
+      }, 15_000);
+      try {
+        await pool(all, ctx.createConcurrency, async (name) => {
+          const mc: MiniCluster = sampleMiniCluster(name, ns, {
+            size: ctx.size,
+            pod: { annotations: KEEP_RUNNING },
+          });
+          await client.create(MiniClusters, mc);
+          created.set(name, performance.now());
+        });
+        const createsMs = performance.now() - t0;
+        say(`${c.name} N=${n}: creates returned in ${(createsMs / 1000).toFixed(1)} s`);
+        await observer.until(
+          () => observer.childrenAt.size >= n,
+          60_000 + n * 900,
+          () => `${observer.childrenAt.size}/${n} MiniClusters have every child`,
+        );
+        const allChildrenMs = Math.max(...observer.childrenAt.values()) - t0;
+        say(`${c.name} N=${n}: every child in ${(allChildrenMs / 1000).toFixed(1)} s`);
+        await observer.until(
+          () => observer.readyAt.size >= n,
+          120_000 + n * 1000,
+          () => `${observer.readyAt.size}/${n} MiniClusters with every pod Ready`,
+        );
+        const allReadyMs = Math.max(...observer.readyAt.values()) - t0;
+        say(`${c.name} N=${n}: every pod Ready in ${(allReadyMs / 1000).toFixed(1)} s`);
+        done = { allChildrenMs, allReadyMs, createsMs };
+      } finally {
+        clearInterval(timer);
+        await observer.stop();
+      }
+      await sleep(1000);
+      const cpu1 = op.cpuSeconds();
+      const rssEndBytes = op.rssBytes();
+      const requests = await ctx.audit.since(a0, c.user);
+      const a1 = ctx.audit.mark();
+      say(`${c.name} N=${n}: idle window of ${ctx.idleMs / 1000} s`);
+      const i0 = performance.now();
+      await sleep(ctx.idleMs);
+      const idle = {
+        windowMs: performance.now() - i0,
+        requests: await ctx.audit.since(a1, c.user),
+        rssBytes: op.rssBytes(),
+        cpuSeconds: op.cpuSeconds() - cpu1,
+      };
+      const childrenMs = all.map((x) => observer.childrenAt.get(x)! - created.get(x)!);
+      const readyMs = all.map((x) => observer.readyAt.get(x)! - created.get(x)!);
+      // Ours removes its finalizers while it runs; the Go operator must not see the next run's.
+      if (c.name === "go") {
+        await op.stop();
+        stopped = true;
+      }
+      await removeNamespace(client, ns, n);
+      return {
+        operator: c.name,
+        miniClusters: n,
+        size: ctx.size,
+        order,
+        ...done,
+        childrenMs: summarize(childrenMs),
+        readyMs: summarize(readyMs),
+        requests,
+        requestsPerMiniCluster: total(requests) / n,
+        writesPerMiniCluster: writes(requests) / n,
+        cpuSeconds: cpu1 - cpu0,
+        rssEndBytes,
+        idle,
+      };
+    } catch (e) {
+      say(`${c.name} log tail:\n${op.logTail()}`);
+      throw e;
+    } finally {
+      if (!stopped) await op.stop();
+    }
+  } finally {
+    client.close();
+  }
+}
+
+/** Deletes the namespace and waits until it is gone (its pods too), so the next run starts quiet. */
+async function removeNamespace(client: KubeClient, ns: string, n: number): Promise<void> {
+  const t0 = performance.now();
+  await client.delete(Namespaces, undefined, ns);
+  const deadline = Date.now() + 120_000 + n * 300;
+  for (;;) {
+    try {
+      await client.get(Namespaces, undefined, ns);
+    } catch {
+      break;
+    }
+    if (Date.now() > deadline) {
+      say(`namespace ${ns} still terminating; going on`);
+      return;
+    }
+    await sleep(1000);
+  }
+  say(`namespace ${ns} removed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
