@@ -337,9 +337,9 @@ async function tenThousand(ctx: Context, present: number): Promise<ResourcePoint
 
 async function main(): Promise<number> {
   const f = flags(Deno.args);
+  Deno.addSignalListener("SIGINT", () => Deno.exit(130)); // runs the unload teardown
   if (f.peer) return await peerMain(f);
   const loadAtStart = loadAverage();
-  Deno.addSignalListener("SIGINT", () => Deno.exit(130)); // runs the unload teardown
   let kubeconfig = f.kubeconfig;
   // Every N runs twice (the operator, then the raw client), and both runs' pods stay.
   const totalPods = f.ns.reduce((a, n) => a + 2 * n * f.size, 0) + (f.rss10k ? 10_000 : 0);

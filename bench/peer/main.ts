@@ -26,6 +26,12 @@ function loadAverage(): number {
   return Number(Deno.readTextFileSync("/proc/loadavg").split(" ")[0]);
 }
 
+/** The pids of kube-apiserver and etcd, from the cluster's state (hack/cluster/state.ts). */
+async function controlPlanePids(dir: string): Promise<number[]> {
+  const state = JSON.parse(await Deno.readTextFile(join(dir, "state.json")));
+  return [state.pids["kube-apiserver"], state.pids.etcd];
+}
+
 export async function peerMain(f: Flags): Promise<number> {
   if (f.kubeconfig) {
     throw new Error("--peer starts its own cluster (it needs the apiserver's audit log)");
@@ -64,6 +70,7 @@ export async function peerMain(f: Flags): Promise<number> {
       size: f.size,
       createConcurrency: f.createConcurrency,
       idleMs: f.idleMs,
+      controlPlanePids: await controlPlanePids(dir),
     };
     const runs: PeerRun[] = [];
     let order = 0;

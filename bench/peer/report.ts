@@ -34,6 +34,7 @@ const ROWS: Row[] = [
   ["requests per MiniCluster", (r) => r.requestsPerMiniCluster, num],
   ["writes per MiniCluster", (r) => r.writesPerMiniCluster, num],
   ["CPU seconds (creates to Ready)", (r) => r.cpuSeconds, num],
+  ["apiserver + etcd CPU seconds", (r) => r.controlPlaneCpuSeconds, num],
   ["RSS at the end", (r) => r.rssEndBytes, mib],
   ["RSS after the idle window", (r) => r.idle.rssBytes, mib],
   ["idle requests per minute", (r) => perMin(r, total(r.idle.requests)), num],
