@@ -15,7 +15,8 @@ import { ensureNodes } from "../cluster_state.ts";
 import type { Flags } from "../flags.ts";
 import { AuditLog, auditPolicy } from "./audit.ts";
 import { type Contender, goOperator, ours } from "./contenders.ts";
-import { kubeconfigFor } from "./identity.ts";
+import { bindClusterAdmin, kubeconfigFor } from "./identity.ts";
+import { ApfReader } from "./apf.ts";
 import { formatPeerReport, peerPlot, type PeerResults } from "./report.ts";
 import { type PeerContext, type PeerRun, peerRun } from "./run.ts";
 
@@ -71,7 +72,9 @@ export async function peerMain(f: Flags): Promise<number> {
       createConcurrency: f.createConcurrency,
       idleMs: f.idleMs,
       controlPlanePids: await controlPlanePids(dir),
+      apf: new ApfReader(await Deno.readTextFile(kubeconfig)),
     };
+    await bindClusterAdmin(client, users);
     const runs: PeerRun[] = [];
     let order = 0;
     for (const n of f.ns) {
@@ -96,8 +99,10 @@ export async function peerMain(f: Flags): Promise<number> {
         "Requests are the apiserver's audit events of each operator's own user (Metadata level, " +
         "one per request; a watch counts when it starts), from the first create to every pod " +
         "Ready plus 1 s; the idle window follows.",
-        "Both operators authenticate as system:masters (API Priority and Fairness: exempt), as " +
-        "the bench's own client does. The Go operator watches every namespace; ours one.",
+        "Each operator authenticates as a user of group system:serviceaccounts bound to " +
+        "cluster-admin, so API Priority and Fairness places it as a deployed operator's " +
+        "ServiceAccount (FlowSchema service-accounts, priority level workload-low); the bench's " +
+        "creates are a cluster admin's (exempt). The Go operator watches every namespace; ours one.",
         "Ready: every pod of the MiniCluster's Job Ready, seen by a separate watching client.",
       ],
       runs,

@@ -86,6 +86,11 @@ export function formatPeerReport(results: PeerResults): string {
         ` (N=${n})`,
     );
     for (const [name, runs] of [["ours", o], ["go", g]] as const) {
+      const apf: Record<string, [number, number]> = runs[0]?.apf ?? {};
+      out.push(
+        `  ${name} run, API Priority and Fairness (dispatched, seconds queued): ` +
+          Object.entries(apf).map(([k, [d, w]]) => `${k} ${d} ${w}`).join("; "),
+      );
       const byKey: Record<string, number> = {};
       for (const r of runs) {
         for (const [k, v] of Object.entries(r.requests)) {

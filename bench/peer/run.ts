@@ -14,6 +14,7 @@ import { readCpuSeconds } from "../../testing/operator_process.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 import { createNamespace, pool } from "../cluster_state.ts";
 import { summarize, type Summary } from "../stats.ts";
+import { type ApfCounts, apfDelta, type ApfReader } from "./apf.ts";
 import { type AuditLog, type Counts, total, writes } from "./audit.ts";
 import type { Contender, ContenderName } from "./contenders.ts";
 import { PeerObserver } from "./observer.ts";
@@ -42,6 +43,8 @@ export interface PeerRun {
   /** The apiserver's and etcd's CPU over the same span: what the run cost the control plane. */
   controlPlaneCpuSeconds: number;
   rssEndBytes: number;
+  /** API Priority and Fairness over the same span, every client's: dispatched, seconds queued. */
+  apf: ApfCounts;
   idle: { windowMs: number; requests: Counts; rssBytes: number; cpuSeconds: number };
 }
 
@@ -57,6 +60,7 @@ export interface PeerContext {
   idleMs: number;
   /** kube-apiserver and etcd. */
   controlPlanePids: number[];
+  apf: ApfReader;
 }
 
 function controlPlaneCpu(ctx: PeerContext): number {
@@ -90,6 +94,7 @@ export async function peerRun(
       const a0 = ctx.audit.mark();
       const cpu0 = op.cpuSeconds();
       const cp0 = controlPlaneCpu(ctx);
+      const apf0 = await ctx.apf.read();
       const t0 = performance.now();
       const timer = setInterval(() => {
         say(
@@ -129,6 +134,7 @@ export async function peerRun(
       await sleep(1000);
       const cpu1 = op.cpuSeconds();
       const cp1 = controlPlaneCpu(ctx);
+      const apf = apfDelta(apf0, await ctx.apf.read());
       const rssEndBytes = op.rssBytes();
       const requests = await ctx.audit.since(a0, c.user);
       // The last progress writes (at most one per 3 s per MiniCluster) are not idleness.
@@ -163,6 +169,7 @@ export async function peerRun(
         writesPerMiniCluster: writes(requests) / n,
         cpuSeconds: cpu1 - cpu0,
         controlPlaneCpuSeconds: cp1 - cp0,
+        apf,
         rssEndBytes,
         idle,
       };
