@@ -155,7 +155,9 @@ export async function peerRun(
       // deletions below are the bench's, not a cost of either operator.
       await op.stop();
       stopped = true;
-      await removeNamespace(client, ns, n);
+      await removeNamespace(client, ns, n).catch((e) =>
+        say(`removing namespace ${ns}: ${e}; going on`)
+      );
       return {
         operator: c.name,
         miniClusters: n,
@@ -204,8 +206,8 @@ async function removeNamespace(client: KubeClient, ns: string, n: number): Promi
     "DELETE",
     `/api/v1/namespaces/${ns}/pods`,
     { apiVersion: "v1", kind: "DeleteOptions", gracePeriodSeconds: 0 },
-    { verb: "deletecollection", resource: "pods" },
-  );
+    { verb: "deletecollection", resource: "pods", timeoutMs: 600_000 },
+  ).catch((e) => say(`deleting the pods of ${ns}: ${e}; going on`));
   const deadline = Date.now() + 120_000 + n * 300;
   for (;;) {
     try {
