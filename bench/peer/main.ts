@@ -76,45 +76,54 @@ export async function peerMain(f: Flags): Promise<number> {
     };
     await bindClusterAdmin(client, users);
     const runs: PeerRun[] = [];
+    const notes = [
+      `MiniClusters of size ${f.size}, created by ${f.createConcurrency} concurrent requests ` +
+      `as fast as they return; pods kept Running by KWOK. Children: ours ${children}, the Go ` +
+      `operator 3 (entrypoint ConfigMap with the CURVE certificate, headless Service, Job).`,
+      "Requests are the apiserver's audit events of each operator's own user (Metadata level, " +
+      "one per request; a watch counts when it starts), from the first create to every pod " +
+      "Ready plus 1 s; the idle window follows.",
+      "Each operator authenticates as a user of group system:serviceaccounts bound to " +
+      "cluster-admin, so API Priority and Fairness places it as a deployed operator's " +
+      "ServiceAccount (FlowSchema service-accounts, priority level workload-low); the bench's " +
+      "creates are a cluster admin's (exempt). The Go operator watches every namespace; ours one.",
+      "Ready: every pod of the MiniCluster's Job Ready, seen by a separate watching client.",
+    ];
+    // Written again after every run, so that an interrupted invocation keeps what it measured.
+    const write = async (final: boolean) => {
+      const results: PeerResults = {
+        date: new Date().toISOString(),
+        machine: {
+          cpus: navigator.hardwareConcurrency,
+          deno: Deno.version.deno,
+          kubernetes: version.gitVersion,
+          loadAverage: { start: loadAtStart, end: loadAverage() },
+          complete: final,
+        },
+        notes,
+        runs,
+      };
+      const report = formatPeerReport(results);
+      if (final) console.log(report);
+      await Deno.mkdir(f.out, { recursive: true });
+      const base = join(f.out, `${results.date.slice(0, 10)}-peer`);
+      await Deno.writeTextFile(`${base}.json`, JSON.stringify(results, null, 2) + "\n");
+      await Deno.writeTextFile(`${base}.txt`, report + "\n");
+      await Deno.writeTextFile(`${base}.svg`, peerPlot(results));
+      say(`wrote ${base}.json, .txt, .svg (${runs.length} runs)`);
+    };
     let order = 0;
     for (const n of f.ns) {
       for (let rep = 0; rep < f.reps; rep++) {
         // Alternates who goes first: whoever runs second meets a warmer apiserver and etcd.
         const sequence = (order / 2) % 2 === 0 ? contenders : [...contenders].reverse();
-        for (const c of sequence) runs.push(await peerRun(ctx, c, n, order++));
+        for (const c of sequence) {
+          runs.push(await peerRun(ctx, c, n, order++));
+          await write(false);
+        }
       }
     }
-    const results: PeerResults = {
-      date: new Date().toISOString(),
-      machine: {
-        cpus: navigator.hardwareConcurrency,
-        deno: Deno.version.deno,
-        kubernetes: version.gitVersion,
-        loadAverage: { start: loadAtStart, end: loadAverage() },
-      },
-      notes: [
-        `MiniClusters of size ${f.size}, created by ${f.createConcurrency} concurrent requests ` +
-        `as fast as they return; pods kept Running by KWOK. Children: ours ${children}, the Go ` +
-        `operator 3 (entrypoint ConfigMap with the CURVE certificate, headless Service, Job).`,
-        "Requests are the apiserver's audit events of each operator's own user (Metadata level, " +
-        "one per request; a watch counts when it starts), from the first create to every pod " +
-        "Ready plus 1 s; the idle window follows.",
-        "Each operator authenticates as a user of group system:serviceaccounts bound to " +
-        "cluster-admin, so API Priority and Fairness places it as a deployed operator's " +
-        "ServiceAccount (FlowSchema service-accounts, priority level workload-low); the bench's " +
-        "creates are a cluster admin's (exempt). The Go operator watches every namespace; ours one.",
-        "Ready: every pod of the MiniCluster's Job Ready, seen by a separate watching client.",
-      ],
-      runs,
-    };
-    const report = formatPeerReport(results);
-    console.log(report);
-    await Deno.mkdir(f.out, { recursive: true });
-    const base = join(f.out, `${results.date.slice(0, 10)}-peer`);
-    await Deno.writeTextFile(`${base}.json`, JSON.stringify(results, null, 2) + "\n");
-    await Deno.writeTextFile(`${base}.txt`, report + "\n");
-    await Deno.writeTextFile(`${base}.svg`, peerPlot(results));
-    say(`wrote ${base}.json, .txt, .svg`);
+    await write(true);
     return 0;
   } finally {
     client.close();
