@@ -11,6 +11,10 @@ export interface Flags {
   kubeconfig?: string;
   out: string;
   echo: boolean;
+  /** Side by side with the Go Flux Operator (bench/peer/). */
+  peer: boolean;
+  /** Repetitions per N of --peer (the order alternates). */
+  reps: number;
 }
 
 export function flags(argv: string[]): Flags {
@@ -26,13 +30,17 @@ export function flags(argv: string[]): Flags {
       kubeconfig: { type: "string" },
       out: { type: "string", default: "bench/results" },
       echo: { type: "boolean", default: false },
+      peer: { type: "boolean", default: false },
+      "peer-10k": { type: "boolean", default: false },
+      reps: { type: "string", default: "1" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
   if (values.help) {
     console.log(
       "usage: deno task bench [--n=100,1000] [--size=4] [--concurrency=4] [--create-concurrency=16]\n" +
-        "         [--idle-seconds=60] [--rss-10k] [--kubeconfig=PATH] [--out=bench/results] [--echo]",
+        "         [--idle-seconds=60] [--rss-10k] [--kubeconfig=PATH] [--out=bench/results] [--echo]\n" +
+        "         [--peer [--reps=1] [--peer-10k]]   side by side with the Go Flux Operator",
     );
     Deno.exit(0);
   }
@@ -41,10 +49,10 @@ export function flags(argv: string[]): Flags {
     if (!Number.isInteger(v) || v < 0) throw new Error(`--${name}: ${s}`);
     return v;
   };
+  const ns = values.n.split(",").map((s) => int(s.trim(), "n")).filter((n) => n > 0);
+  if (values["peer-10k"]) ns.push(10_000);
   return {
-    ns: values.n.split(",").map((s) => int(s.trim(), "n")).filter((n) => n > 0).sort((a, b) =>
-      a - b
-    ),
+    ns: [...new Set(ns)].sort((a, b) => a - b),
     size: int(values.size, "size"),
     concurrency: int(values.concurrency, "concurrency"),
     createConcurrency: int(values["create-concurrency"], "create-concurrency"),
@@ -53,5 +61,7 @@ export function flags(argv: string[]): Flags {
     kubeconfig: values.kubeconfig,
     out: values.out,
     echo: values.echo,
+    peer: values.peer,
+    reps: Math.max(1, int(values.reps, "reps")),
   };
 }

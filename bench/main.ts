@@ -1,7 +1,7 @@
 // deno task bench — how fast and how cheaply the operator works, on the local KWOK cluster.
 //
 //   deno task bench [--n=100,1000] [--size=4] [--concurrency=4] [--idle-seconds=60] [--rss-10k]
-//                   [--kubeconfig=PATH] [--out=bench/results] [--echo]
+//                   [--kubeconfig=PATH] [--out=bench/results] [--echo] [--peer [--reps=R]]
 //
 // Without --kubeconfig it starts a private full cluster (etcd, apiserver, controller manager,
 // scheduler, KWOK) in a temporary directory and removes it at the end. For every N: a fresh
@@ -43,6 +43,7 @@ import {
   toJson,
 } from "./report.ts";
 import { perMinute, ratio, summarize } from "./stats.ts";
+import { peerMain } from "./peer/main.ts";
 
 const say = (msg: string) => console.error(`[bench] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -336,8 +337,9 @@ async function tenThousand(ctx: Context, present: number): Promise<ResourcePoint
 
 async function main(): Promise<number> {
   const f = flags(Deno.args);
-  const loadAtStart = loadAverage();
   Deno.addSignalListener("SIGINT", () => Deno.exit(130)); // runs the unload teardown
+  if (f.peer) return await peerMain(f);
+  const loadAtStart = loadAverage();
   let kubeconfig = f.kubeconfig;
   // Every N runs twice (the operator, then the raw client), and both runs' pods stay.
   const totalPods = f.ns.reduce((a, n) => a + 2 * n * f.size, 0) + (f.rss10k ? 10_000 : 0);

@@ -17,6 +17,7 @@ const USAGE = `usage: deno task cluster <up|down|status> [options]
            --control-plane-only   only etcd + kube-apiserver
            --apiserver-arg FLAG   an extra kube-apiserver flag (repeatable; a fresh cluster only)
            --nodes N              fake KWOK nodes (default 4)
+           --audit-policy FILE    the apiserver's audit policy (log: <dir>/logs/audit.log)
            --real-nodes N         real nodes beside them (kubelet + containerd, cluster DNS);
                                   needs root; builds the local images on first use
   down     stop every process of the cluster (and those recorded in its *.pid files), undo
@@ -34,6 +35,7 @@ async function main(argv: string[]): Promise<number> {
       "real-nodes": { type: "string", default: "0" },
       "apiserver-arg": { type: "string", multiple: true, default: [] },
       dir: { type: "string", default: ".cluster" },
+      "audit-policy": { type: "string" },
       quiet: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -58,6 +60,7 @@ async function main(argv: string[]): Promise<number> {
           nodes: count("nodes"),
           realNodes: count("real-nodes"),
           apiserverArgs: values["apiserver-arg"],
+          auditPolicy: values["audit-policy"],
         }),
       );
       return 0;

@@ -24,6 +24,8 @@ export interface PrivateClusterOptions {
   controlPlaneOnly?: boolean;
   /** Extra kube-apiserver flags, e.g. `--enable-admission-plugins=AlwaysPullImages`. */
   apiserverArgs?: string[];
+  /** An apiserver audit policy (YAML): its log is `<dir>/logs/audit.log` (hack/cluster/state.ts). */
+  auditPolicy?: string;
 }
 
 /** Starts the cluster (sweeping abandoned ones of the same prefix first); resolves its kubeconfig. */
@@ -36,6 +38,11 @@ export async function startPrivateCluster(opts: PrivateClusterOptions): Promise<
   globalThis.addEventListener("unload", () => removePrivateCluster(owned));
   const args = opts.controlPlaneOnly ? ["--control-plane-only"] : [`--nodes=${opts.nodes ?? 4}`];
   for (const flag of opts.apiserverArgs ?? []) args.push(`--apiserver-arg=${flag}`);
+  if (opts.auditPolicy) {
+    const policy = join(owned, "audit-policy.yaml");
+    await Deno.writeTextFile(policy, opts.auditPolicy);
+    args.push(`--audit-policy=${policy}`);
+  }
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", join(ROOT, "hack", "cluster.ts"), "up", "--dir", dir, ...args],
     stdin: "null",

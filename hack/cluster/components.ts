@@ -60,6 +60,8 @@ export interface ComponentContext {
   realNodes: boolean;
   /** Extra kube-apiserver flags (`--enable-admission-plugins=...` for a hostile-environment test). */
   apiserverArgs?: readonly string[];
+  /** The audit policy and log, when the cluster directory has a policy (see ClusterPaths). */
+  audit?: { policy: string; log: string };
 }
 
 export function etcdArgs(c: ComponentContext): string[] {
@@ -95,6 +97,14 @@ export function apiserverArgs(c: ComponentContext): string[] {
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
     "--allow-privileged=true",
     "--profiling=false",
+    ...(c.audit
+      ? [
+        `--audit-policy-file=${c.audit.policy}`,
+        `--audit-log-path=${c.audit.log}`,
+        "--audit-log-format=json",
+        "--audit-log-maxsize=0",
+      ]
+      : []),
     ...(c.realNodes
       ? [
         // The admin identity (system:masters) passes the kubelets' webhook authorization.

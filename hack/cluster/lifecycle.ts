@@ -42,6 +42,8 @@ export interface UpOptions {
   realNodes?: number;
   /** Extra kube-apiserver flags (a fresh cluster only; a reused one keeps its own). */
   apiserverArgs?: string[];
+  /** An apiserver audit policy file, copied into the new cluster's directory (ClusterPaths). */
+  auditPolicy?: string;
 }
 
 const log = (msg: string) => console.error(`[cluster] ${msg}`);
@@ -81,7 +83,19 @@ export function componentContext(paths: ClusterPaths, state: ClusterState): Comp
     kwokConfig: paths.kwokConfig,
     realNodes: state.real !== undefined,
     apiserverArgs: state.apiserverArgs,
+    audit: fileExists(paths.auditPolicy)
+      ? { policy: paths.auditPolicy, log: paths.auditLog }
+      : undefined,
   };
+}
+
+function fileExists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function tail(file: string, lines = 15): Promise<string> {
@@ -313,6 +327,7 @@ export async function up(opts: UpOptions): Promise<string> {
       await down(opts.dir, { quiet: true });
     }
     state = await freshState(paths, opts);
+    if (opts.auditPolicy) await Deno.copyFile(opts.auditPolicy, paths.auditPolicy);
     try {
       if (realNodes > 0) await prepareHost(paths, state);
       await startControlPlane(paths, state);

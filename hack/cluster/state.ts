@@ -81,6 +81,16 @@ export class ClusterPaths {
   get kwokConfig() {
     return join(this.dir, "kwok-stages.yaml");
   }
+  /**
+   * The apiserver audit policy `up --audit-policy` copies here; it turns the audit log on (`auditLog`): the
+   * benchmark counts each operator's requests from it (`deno task bench --peer`).
+   */
+  get auditPolicy() {
+    return join(this.dir, "audit-policy.yaml");
+  }
+  get auditLog() {
+    return join(this.dir, "logs", "audit.log");
+  }
   log(component: ComponentName) {
     return join(this.dir, "logs", `${component}.log`);
   }

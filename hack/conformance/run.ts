@@ -97,7 +97,7 @@ const CHILD_KINDS: ResourceType[] = [
 /** Objects the cluster itself puts in every namespace. */
 const CLUSTER_OWNED = new Set(["ConfigMap/kube-root-ca.crt"]);
 
-async function installCrd(client: KubeClient, crdPath: string): Promise<void> {
+export async function installCrd(client: KubeClient, crdPath: string): Promise<void> {
   const crd = parseYaml(await Deno.readTextFile(crdPath)) as KubeObject;
   await client.apply(CustomResourceDefinitions, crd, { fieldManager: FIELD_MANAGER, force: true });
   const name = crd.metadata!.name!;
