@@ -5,6 +5,8 @@
 import { join } from "node:path";
 import { ensureGoOperator, runGoOperator } from "../../hack/peer/go_operator.ts";
 import { OUR_CRD } from "../../hack/conformance/run.ts";
+import { MiniClusterWorkspaces } from "../../api/workspace.ts";
+import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../../runtime/resources.ts";
 import { OperatorProcess, readCpuSeconds, readRssBytes } from "../../testing/operator_process.ts";
 
 export type ContenderName = "ours" | "go";
@@ -23,11 +25,13 @@ export interface Contender {
   crd: string | string[];
   /**
    * Children per MiniCluster of the bench's MiniCluster (no services): ours makes the entrypoint
-   * and workspace ConfigMaps, the CURVE Secret, the headless Service and the Job; the Go
+   * ConfigMap, the MiniClusterWorkspace, the CURVE Secret, the headless Service and the Job; the Go
    * operator the entrypoint ConfigMap (with the CURVE certificate in it), the headless Service
    * and the Job (its ensureMiniCluster).
    */
   children: number;
+  /** The kinds its children are of (ours has a kind of its own for the workspace). */
+  childKinds: ResourceType[];
   start(kubeconfig: string, namespace: string, logDir: string): Promise<RunningContender>;
 }
 
@@ -37,6 +41,7 @@ export function ours(children: number, concurrency: number, echo: boolean): Cont
     user: "bench-ours",
     crd: OUR_CRD,
     children,
+    childKinds: [MiniClusterWorkspaces, ConfigMaps, Secrets, Services, Jobs],
     async start(kubeconfig, namespace) {
       const op = await OperatorProcess.start({
         kubeconfig,
@@ -65,6 +70,7 @@ export async function goOperator(): Promise<Contender> {
     user: "bench-go",
     crd,
     children: 3,
+    childKinds: [ConfigMaps, Secrets, Services, Jobs],
     async start(kubeconfig, _namespace, logDir) {
       const logFile = join(logDir, `go-operator-${Date.now()}.log`);
       const p = await runGoOperator({ binary, kubeconfig, logFile });

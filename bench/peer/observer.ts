@@ -6,18 +6,9 @@
  * Ready condition. So the Go operator's MiniClusters are timed exactly like ours.
  */
 import { KubeClient } from "../../runtime/client.ts";
-import {
-  ConfigMaps,
-  Jobs,
-  Pods,
-  type ResourceType,
-  Secrets,
-  Services,
-} from "../../runtime/resources.ts";
+import { Pods, type ResourceType } from "../../runtime/resources.ts";
 import type { KubeObject } from "../../runtime/store.ts";
 import { Watcher } from "../../runtime/watcher.ts";
-
-const CHILD_KINDS: ResourceType[] = [ConfigMaps, Secrets, Services, Jobs];
 
 interface PodLike extends KubeObject {
   status?: { conditions?: { type: string; status: string }[] };
@@ -40,12 +31,14 @@ export class PeerObserver {
     namespace: string,
     children: number,
     podsPerMiniCluster: number,
+    childKinds: ResourceType[],
   ): Promise<PeerObserver> {
     const o = new PeerObserver(
       await KubeClient.fromKubeconfig(kubeconfig),
       namespace,
       children,
       podsPerMiniCluster,
+      childKinds,
     );
     for (const w of o.#watchers) w.start();
     await Promise.all(o.#watchers.map((w) => w.synced));
@@ -57,6 +50,7 @@ export class PeerObserver {
     namespace: string,
     readonly children: number,
     readonly podsPerMiniCluster: number,
+    childKinds: ResourceType[],
   ) {
     this.#client = client;
     const watch = (rt: ResourceType, fn: (o: KubeObject) => void) => {
@@ -69,7 +63,7 @@ export class PeerObserver {
       });
       this.#watchers.push(w);
     };
-    for (const rt of CHILD_KINDS) watch(rt, (o) => this.#child(rt.kind, o));
+    for (const rt of childKinds) watch(rt, (o) => this.#child(rt.kind, o));
     watch(Pods, (o) => this.#pod(o as PodLike));
   }
 

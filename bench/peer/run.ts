@@ -87,7 +87,13 @@ export async function peerRun(
     const op = await c.start(ctx.kubeconfigs[c.name], ns, ctx.logDir);
     let stopped = false;
     try {
-      const observer = await PeerObserver.open(ctx.kubeconfig, ns, c.children, ctx.size);
+      const observer = await PeerObserver.open(
+        ctx.kubeconfig,
+        ns,
+        c.children,
+        ctx.size,
+        c.childKinds,
+      );
       const created = new Map<string, number>();
       const all = names(n);
       let done: { allChildrenMs: number; allReadyMs: number; createsMs: number };
