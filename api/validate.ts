@@ -24,6 +24,10 @@ export function reservedVolumeNames(mc: DefaultedMiniCluster): Map<string, strin
     ["spack-software", "the operator's software volume"],
     ["flux-operator-home", "the operator's home volume"],
     [`${mc.metadata?.name ?? ""}-entrypoint`, "the entrypoint scripts volume"],
+    [
+      `${mc.metadata?.name ?? ""}-curve-cert`,
+      "the Flux containers' entrypoint volume with the CURVE certificate",
+    ],
     [mc.spec.flux.container.name, "the Flux view volume (spec.flux.container.name)"],
   ]);
   if (mc.spec.flux.mungeSecret) {

@@ -11,7 +11,13 @@
  *   same hash means the pod was created from this very desired spec, and whatever differs in its
  *   spec since came from someone else and is left alone;
  * - the labels and annotations it sets, which a Pod accepts changes to: they are patched back
- *   (never by re-creating the pod).
+ *   (never by re-creating the pod). A mutating webhook or controller that rewrites one after each
+ *   patch would make that one patch per reconcile forever, so the patches draw on the same kind
+ *   of budget as re-creations (their own entry): the first at once, another within 10 s of the
+ *   last waits, doubling up to 5 min. A change that comes back within a backoff step, or within
+ *   a minute of its end, is someone fighting the patch: the condition `LabelsOverridden` names
+ *   what keeps changing (with an Event when it appears and one when it clears). A person who
+ *   edits a label now and then gets it patched back at once and no condition.
  *
  * Only a desired spec that changed (another hash whose spec the pod does not hold) re-creates the
  * pod. That is announced by an Event, and bounded: a pod re-created again soon after waits, longer
@@ -19,12 +25,19 @@
  */
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
-import type { DependentResult, DriftPolicy } from "../../runtime/dependents.ts";
+import type {
+  DependentResult,
+  DependentWrites,
+  DriftPolicy,
+  Problem,
+} from "../../runtime/dependents.ts";
 import { DESIRED_HASH_ANNOTATION, differingPaths } from "./diff.ts";
 import type { EventRecorder } from "./events.ts";
 
 /** Paths named in a message at most (the rest counted). */
 const MAX_PATHS = 5;
+/** A label changed again this soon after its restore was allowed again is still being fought. */
+const OVERRIDE_WINDOW_MS = 60_000;
 
 /**
  * How often one pod may be re-created: the first time at once, then after `baseMs`, doubling up to
@@ -42,10 +55,24 @@ export class RecreateBudget {
 
   /** How long `key` must wait before its next re-creation (0: now). */
   wait(key: string): number {
+    const since = this.sinceAllowed(key);
+    return since === undefined ? 0 : Math.max(0, -since);
+  }
+
+  /**
+   * How long ago `key`'s next re-creation became allowed (negative: it must still wait), or
+   * undefined when there was none recently.
+   */
+  sinceAllowed(key: string): number | undefined {
     const r = this.#live(key);
-    if (!r) return 0;
+    if (!r) return undefined;
     const delay = Math.min(this.baseMs * 2 ** (r.count - 1), this.maxMs);
-    return Math.max(0, r.last + delay - this.now());
+    return this.now() - (r.last + delay);
+  }
+
+  /** How many re-creations of `key` in a row were recorded (0: none recently). */
+  count(key: string): number {
+    return this.#live(key)?.count ?? 0;
   }
 
   /** Records a re-creation of `key`; returns how many in a row (this one included). */
@@ -90,12 +117,11 @@ export function servicesPodDrift(
       const specPaths = hashOf(observed) === hashOf(desired)
         ? []
         : differingPaths(observed.spec, desired.spec).map((p) => `spec.${p}`);
-      if (specPaths.length === 0) {
-        const { labels, annotations } = desired.metadata ?? {};
-        return await writes.patch(observed, { metadata: { labels, annotations } });
-      }
       const name = observed.metadata?.name;
       const key = `${observed.metadata?.namespace}/${name}/${mc.metadata?.uid}`;
+      if (specPaths.length === 0) {
+        return await restoreMetadata(observed, desired, writes, budget, key);
+      }
       const fields = listed(specPaths);
       const wait = budget.wait(key);
       if (wait > 0) {
@@ -119,6 +145,47 @@ export function servicesPodDrift(
       return await writes.recreate(observed);
     },
   };
+}
+
+/**
+ * Patches the operator's labels and annotations back, within the budget (see above). While the
+ * fight goes on the problem stays reported, on the patches too (with a look once the next restore
+ * is allowed), so the condition holds until a reconcile finds the metadata holding.
+ */
+async function restoreMetadata(
+  observed: Pod,
+  desired: Pod,
+  writes: DependentWrites<Pod>,
+  budget: RecreateBudget,
+  podKey: string,
+): Promise<DependentResult<Pod>> {
+  const key = `${podKey}#metadata`;
+  const name = observed.metadata?.name;
+  const keys = listed(
+    metadataPaths(observed, desired).map((p) =>
+      p.replace(/^labels\./, "label ").replace(/^annotations\./, "annotation ")
+    ),
+  );
+  // A message that stays the same within a backoff step: each reconcile would write it otherwise.
+  const overridden = (): Problem => {
+    const next = new Date(budget.now() + budget.wait(key)).toISOString();
+    return {
+      reason: "LabelsOverridden",
+      message: `the services pod ${name} keeps losing what the operator sets on it (${keys}): ` +
+        "someone else (a mutating webhook or another controller) changes it again after each " +
+        `restore; restored ${budget.count(key)} times in a row, the next not before ${next}`,
+    };
+  };
+  const since = budget.sinceAllowed(key);
+  if (since !== undefined && since < 0) {
+    return { object: observed, requeueAfterMs: -since, problem: overridden() };
+  }
+  const fought = since !== undefined && since <= OVERRIDE_WINDOW_MS;
+  budget.record(key);
+  const { labels, annotations } = desired.metadata ?? {};
+  const patched = await writes.patch(observed, { metadata: { labels, annotations } });
+  if (!fought || patched.problem) return patched;
+  return { ...patched, requeueAfterMs: budget.wait(key), problem: overridden() };
 }
 
 function listed(paths: string[]): string {

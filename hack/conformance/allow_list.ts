@@ -106,7 +106,14 @@ export const ALLOW_LIST: AllowEntry[] = [
       (d.kind === "field" && kindOf(d) === "Job" &&
         /^spec\.template\.spec\.volumes\[name=.+-entrypoint\]\.(configMap|projected)$/.test(
           d.path,
-        )),
+        )) ||
+      // Only the Flux containers mount the certificate: their own volume of scripts and Secret.
+      (d.kind === "field" && kindOf(d) === "Job" && d.go === undefined &&
+        /^spec\.template\.spec\.volumes\[name=.+-curve-cert\]$/.test(d.path)) ||
+      (d.kind === "field" && kindOf(d) === "Job" &&
+        /^spec\.template\.spec\.containers\[name=[^\]]+\]\.volumeMounts\[name=.+-(entrypoint|curve-cert)\]$/
+          .test(d.path) &&
+        (d.go === undefined) !== (d.ours === undefined)),
   },
   {
     id: "success-on-lead-broker",

@@ -9,6 +9,15 @@ import { join } from "node:path";
 import { shellQuote } from "../../controllers/minicluster/children/scripts/shell.ts";
 import { VIEW_SOURCE_ROOT } from "../../controllers/minicluster/children/scripts/settings.ts";
 import { DEFAULT_MOUNT_PATH } from "../../controllers/minicluster/children/scripts/settings.ts";
+import { CURVE_CERT_SOURCE } from "../../controllers/minicluster/children/scripts/paths.ts";
+
+/** The wait scripts' line naming the mounted certificate, moved into a sandbox by replacing it. */
+export function relocateCurveCert(script: string, path: string): string {
+  return script.replaceAll(
+    `curvesource=${CURVE_CERT_SOURCE}\n`,
+    `curvesource=${shellQuote(path)}\n`,
+  );
+}
 
 export interface RunResult {
   code: number;
@@ -124,8 +133,9 @@ export async function pwnedFiles(
 /**
  * Runs the scripts of one MiniCluster in a fresh sandbox: the init script (its view copy finds
  * nothing), then every wait script as the lead broker and as a follower, then every start script.
- * The view mount path and the view source are moved into the sandbox by replacing the one line
- * that sets each (operator constants or the quoted spec value, not the values under test).
+ * The view mount path, the view source and the mounted CURVE certificate are moved into the
+ * sandbox by replacing the one line that sets each (operator constants or the quoted spec value,
+ * not the values under test).
  * Returns the problems: a script that failed, or a `pwned-*` file anywhere in the sandbox, its
  * working directory or `extraDirs`.
  */
@@ -140,8 +150,10 @@ export async function runInSandbox(
     const bin = await stubs(root);
     const mountPath = opts.mountPath || DEFAULT_MOUNT_PATH;
     const view = join(root, "view");
+    const cert = join(root, "curve.cert");
+    await Deno.writeTextFile(cert, "", { mode: 0o400 });
     const relocate = (script: string) =>
-      script
+      relocateCurveCert(script, cert)
         .replaceAll(`viewbase=${shellQuote(mountPath)}\n`, `viewbase=${shellQuote(view)}\n`)
         .replaceAll(`viewroot=${shellQuote(mountPath)}\n`, `viewroot=${shellQuote(view)}\n`)
         .replaceAll(

@@ -372,6 +372,7 @@ Deno.test("validateSpec: volume names the operator uses in every pod are reserve
         "spack-software": volume,
         "flux-operator-home": volume,
         "sample-entrypoint": volume,
+        "sample-curve-cert": volume,
         "munge-key": volume,
         "fine": volume,
       },
@@ -381,6 +382,7 @@ Deno.test("validateSpec: volume names the operator uses in every pod are reserve
     "spack-software",
     "flux-operator-home",
     "sample-entrypoint",
+    "sample-curve-cert",
     "munge-key",
   ]);
   // munge-key is free without a munge secret.

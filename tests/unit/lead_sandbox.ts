@@ -4,7 +4,7 @@
  */
 import type { MiniClusterContainer, MiniClusterSpec } from "../../api/mod.ts";
 import { buildEntrypointConfigMap } from "../../controllers/minicluster/children/entrypoint.ts";
-import { run, scriptProblems } from "../generated/script_checks.ts";
+import { relocateCurveCert, run, scriptProblems } from "../generated/script_checks.ts";
 import { miniCluster } from "./entrypoint_cases.ts";
 
 const image = "rockylinux:9";
@@ -14,6 +14,7 @@ export async function runLead(
   root: string,
   container: MiniClusterContainer,
   flux: Omit<NonNullable<MiniClusterSpec["flux"]>, "container"> = {},
+  opts: { noCert?: boolean } = {},
 ) {
   const mountPath = `${root}/mnt`;
   const mc = miniCluster(
@@ -45,7 +46,9 @@ export async function runLead(
   }
   await Deno.mkdir(`${mountPath}/config/etc/flux/system`, { recursive: true });
   await Deno.writeTextFile(`${mountPath}/flux-operator-done.txt`, "");
-  const result = await run("bash", ["-c", script], {
+  // The mounted certificate; a missing one stands for one this uid cannot read.
+  if (!opts.noCert) await Deno.writeTextFile(`${root}/curve.cert`, "", { mode: 0o400 });
+  const result = await run("bash", ["-c", relocateCurveCert(script, `${root}/curve.cert`)], {
     env: { PATH: `${bin}:/usr/bin:/bin`, HOME: root, STUB_LOG: log },
     cwd: root,
   });

@@ -12,8 +12,9 @@ import {
   shellQuote,
 } from "../../controllers/minicluster/children/scripts/shell.ts";
 import { expandingWord } from "../../controllers/minicluster/children/scripts/view-environment.ts";
-import { run, scriptProblems } from "../generated/script_checks.ts";
+import { relocateCurveCert, run, scriptProblems } from "../generated/script_checks.ts";
 import { cases, hostileMiniCluster, miniCluster, nasty } from "./entrypoint_cases.ts";
+import { inSandbox, runLead } from "./lead_sandbox.ts";
 
 /** bash -n and shellcheck (every severity, unless told) find nothing in one script. */
 async function assertCleanScript(label: string, script: string, severity = "style") {
@@ -214,9 +215,11 @@ Deno.test("hostile values never run and reach Flux as single arguments", async (
       HOME: root,
       STUB_LOG: log,
     };
+    await Deno.writeTextFile(`${root}/curve.cert`, "", { mode: 0o400 });
+    const wait = relocateCurveCert(data["wait-0"], `${root}/curve.cert`);
     for (const [hostname, role] of [[`mc${evil}-0`, "lead"], [`mc${evil}-1`, "follower"]]) {
       await Deno.remove(log).catch(() => {});
-      const result = await run("bash", ["-c", data["wait-0"]], {
+      const result = await run("bash", ["-c", wait], {
         env: { ...env, STUB_HOSTNAME: hostname },
         cwd: root,
       });
@@ -266,4 +269,26 @@ Deno.test("hostile values never run and reach Flux as single arguments", async (
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("a CURVE certificate the Flux container cannot read ends the wait script with why", async () => {
+  await inSandbox(async (root) => {
+    const { result, fluxStart } = await runLead(root, { command: "hostname" }, {}, {
+      noCert: true,
+    });
+    assert.equal(result.code, 1);
+    assert.equal(fluxStart, undefined);
+    assert.match(
+      result.stderr,
+      /The CURVE certificate .*curve\.cert is not readable by uid \d+: set securityContext\.runAsUser of this container or spec\.pod\.securityContext\.fsGroup/,
+    );
+  });
+  // The same run with the certificate in place starts Flux and installs a 0600 copy.
+  await inSandbox(async (root) => {
+    const { result, fluxStart } = await runLead(root, { command: "hostname" });
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(fluxStart);
+    const copy = await Deno.stat(`${root}/mnt/config/curve/curve.cert`);
+    assert.equal(copy.mode! & 0o777, 0o600);
+  });
 });

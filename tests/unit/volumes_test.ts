@@ -1,10 +1,14 @@
 import assert from "node:assert/strict";
 import { type MiniClusterSpec, withDefaults } from "../../api/mod.ts";
+import { buildJob } from "../../controllers/minicluster/children/job.ts";
+import { buildServicesPod } from "../../controllers/minicluster/children/services_pod.ts";
 import {
   containerVolumeMounts,
+  curveCertMode,
   entrypointItems,
   entrypointScriptPath,
   entrypointVolume,
+  fluxEntrypointVolume,
   mungeMount,
   userVolume,
   userVolumes,
@@ -47,13 +51,91 @@ Deno.test("wrapsEntrypoint: only non-Flux containers without noWrapEntrypoint", 
   );
 });
 
-Deno.test("entrypointVolume: one projected volume of the ConfigMap scripts and the curve Secret", () => {
-  const volume = entrypointVolume(miniCluster({ containers: [{ image: "x" }] }));
+Deno.test("entrypointVolume: the scripts alone; fluxEntrypointVolume: the scripts and the curve Secret", () => {
+  const mc = miniCluster({ containers: [{ image: "x" }] });
+  const volume = entrypointVolume(mc);
   assert.equal(volume.name, "flux-sample-entrypoint");
-  const [cm, secret] = volume.projected!.sources!;
-  assert.equal(cm.configMap!.name, "flux-sample-entrypoint");
+  assert.deepEqual(volume.projected!.sources!.map((s) => s.configMap?.name), [
+    "flux-sample-entrypoint",
+  ]);
+  const flux = fluxEntrypointVolume(mc);
+  assert.equal(flux.name, "flux-sample-curve-cert");
+  const [cm, secret] = flux.projected!.sources!;
+  assert.deepEqual(cm, volume.projected!.sources![0]);
   assert.equal(secret.secret!.name, "flux-sample-curve-cert");
-  assert.deepEqual(secret.secret!.items, [{ key: "curve.cert", path: "curve.cert", mode: 0o444 }]);
+  assert.deepEqual(secret.secret!.items, [{ key: "curve.cert", path: "curve.cert", mode: 0o400 }]);
+});
+
+Deno.test("curveCertMode: 0400 for root or with an fsGroup, 0444 only for a non-root uid without one", () => {
+  const mode = (spec: MiniClusterSpec) => curveCertMode(miniCluster(spec)).toString(8);
+  const flux = (runAsUser?: number) => ({
+    image: "x",
+    runFlux: true,
+    ...(runAsUser === undefined ? {} : { securityContext: { runAsUser } }),
+  });
+  // The image's user (root in the Flux images) or root named.
+  assert.equal(mode({ containers: [flux()] }), "400");
+  assert.equal(mode({ containers: [flux(0)] }), "400");
+  assert.equal(mode({ containers: [flux()], pod: { securityContext: { runAsUser: 0 } } }), "400");
+  // A non-root uid reads it through the fsGroup kubelet adds (0440 root:fsGroup) ...
+  assert.equal(
+    mode({ containers: [flux(1000)], pod: { securityContext: { fsGroup: 1000 } } }),
+    "400",
+  );
+  // ... and without one only through "other".
+  assert.equal(mode({ containers: [flux(1000)] }), "444");
+  assert.equal(
+    mode({ containers: [flux()], pod: { securityContext: { runAsUser: 1000 } } }),
+    "444",
+  );
+  // The container's uid wins over the pod's.
+  assert.equal(
+    mode({ containers: [flux(0)], pod: { securityContext: { runAsUser: 1000 } } }),
+    "400",
+  );
+  // A sidecar's uid does not matter: it never mounts the certificate.
+  assert.equal(
+    mode({
+      containers: [flux(), { name: "side", image: "y", securityContext: { runAsUser: 1000 } }],
+    }),
+    "400",
+  );
+});
+
+Deno.test("the CURVE certificate is mounted only into the Flux containers", () => {
+  const mc = miniCluster({
+    containers: [
+      { image: "flux", runFlux: true },
+      { name: "wrapped", image: "y" },
+      { name: "bare", image: "z", noWrapEntrypoint: true },
+    ],
+  });
+  const job = buildJob(mc);
+  const pod = job.spec!.template.spec!;
+  const certVolumes = pod.volumes!.filter((v) =>
+    v.projected?.sources?.some((s) => s.secret?.name === "flux-sample-curve-cert")
+  ).map((v) => v.name);
+  assert.deepEqual(certVolumes, ["flux-sample-curve-cert"]);
+  const mounting = [...pod.initContainers!, ...pod.containers]
+    .filter((c) => c.volumeMounts?.some((m) => certVolumes.includes(m.name)))
+    .map((c) => c.name);
+  assert.deepEqual(mounting, ["flux-sample"]);
+  // Every container still finds its scripts at /flux_operator.
+  for (const c of [...pod.initContainers!, ...pod.containers]) {
+    assert.ok(c.volumeMounts!.some((m) => m.mountPath === "/flux_operator/"), c.name);
+  }
+  const services = buildServicesPod(miniCluster({
+    containers: [{ image: "flux" }],
+    services: [{ name: "db", image: "db" }],
+  }));
+  assert.ok(!JSON.stringify(services).includes("curve"));
+});
+
+Deno.test("without a Flux container no volume holds the certificate", () => {
+  const mc = miniCluster({
+    containers: [{ name: "a", image: "x" }, { name: "b", image: "y" }],
+  });
+  assert.ok(!JSON.stringify(buildJob(mc).spec!.template.spec!.volumes).includes("curve"));
 });
 
 Deno.test("userVolume: the Go operator's precedence csi > secret > emptyDir > hostPath > configMap > claim", () => {

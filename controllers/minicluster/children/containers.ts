@@ -58,7 +58,7 @@ export function jobContainers(mc: DefaultedMiniCluster): Container[] {
     const flux = c.runFlux;
     const own = containerVolumeMounts(c);
     const munge = flux ? mungeMount(mc, own) : undefined;
-    const mounts = [...operatorMounts(mc), softwareMount, ...own, ...(munge ? [munge] : [])];
+    const mounts = [...operatorMounts(mc, flux), softwareMount, ...own, ...(munge ? [munge] : [])];
     let command: string[] | undefined;
     if (flux) command = ["/bin/bash", entrypointScriptPath(mc, `wait-${i}`)];
     else if (wrapsEntrypoint(c)) {

@@ -39,6 +39,8 @@ export const headlessServiceName = (mc: Named): string =>
   mc.spec?.network?.headlessName || nameOf(mc);
 export const entrypointConfigMapName = (mc: Named): string => `${nameOf(mc)}-entrypoint`;
 export const curveSecretName = (mc: Named): string => `${nameOf(mc)}-curve-cert`;
+/** The Flux containers' entrypoint volume (scripts and certificate), named after the Secret. */
+export const fluxEntrypointVolumeName = curveSecretName;
 export const servicesPodName = (mc: Named): string => `${nameOf(mc)}-services`;
 /**
  * The workspace: a ConfigMap with the MiniCluster's own name, owned by it, that holds what must be

@@ -9,7 +9,7 @@ import type {
   VolumeMount,
   VolumeProjection,
 } from "kubernetes-types/core/v1.d.ts";
-import { curveSecretName, entrypointConfigMapName } from "./names.ts";
+import { curveSecretName, entrypointConfigMapName, fluxEntrypointVolumeName } from "./names.ts";
 import { CURVE_CERT_KEY, ENTRYPOINT_MOUNT_PATH, INIT_SCRIPT_FILE } from "./scripts/paths.ts";
 import type {
   DefaultedContainerVolume,
@@ -19,8 +19,13 @@ import type {
 
 /** Scripts are executable; nothing in the volume is writable (the volume is read-only anyway). */
 export const SCRIPT_MODE = 0o755;
-/** The certificate is copied (and chmod-ed) by the wait script, which may run as any user. */
-export const CURVE_CERT_MODE = 0o444;
+/**
+ * The certificate's mode when only root, or the pod's fsGroup, must read it (kubelet writes Secret
+ * files as root; with an fsGroup it makes them root:fsGroup and adds group read, 0440).
+ */
+export const CURVE_CERT_MODE = 0o400;
+/** The mode when a non-root uid without an fsGroup must read it: no other way in for that uid. */
+export const CURVE_CERT_MODE_ANY_USER = 0o444;
 
 /** Spack software copied out of the view; the path is fixed by the flux-view images. */
 export const SOFTWARE_VOLUME = "spack-software";
@@ -71,26 +76,67 @@ export function entrypointScriptPath(mc: DefaultedMiniCluster, key: string): str
 }
 
 /**
- * The scripts and the certificate in one read-only directory. A projected volume joins the
- * ConfigMap and the Secret: a second volume mounted inside a read-only ConfigMap mount cannot
- * create its mount point, and the scripts keep reading /flux_operator/curve.cert as in Go.
+ * The mode of the mounted CURVE certificate: the tightest that the Flux containers' user can read.
+ * The wait script copies it as that user into the broker's config dir and makes the copy 0600
+ * (Flux refuses a certificate that group or other can read); the mounted file is only the source.
+ *
+ * - An fsGroup on the pod: 0400, which kubelet turns into 0440 root:fsGroup; every container
+ *   process has the fsGroup as a supplementary group, so any uid reads it and nobody else.
+ * - Every Flux container runs as root (runAsUser 0, or unset: the image's user, root in the Flux
+ *   images): 0400.
+ * - A Flux container runs as a non-root uid and the pod has no fsGroup: 0444. A Secret volume's
+ *   files are owned by root and Kubernetes cannot give them another owner, so "other" is the only
+ *   way in for that uid. The operator does not set an fsGroup itself: kubelet would change the
+ *   ownership of every volume of the pod (the user's PersistentVolumes too).
+ *
+ * Only the Flux containers mount the certificate (fluxEntrypointVolume); sidecars, the init
+ * container and the services pod never see it, so 0444 opens it to no other container.
  */
-export function entrypointVolume(mc: DefaultedMiniCluster): Volume {
-  const scripts: KeyToPath[] = entrypointItems(mc).map(({ key, path, mode }) => ({
+export function curveCertMode(mc: DefaultedMiniCluster): number {
+  const pod = mc.spec.pod?.securityContext;
+  if (pod?.fsGroup !== undefined && pod.fsGroup !== null) return CURVE_CERT_MODE;
+  const nonRoot = mc.spec.containers.some((c) => {
+    if (!c.runFlux) return false;
+    const uid = c.securityContext?.runAsUser ?? pod?.runAsUser;
+    return uid !== undefined && uid !== null && uid !== 0;
+  });
+  return nonRoot ? CURVE_CERT_MODE_ANY_USER : CURVE_CERT_MODE;
+}
+
+function scriptSources(mc: DefaultedMiniCluster): VolumeProjection {
+  const items: KeyToPath[] = entrypointItems(mc).map(({ key, path, mode }) => ({
     key,
     path,
     mode,
   }));
+  return { configMap: { name: entrypointConfigMapName(mc), items } };
+}
+
+/**
+ * The scripts, read-only, for the containers that do not run Flux (the init container and
+ * sidecars). A projected volume like fluxEntrypointVolume, so both look alike at the same path.
+ */
+export function entrypointVolume(mc: DefaultedMiniCluster): Volume {
+  return { name: entrypointConfigMapName(mc), projected: { sources: [scriptSources(mc)] } };
+}
+
+/**
+ * The scripts and the CURVE certificate in one read-only directory, for the Flux containers only.
+ * A projected volume joins the ConfigMap and the Secret: a second volume mounted inside a
+ * read-only ConfigMap mount cannot create its mount point, and the wait scripts keep reading
+ * /flux_operator/curve.cert as in Go. Each container mounts one of the two volumes there.
+ */
+export function fluxEntrypointVolume(mc: DefaultedMiniCluster): Volume {
   const sources: VolumeProjection[] = [
-    { configMap: { name: entrypointConfigMapName(mc), items: scripts } },
+    scriptSources(mc),
     {
       secret: {
         name: curveSecretName(mc),
-        items: [{ key: CURVE_CERT_KEY, path: CURVE_CERT_KEY, mode: CURVE_CERT_MODE }],
+        items: [{ key: CURVE_CERT_KEY, path: CURVE_CERT_KEY, mode: curveCertMode(mc) }],
       },
     },
   ];
-  return { name: entrypointConfigMapName(mc), projected: { sources } };
+  return { name: fluxEntrypointVolumeName(mc), projected: { sources } };
 }
 
 /** The volumes every Job pod has, whatever the user asked for. */
@@ -101,6 +147,7 @@ export function operatorVolumes(mc: DefaultedMiniCluster): Volume[] {
     { name: mc.spec.flux.container.name, emptyDir: {} },
     entrypointVolume(mc),
   ];
+  if (mc.spec.containers.some((c) => c.runFlux)) volumes.push(fluxEntrypointVolume(mc));
   const munge = mc.spec.flux.mungeSecret;
   if (munge) {
     volumes.push({ name: MUNGE_VOLUME, secret: { secretName: munge, defaultMode: 0o400 } });
@@ -108,12 +155,16 @@ export function operatorVolumes(mc: DefaultedMiniCluster): Volume[] {
   return volumes;
 }
 
-/** Mounts of the operator's volumes shared by the init container and the app containers. */
-export function operatorMounts(mc: DefaultedMiniCluster): VolumeMount[] {
+/**
+ * Mounts of the operator's volumes shared by the init container and the app containers; the
+ * entrypoint directory holds the CURVE certificate only for a container that runs Flux.
+ */
+export function operatorMounts(mc: DefaultedMiniCluster, runsFlux = false): VolumeMount[] {
+  const entrypoint = runsFlux ? fluxEntrypointVolumeName(mc) : entrypointConfigMapName(mc);
   return [
     { name: HOME_VOLUME, mountPath: HOME_PATH },
     { name: mc.spec.flux.container.name, mountPath: mc.spec.flux.container.mountPath },
-    { name: entrypointConfigMapName(mc), mountPath: `${ENTRYPOINT_MOUNT_PATH}/`, readOnly: true },
+    { name: entrypoint, mountPath: `${ENTRYPOINT_MOUNT_PATH}/`, readOnly: true },
   ];
 }
 

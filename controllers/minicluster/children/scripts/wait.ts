@@ -214,9 +214,16 @@ export function waitScript(settings: Settings, index: number): string {
     ...(quiet ? [] : ["", "echo", `echo "Hello user \${fluxuser}"`]),
     "",
     "# The CURVE certificate: mounted read-only from its Secret, copied so the broker may own it",
+    `curvesource=${CURVE_CERT_SOURCE}`,
+    // Mounted 0400 for root (0440 with an fsGroup) unless the spec names a non-root uid
+    // (volumes.ts curveCertMode): an image whose USER is not root needs runAsUser or fsGroup.
+    `if ! [ -r "\${curvesource}" ]; then`,
+    `  echo "The CURVE certificate \${curvesource} is not readable by uid \${fluxuid}: set securityContext.runAsUser of this container or spec.pod.securityContext.fsGroup" >&2`,
+    "  exit 1",
+    "fi",
     `curvepath="\${configroot}/curve/curve.cert"`,
     `mkdir -p "\${configroot}/curve"`,
-    `cp ${CURVE_CERT_SOURCE} "\${curvepath}"`,
+    `cp "\${curvesource}" "\${curvepath}"`,
     // Flux refuses a certificate readable by group or other; 0600 as the Go operator leaves it.
     `chmod 600 "\${curvepath}"`,
     `chown -R "\${fluxuid}" "\${curvepath}"`,

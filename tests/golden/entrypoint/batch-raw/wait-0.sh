@@ -79,9 +79,14 @@ echo
 echo "Hello user ${fluxuser}"
 
 # The CURVE certificate: mounted read-only from its Secret, copied so the broker may own it
+curvesource=/flux_operator/curve.cert
+if ! [ -r "${curvesource}" ]; then
+  echo "The CURVE certificate ${curvesource} is not readable by uid ${fluxuid}: set securityContext.runAsUser of this container or spec.pod.securityContext.fsGroup" >&2
+  exit 1
+fi
 curvepath="${configroot}/curve/curve.cert"
 mkdir -p "${configroot}/curve"
-cp /flux_operator/curve.cert "${curvepath}"
+cp "${curvesource}" "${curvepath}"
 chmod 600 "${curvepath}"
 chown -R "${fluxuid}" "${curvepath}"
 echo "🌟️ Curve certificate installed at ${curvepath}"
