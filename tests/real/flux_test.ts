@@ -212,10 +212,21 @@ realTest("real: a sidecar's port is reached by its Service name from another pod
   const log = await env.logs(await podName(env, `${name}-client`, 0), `${name}-client`);
   assert.match(log, new RegExp(`^${name}-0$`, "m"), log);
   // And from this machine, through `kubectl port-forward` to the pod.
-  assert.equal(
-    (await throughPortForward(await podName(env, name, 0), 8080, "/hostname")).trim(),
-    `${name}-0`,
-  );
+  const pod = await podName(env, name, 0);
+  assert.equal((await throughPortForward(pod, 8080, "/hostname")).trim(), `${name}-0`);
+  // The CURVE certificate is mounted into the Flux container only, readable by its owner only;
+  // the broker's copy is 0600. The sidecar has the scripts' mount without it.
+  const cert = "/flux_operator/curve.cert";
+  const mode = await env.exec(pod, name, ["stat", "-c", "%a %U:%G", "-L", cert]);
+  assert.equal(mode.trim(), "400 root:root");
+  const copy = await env.exec(pod, name, ["stat", "-c", "%a", "/mnt/flux/config/curve/curve.cert"]);
+  assert.equal(copy.trim(), "600", copy);
+  const sidecar = await env.exec(pod, "web", [
+    "sh",
+    "-c",
+    `test -e ${cert} && echo present || echo absent`,
+  ]);
+  assert.equal(sidecar.trim(), "absent");
 });
 
 /** GETs `path` from `port` of a pod through `kubectl port-forward` (a local port it picks). */
