@@ -323,15 +323,19 @@ export async function startRealNodes(
     [real.ports.proxyHealthz, real.ports.proxyMetrics] = freeLoopbackPorts(2);
   }
   const proxyConfig = join(paths.dir, "kube-proxy.yaml");
-  await write(
-    proxyConfig,
-    stringify(kubeProxyConfig({
-      kubeconfig: await nodeKubeconfig(paths, state, "kube-proxy", "/CN=system:kube-proxy"),
-      healthzPort: real.ports.proxyHealthz,
-      metricsPort: real.ports.proxyMetrics,
-      hostname: realNodeName(0),
-    })),
-  );
+  // A running kube-proxy exits when its configuration file is written, even unchanged: `up` run
+  // again over a running cluster leaves it alone.
+  if (!running(real, "kube-proxy", kubeProxy)) {
+    await write(
+      proxyConfig,
+      stringify(kubeProxyConfig({
+        kubeconfig: await nodeKubeconfig(paths, state, "kube-proxy", "/CN=system:kube-proxy"),
+        healthzPort: real.ports.proxyHealthz,
+        metricsPort: real.ports.proxyMetrics,
+        hostname: realNodeName(0),
+      })),
+    );
+  }
   await startDaemon(paths, state, "kube-proxy", kubeProxy, [`--config=${proxyConfig}`]);
 
   for (const obj of coreDnsObjects(images.coredns)) await api.ensure(collectionOf(obj), obj);

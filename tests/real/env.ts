@@ -38,7 +38,7 @@ export function realNodesAvailable(): boolean {
   }
 }
 
-function kubeconfigPath(): string {
+export function kubeconfigPath(): string {
   return Deno.env.get("MC_KUBECONFIG") ?? join(ROOT, ".cluster", "kubeconfig");
 }
 
