@@ -48,7 +48,7 @@ function seedOf(text: string | undefined): number {
  * side by side do not take numbers from each other's stream. mulberry32 over an FNV-1a hash.
  */
 export function randomFor(label: string, seed = SEED): () => number {
-  let h = 0x811c9dc5 ^ seed;
+  let h = 0x811c9dc5;
   for (const ch of `${seed}:${label}`) h = Math.imul(h ^ ch.codePointAt(0)!, 0x01000193);
   let a = h >>> 0;
   return () => {
