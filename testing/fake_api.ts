@@ -12,7 +12,9 @@
  * - the status subresource changes only `status`, and the main resource never does;
  * - immutable fields answer 422 Invalid: a Service's clusterIP, a Pod's spec, a Job's template;
  * - delete honours a uid precondition (409) and finalizers (deletionTimestamp set; the object goes
- *   when its last finalizer is removed); nothing is garbage-collected;
+ *   when its last finalizer is removed); nothing is garbage-collected, so a Foreground or Orphan
+ *   delete leaves the object with the `foregroundDeletion` or `orphan` finalizer for good, as a
+ *   kube-apiserver without a controller manager does;
  * - `react` injects failures (a 403, a 500, a timeout) for the requests it matches.
  *
  * Every request is recorded in `requests`, so tests count writes as the operator's metrics would.
@@ -211,12 +213,20 @@ export class FakeApiClient implements ApiClient {
       if (uid && uid !== live.metadata?.uid) {
         throw apiError(409, "Conflict", `Precondition failed: UID in precondition: ${uid}`);
       }
-      if (live.metadata?.finalizers?.length) {
-        if (live.metadata.deletionTimestamp) return clone(live);
+      if (live.metadata?.deletionTimestamp) return clone(live);
+      // The garbage collector's finalizer, which only the garbage collector removes.
+      const policy = opts.propagationPolicy;
+      const gc = policy === "Foreground"
+        ? "foregroundDeletion"
+        : policy === "Orphan"
+        ? "orphan"
+        : "";
+      const finalizers = [...(live.metadata?.finalizers ?? []), ...(gc ? [gc] : [])];
+      if (finalizers.length) {
         const deletionTimestamp = this.now().toISOString().replace(/\.\d{3}Z$/, "Z");
         return this.#store(rt, {
           ...clone(live),
-          metadata: { ...live.metadata, deletionTimestamp },
+          metadata: { ...live.metadata, finalizers, deletionTimestamp },
         }, "MODIFIED");
       }
       this.#remove(rt, live);

@@ -1,6 +1,6 @@
 /**
  * Cleanup of a MiniCluster being deleted (the finalizer's second half): the Job goes with
- * foreground propagation, its pods are deleted, and the cleanup waits (requeueing, never blocking)
+ * background propagation (its name is free at once), its pods are deleted, and the cleanup waits (requeueing, never blocking)
  * until the pods are gone — at most `cleanupTimeoutMs`, after which it reports `CleanupTimedOut` and
  * lets deletion go on. Then every other child is deleted: ownership would remove them after the
  * MiniCluster goes, but only where a garbage collector runs, and only after the MiniCluster is gone.
@@ -31,9 +31,12 @@ export class Cleanup {
     const uid = mc.metadata?.uid ?? "";
     const job = this.stores.jobs.get(mc.metadata?.namespace, jobName(mc));
     if (job && controllerOf(job)?.uid === uid && !job.metadata?.deletionTimestamp) {
-      // Foreground: the Job stays (with deletionTimestamp) until the garbage collector has deleted
-      // its pods, so nothing new is started while we wait.
-      await deleteObserved(this.client, Jobs, job, { propagationPolicy: "Foreground" });
+      // Background: the Job goes at once (the Job controller starts nothing more for it) and the
+      // garbage collector deletes its pods, which this cleanup waits for below. Foreground would
+      // leave the Job, with the name, in place until the collector got round to it (never, where
+      // none runs), and a MiniCluster created again under the same name would find its Job's name
+      // held by its predecessor.
+      await deleteObserved(this.client, Jobs, job, { propagationPolicy: "Background" });
     }
     for (const pod of this.stores.pods.byIndex("owner", uid)) {
       if (!pod.metadata?.deletionTimestamp) await deleteObserved(this.client, Pods, pod);

@@ -27,6 +27,7 @@ import {
   assertGuardedWrites,
   type PlanResult,
   pool,
+  quiesce,
   settle,
   startOperator,
   uidsOf,
@@ -144,7 +145,7 @@ export async function runPath(
       op = await startOperator(proxy, ns);
       const ctx = { client, namespace: ns };
       await path.setup(ctx);
-      await settle(proxy);
+      await quiesce(client, proxy, op, ns);
       const before = await uidsOf(client, ns);
       const certBefore = await curveSecret(client, ns);
       const base = proxy.writes;
@@ -163,8 +164,9 @@ export async function runPath(
       }
       await path.act(ctx);
       if (crashAt !== undefined) {
-        // Either the i-th write happens, or the run settles with fewer writes.
-        await Promise.race([killedNow, settle(proxy, 3_000)]);
+        // Either the i-th write happens, or the operator finishes with fewer writes (it reconciled
+        // the change and then stayed quiet: a barrier, not just a silence).
+        await Promise.race([killedNow, quiesce(client, proxy, op, ns, 3_000)]);
         proxy.onWrite = undefined;
         if (killed) {
           await killedNow;
@@ -187,7 +189,9 @@ export async function runPath(
         const diff = describeDifference(reference, again);
         if (diff) throw new Error(`diverged after converging:\n${diff}`);
       } else {
-        await settle(proxy, 2_500);
+        // The reference end state and write count: taken once the operator has acted on the
+        // change and gone quiet, however loaded the machine.
+        await quiesce(client, proxy, op, ns, 2_500);
         end = await snapshot(client, ns);
       }
       const writes = proxy.writes - base;

@@ -30,6 +30,36 @@ export const LONG = ["1", "true"].includes(Deno.env.get("FAULTS_LONG") ?? "");
 /** FAULTS_ECHO=1: the operators' logs on stderr. */
 export const ECHO = ["1", "true"].includes(Deno.env.get("FAULTS_ECHO") ?? "");
 
+/**
+ * The seed of every random choice the fault suites make (which watch events are dropped, which
+ * requests fail): FAULTS_SEED, else a fixed one, so that a run repeats; printed with every summary.
+ */
+export const SEED = seedOf(Deno.env.get("FAULTS_SEED"));
+
+function seedOf(text: string | undefined): number {
+  if (text === undefined || text === "") return 1;
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`FAULTS_SEED=${text}: not an integer ≥ 0`);
+  return n >>> 0;
+}
+
+/**
+ * A random stream in [0, 1) of its own for `label` (a plan's name), from SEED: plans running
+ * side by side do not take numbers from each other's stream. mulberry32 over an FNV-1a hash.
+ */
+export function randomFor(label: string, seed = SEED): () => number {
+  let h = 0x811c9dc5;
+  for (const ch of `${seed}:${label}`) h = Math.imul(h ^ ch.codePointAt(0)!, 0x01000193);
+  let a = h >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /** Runs `fn` in a fresh namespace, deleted afterwards (also on failure). */
 export async function withNamespace<T>(
   client: KubeClient,
@@ -112,6 +142,58 @@ export async function settle(
   throw new Error(`the operator kept writing for ${timeoutMs} ms`);
 }
 
+/**
+ * Which MiniClusters of `namespace` `op` has not yet finished with: none of its reconciles of the
+ * key ended yet (it has not acted on the MiniCluster at all), or its last one is still running or
+ * failed (a retry is pending, which may write when its backoff ends). Read from the operator's
+ * debug log (startOperator runs it with --log-level=debug).
+ */
+export async function unfinished(
+  client: KubeClient,
+  op: OperatorProcess,
+  namespace: string,
+): Promise<string[]> {
+  const last = new Map<string, string>();
+  for (const r of op.logRecords()) {
+    if (r.controller !== "minicluster" || typeof r.key !== "string") continue;
+    if (["reconciling", "reconciled", "reconcile failed; retrying"].includes(String(r.msg))) {
+      last.set(r.key, String(r.msg));
+    }
+  }
+  const list = await client.list<{ metadata: ObjectMeta }>(MiniClusters, { namespace });
+  return list.items.map((mc) => `${namespace}/${mc.metadata.name}`)
+    .filter((key) => last.get(key) !== "reconciled")
+    .map((key) => `${key} (${last.get(key) ?? "never reconciled"})`);
+}
+
+/**
+ * The barrier before a "nothing happens" check: `op` has reconciled every MiniCluster of the
+ * namespace since it started, the last reconcile of each ended without a retry pending, and then
+ * no write went through the proxy for `quietMs` (and still none of them is unfinished). A silence
+ * alone proves nothing on a loaded machine: the operator may not have got to the change yet.
+ */
+export async function quiesce(
+  client: KubeClient,
+  proxy: FaultProxy,
+  op: OperatorProcess,
+  namespace: string,
+  quietMs = QUIET_MS,
+  timeoutMs = 90_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let pending: string[] = [];
+  while (Date.now() < deadline) {
+    pending = await unfinished(client, op, namespace);
+    if (pending.length === 0) {
+      await settle(proxy, quietMs, Math.max(1, deadline - Date.now()));
+      pending = await unfinished(client, op, namespace);
+      if (pending.length === 0) return;
+    }
+    await sleep(200);
+  }
+  throw new Error(`the operator did not finish within ${timeoutMs} ms: ${pending.join(", ")}`);
+}
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** kind/name → uid of the MiniClusters and of everything the operator labelled as its own. */
@@ -171,7 +253,10 @@ export function printSummary(suite: string, results: PlanResult[]): void {
       }`,
     );
   }
-  lines.push(`[faults] ${suite}: ${results.length} plans run, ${failed.length} failures`);
+  lines.push(
+    `[faults] ${suite}: ${results.length} plans run, ${failed.length} failures ` +
+      `(seed ${SEED}; FAULTS_SEED=${SEED} repeats it)`,
+  );
   console.log(lines.join("\n"));
 }
 

@@ -8,7 +8,7 @@ import { kubeconfigPath } from "../harness.ts";
 import { crashMatrix, PATHS } from "./crash.ts";
 import { apiserverRestart, leaderFailover } from "./failover.ts";
 import { runViewScenarios, VIEW_SCENARIOS } from "./views.ts";
-import { type PlanResult, printSummary } from "./env.ts";
+import { type PlanResult, printSummary, SEED } from "./env.ts";
 
 const CONCURRENCY = Number(Deno.env.get("FAULTS_CONCURRENCY") ?? 6);
 
@@ -52,7 +52,9 @@ Deno.test({
       printSummary("restart and failover", other);
       const all = [...crash, ...views, ...other];
       const failed = all.filter((r) => !r.ok);
-      console.log(`[faults] TOTAL: ${all.length} plans run, ${failed.length} failures`);
+      console.log(
+        `[faults] TOTAL: ${all.length} plans run, ${failed.length} failures (seed ${SEED})`,
+      );
       assert.equal(failed.length, 0, failed.map((r) => `${r.plan}: ${r.detail}`).join("\n\n"));
     } finally {
       client.close();

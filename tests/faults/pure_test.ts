@@ -1,8 +1,9 @@
-// The fault suite's pure helpers: masking snapshots, parsing API paths, choosing crash points.
+// The fault suite's pure helpers: masking snapshots, parsing API paths, choosing crash points, seeds.
 import assert from "node:assert/strict";
 import { maskAll } from "./snapshot.ts";
 import { parsePath } from "./proxy.ts";
 import { crashIndices } from "./crash.ts";
+import { randomFor } from "./env.ts";
 
 Deno.test("maskAll hides uids (also inside strings), versions, times, namespace and hashes", () => {
   const objects = (ns: string, uid: string) => [
@@ -69,4 +70,15 @@ Deno.test("crashIndices: every write, or first, middle and last", () => {
   assert.deepEqual(crashIndices(9, false), [1, 5, 9]);
   assert.deepEqual(crashIndices(1, false), [1]);
   assert.deepEqual(crashIndices(0, false), []);
+});
+
+Deno.test("faults: a plan's random stream is fixed by the seed and its name", () => {
+  const draw = (label: string, seed: number) => {
+    const r = randomFor(label, seed);
+    return Array.from({ length: 8 }, () => r());
+  };
+  assert.deepEqual(draw("view a", 1), draw("view a", 1), "the same seed repeats the stream");
+  assert.notDeepEqual(draw("view a", 1), draw("view a", 2), "another seed, another stream");
+  assert.notDeepEqual(draw("view a", 1), draw("view b", 1), "each plan has its own stream");
+  assert.ok(draw("view a", 7).every((x) => x >= 0 && x < 1));
 });

@@ -103,7 +103,7 @@ export const VIEW_SCENARIOS: ViewScenario[] = [
       await ctx.create("a");
       await ctx.converged(["a"]);
       // Half of all events are lost while the spec changes twice.
-      ctx.proxy.watchFilter = () => Math.random() < 0.5 ? "drop" : "pass";
+      ctx.proxy.watchFilter = () => ctx.random() < 0.5 ? "drop" : "pass";
       await ctx.patch("a", { size: 3 });
       await ctx.create("b");
       await sleep(1_500);
@@ -290,7 +290,7 @@ export const VIEW_SCENARIOS: ViewScenario[] = [
       const codes = [429, 500, 503];
       ctx.proxy.rules = [
         (r) =>
-          !r.watch && Math.random() < 0.5
+          !r.watch && ctx.random() < 0.5
             ? {
               kind: "status",
               code: codes[r.id % 3],

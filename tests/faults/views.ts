@@ -29,8 +29,8 @@ import {
   assertGuardedWrites,
   type PlanResult,
   pool,
-  QUIET_MS,
-  settle,
+  quiesce,
+  randomFor,
   startOperator,
   withNamespace,
 } from "./env.ts";
@@ -44,6 +44,8 @@ export interface ViewContext {
   proxy: FaultProxy;
   /** The operator process running now. */
   operator(): OperatorProcess;
+  /** This scenario's random stream (env.ts `randomFor`: FAULTS_SEED and the scenario's name). */
+  random(): number;
   /** SIGKILL the operator and start a fresh one (through the same proxy). */
   restart(): Promise<void>;
   create(name: string, spec?: Partial<MiniCluster["spec"]>): Promise<MiniCluster>;
@@ -105,6 +107,7 @@ async function withViewEnv(
         client,
         namespace: ns,
         proxy,
+        random: randomFor(`view ${scenario.name}`),
         operator: () => op!,
         restart: async () => {
           await op!.kill();
@@ -121,14 +124,17 @@ async function withViewEnv(
         },
       };
       const detail = await scenario.run(ctx);
-      // Fixpoint: a fresh operator (fresh lists, no faults) finds nothing to change.
+      // Fixpoint: a fresh operator (fresh lists, no faults) finds nothing to change. Both
+      // snapshots are taken at a barrier (quiesce): the operator has reconciled every MiniCluster
+      // with no retry pending, then wrote nothing for a while; so the fresh one's silence means it
+      // looked and found nothing, not that it had not got round to looking.
       proxy.rules = [];
       proxy.watchFilter = undefined;
-      await settle(proxy);
+      await quiesce(client, proxy, op, ns);
       const before = await snapshot(client, ns);
       const writesBefore = proxy.writes;
       await ctx.restart();
-      await settle(proxy, QUIET_MS);
+      await quiesce(client, proxy, op, ns);
       const diff = describeDifference(before, await snapshot(client, ns));
       if (diff) throw new Error(`a fresh operator changed the converged state:\n${diff}`);
       const extra = proxy.requests.filter((r) => r.write && r.code && r.code < 300)

@@ -234,3 +234,32 @@ Deno.test("reconcile lifecycle: cleanup true deletes the MiniCluster once the le
   assert.ok(op.events("oneshot").includes("CleanupAfterCompletion"));
   assert.ok(op.miniCluster("oneshot")?.metadata?.deletionTimestamp, "deleted (the finalizer runs)");
 });
+
+Deno.test("reconcile lifecycle: a MiniCluster deleted and created again under its name gets its own Job at once", async () => {
+  // The fake API server, like a control plane without a garbage collector, never removes the
+  // `foregroundDeletion` finalizer: a Job deleted in the foreground would keep the name for good
+  // (and, where a collector runs, until it got round to it), so the successor found a Job of its
+  // name owned by its predecessor (NameTaken) instead of creating its own.
+  const op = new FakeOperator();
+  const old = await op.create("again", { size: 2 });
+  await op.converge("again");
+  await op.api.delete(MiniClusters, NS, "again");
+  op.sync();
+  await op.reconcile("again");
+  assert.equal(op.miniCluster("again"), undefined, "the finalizer was removed");
+  assert.equal(op.api.peek(Jobs, NS, "again"), undefined, "the Job went with its MiniCluster");
+  op.sync();
+  await op.reconcile("again");
+
+  const fresh = await op.create("again", { size: 3 });
+  assert.notEqual(fresh.metadata?.uid, old.metadata?.uid);
+  await op.converge("again");
+  const job = op.api.peek<Job>(Jobs, NS, "again");
+  assert.equal(
+    job?.metadata?.ownerReferences?.[0]?.uid,
+    fresh.metadata?.uid,
+    "the successor's Job",
+  );
+  assert.equal(job?.spec?.parallelism, 3);
+  assert.equal(op.condition("again", "Unappliable")?.reason, "Applied");
+});
