@@ -1,6 +1,7 @@
 // Watches a benchmark namespace from outside the operator and timestamps, per MiniCluster, the moment
 // its last child appeared and the moment it turned Ready — what a user would see.
 
+import { ChangeWaiter } from "./change_waiter.ts";
 import type { MiniCluster } from "../api/mod.ts";
 import { KubeClient } from "../runtime/client.ts";
 import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../runtime/resources.ts";
@@ -17,7 +18,7 @@ export class CreationObserver {
   readonly #children = new Map<string, Set<string>>();
   readonly childrenAt = new Map<string, number>();
   readonly readyAt = new Map<string, number>();
-  #changed: () => void = () => {};
+  readonly #waiter = new ChangeWaiter();
 
   readonly #client: KubeClient;
 
@@ -88,7 +89,7 @@ export class CreationObserver {
     seen.add(`${kind}/${obj.metadata?.name}`);
     if (seen.size >= this.childrenPerMiniCluster && !this.childrenAt.has(owner.name)) {
       this.childrenAt.set(owner.name, performance.now());
-      this.#changed();
+      this.#waiter.changed();
     }
   }
 
@@ -99,24 +100,12 @@ export class CreationObserver {
       ?.conditions;
     if (conditions?.some((c) => c.type === "Ready" && c.status === "True")) {
       this.readyAt.set(name, performance.now());
-      this.#changed();
+      this.#waiter.changed();
     }
   }
 
   /** Resolves once `done()` holds, checked on every observation; rejects after `timeoutMs`. */
   until(done: () => boolean, timeoutMs: number, describe: () => string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (done()) return resolve();
-      const timer = setTimeout(() => {
-        this.#changed = () => {};
-        reject(new Error(`timed out after ${timeoutMs} ms: ${describe()}`));
-      }, timeoutMs);
-      this.#changed = () => {
-        if (!done()) return;
-        clearTimeout(timer);
-        this.#changed = () => {};
-        resolve();
-      };
-    });
+    return this.#waiter.until(done, timeoutMs, describe);
   }
 }

@@ -5,6 +5,7 @@
  * owner is the MiniCluster, a MiniCluster's pods are those of the Job it owns, Ready is the pod's
  * Ready condition. So the Go operator's MiniClusters are timed exactly like ours.
  */
+import { ChangeWaiter } from "../change_waiter.ts";
 import { KubeClient } from "../../runtime/client.ts";
 import { Pods, type ResourceType } from "../../runtime/resources.ts";
 import type { KubeObject } from "../../runtime/store.ts";
@@ -23,7 +24,7 @@ export class PeerObserver {
   readonly #readyPods = new Map<string, Set<string>>();
   readonly childrenAt = new Map<string, number>();
   readonly readyAt = new Map<string, number>();
-  #changed: () => void = () => {};
+  readonly #waiter = new ChangeWaiter();
   readonly #client: KubeClient;
 
   static async open(
@@ -79,7 +80,7 @@ export class PeerObserver {
     seen.add(`${kind}/${obj.metadata?.name}`);
     if (seen.size >= this.children && !this.childrenAt.has(owner.name)) {
       this.childrenAt.set(owner.name, performance.now());
-      this.#changed();
+      this.#waiter.changed();
     }
   }
 
@@ -98,24 +99,12 @@ export class PeerObserver {
     if (!mc || this.readyAt.has(mc)) return;
     if ((this.#readyPods.get(job)?.size ?? 0) < this.podsPerMiniCluster) return;
     this.readyAt.set(mc, performance.now());
-    this.#changed();
+    this.#waiter.changed();
   }
 
   /** Resolves once `done()` holds, checked on every observation; rejects after `timeoutMs`. */
   until(done: () => boolean, timeoutMs: number, describe: () => string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (done()) return resolve();
-      const timer = setTimeout(() => {
-        this.#changed = () => {};
-        reject(new Error(`timed out after ${timeoutMs} ms: ${describe()}`));
-      }, timeoutMs);
-      this.#changed = () => {
-        if (!done()) return;
-        clearTimeout(timer);
-        this.#changed = () => {};
-        resolve();
-      };
-    });
+    return this.#waiter.until(done, timeoutMs, describe);
   }
 
   async stop(): Promise<void> {
