@@ -15,6 +15,12 @@ export interface Flags {
   peer: boolean;
   /** Repetitions per N of --peer (the order alternates). */
   reps: number;
+  /** Broker start-up on the local cluster's real nodes (bench/real_nodes.ts). */
+  real: boolean;
+  /** Runs of --real. */
+  runs: number;
+  /** The MiniCluster size of --real. */
+  realSize: number;
 }
 
 export function flags(argv: string[]): Flags {
@@ -33,6 +39,9 @@ export function flags(argv: string[]): Flags {
       peer: { type: "boolean", default: false },
       "peer-10k": { type: "boolean", default: false },
       reps: { type: "string", default: "1" },
+      real: { type: "boolean", default: false },
+      runs: { type: "string", default: "5" },
+      "real-size": { type: "string", default: "3" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -40,7 +49,8 @@ export function flags(argv: string[]): Flags {
     console.log(
       "usage: deno task bench [--n=100,1000] [--size=4] [--concurrency=4] [--create-concurrency=16]\n" +
         "         [--idle-seconds=60] [--rss-10k] [--kubeconfig=PATH] [--out=bench/results] [--echo]\n" +
-        "         [--peer [--reps=1] [--peer-10k]]   side by side with the Go Flux Operator",
+        "         [--peer [--reps=1] [--peer-10k]]   side by side with the Go Flux Operator\n" +
+        "         [--real [--runs=5] [--real-size=3]] brokers joined on the real nodes of .cluster/",
     );
     Deno.exit(0);
   }
@@ -63,5 +73,8 @@ export function flags(argv: string[]): Flags {
     echo: values.echo,
     peer: values.peer,
     reps: Math.max(1, int(values.reps, "reps")),
+    real: values.real,
+    runs: Math.max(1, int(values.runs, "runs")),
+    realSize: Math.max(1, int(values["real-size"], "real-size")),
   };
 }

@@ -44,6 +44,7 @@ import {
 } from "./report.ts";
 import { perMinute, ratio, summarize } from "./stats.ts";
 import { peerMain } from "./peer/main.ts";
+import { realNodesBench } from "./real_nodes.ts";
 
 const say = (msg: string) => console.error(`[bench] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -339,6 +340,10 @@ async function main(): Promise<number> {
   const f = flags(Deno.args);
   Deno.addSignalListener("SIGINT", () => Deno.exit(130)); // runs the unload teardown
   if (f.peer) return await peerMain(f);
+  if (f.real) {
+    const kubeconfig = f.kubeconfig ?? join(Deno.cwd(), ".cluster", "kubeconfig");
+    return await realNodesBench(kubeconfig, f.runs, f.realSize, f.out);
+  }
   const loadAtStart = loadAverage();
   let kubeconfig = f.kubeconfig;
   // Every N runs twice (the operator, then the raw client), and both runs' pods stay.
