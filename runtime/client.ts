@@ -42,7 +42,7 @@ import {
   withTypeMeta,
   writeQuery,
 } from "./rest_requests.ts";
-import { abortedPromise, LineBuffer, parseWatchLine } from "./watch_lines.ts";
+import { watchEvents } from "./watch_lines.ts";
 import {
   describeRequest,
   type RequestEvent,
@@ -359,30 +359,9 @@ export class KubeClient implements ApiClient {
       const text = await response.text();
       throw ApiError.fromResponse(response.status, text, `watch ${resourceName(rt)}`);
     }
-    if (!response.body) return connection.release();
-    const reader = response.body.getReader();
-    const lines = new LineBuffer();
-    const aborted = abortedPromise(signal);
     try {
-      while (true) {
-        let chunk: ReadableStreamReadResult<Uint8Array>;
-        try {
-          chunk = await Promise.race([reader.read(), aborted.promise]);
-        } catch (e) {
-          if (signal?.aborted) return;
-          throw e;
-        }
-        if (chunk.done) break;
-        for (const line of lines.push(chunk.value)) yield parseWatchLine<T>(line, rt);
-      }
-      const rest = lines.flush();
-      if (rest !== undefined) yield parseWatchLine<T>(rest, rt);
+      if (response.body) yield* watchEvents<T>(response.body, rt, signal);
     } finally {
-      // Release the stream whether we ended, threw, were aborted or the consumer broke out. Not
-      // awaited: a cancel that never settles (a stream already torn down by the abort) must not
-      // keep the consumer's loop, and whoever waits for it, from ending.
-      reader.cancel().catch(() => {});
-      aborted.dispose();
       connection.release();
     }
   }

@@ -64,3 +64,39 @@ export function abortedPromise(signal?: AbortSignal): { promise: Promise<never>;
   promise.catch(() => {}); // observed through the race; never an unhandled rejection
   return { promise, dispose: () => signal.removeEventListener("abort", onAbort) };
 }
+
+/**
+ * The events of a watch response's body. It ends when the server closes the stream, or quietly
+ * when `signal` aborts, even in the middle of a read (a quiet watch's pending read does not end on
+ * an abort by itself, which kept a stopping operator alive).
+ */
+export async function* watchEvents<T>(
+  body: ReadableStream<Uint8Array>,
+  rt: ResourceType,
+  signal?: AbortSignal,
+): AsyncGenerator<WatchEvent<T>> {
+  const reader = body.getReader();
+  const lines = new LineBuffer();
+  const aborted = abortedPromise(signal);
+  try {
+    while (true) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await Promise.race([reader.read(), aborted.promise]);
+      } catch (e) {
+        if (signal?.aborted) return;
+        throw e;
+      }
+      if (chunk.done) break;
+      for (const line of lines.push(chunk.value)) yield parseWatchLine<T>(line, rt);
+    }
+    const rest = lines.flush();
+    if (rest !== undefined) yield parseWatchLine<T>(rest, rt);
+  } finally {
+    // Released whether we ended, threw, were aborted or the consumer broke out. Not awaited: a
+    // cancel that never settles (a stream already torn down by the abort) must not keep the
+    // consumer's loop, and whoever waits for it, from ending.
+    reader.cancel().catch(() => {});
+    aborted.dispose();
+  }
+}
