@@ -114,6 +114,22 @@ integrationTest(
       assert.equal(held.spec?.suspend, true, "still held by the queue");
       assert.deepEqual(suspendOwners(held), [QUEUE]);
 
+      // As Kueue does when it stops a Job: clear status.startTime, which the Job controller of a
+      // full cluster set if it started the Job before the queue suspended it; the apiserver lets
+      // a suspended Job's scheduling directives change only while startTime is unset.
+      await eventually(async () => {
+        if (!(await getJob(env, "queued")).status?.startTime) return;
+        await env.client.patch(
+          Jobs,
+          env.namespace,
+          "queued",
+          { status: { startTime: null } },
+          "merge",
+          { subresource: "status", fieldManager: QUEUE },
+        );
+        throw new Error("the Job had a startTime; cleared it");
+      }, { timeoutMs: 30_000, intervalMs: 500 });
+
       // Admission: node selectors injected into the template and the Job resumed, in one update.
       await env.client.patch(
         Jobs,
