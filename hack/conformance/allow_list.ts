@@ -125,6 +125,21 @@ export const ALLOW_LIST: AllowEntry[] = [
       d.go === undefined,
   },
   {
+    // spec.jobAnnotations and spec.pod.priorityClassName: the Go CRD has neither and drops them.
+    id: "api-additions",
+    class: "api",
+    readme: "**Additions to the API.**",
+    guide: "## Fields beyond the Go API",
+    matches: (d) =>
+      d.kind === "field" && kindOf(d) === "Job" && d.go === undefined &&
+      (d.path === "spec.template.spec.priorityClassName" ||
+        (d.path === "metadata.annotations" && isObj(d.ours) &&
+          Object.keys(d.ours).some((k) => !HASH_ANNOTATIONS.has(k)) &&
+          Object.keys(d.ours).every((k) =>
+            HASH_ANNOTATIONS.has(k) || !k.startsWith("flux-framework.org/")
+          ))),
+  },
+  {
     id: "hash-annotations",
     class: "bookkeeping",
     readme: "`flux-framework.org/desired-hash`",

@@ -21,6 +21,7 @@ import {
   PersistentVolumeClaims,
   Pods,
   type ResourceType,
+  resourceType,
   Secrets,
   ServiceAccounts,
   Services,
@@ -78,11 +79,21 @@ export function namespaceFor(side: Side, index: number): string {
   return `cf-${side}-${index}`;
 }
 
+/** The cluster-scoped PriorityClass of examples/queueing.yaml (both sides use the one object). */
+const PriorityClasses = resourceType(
+  "scheduling.k8s.io",
+  "v1",
+  "priorityclasses",
+  "PriorityClass",
+  false,
+);
+
 /** Kinds a manifest file may hold beside its MiniCluster. */
 const EXTRA_KINDS: Record<string, ResourceType> = {
   ConfigMap: ConfigMaps,
   Secret: Secrets,
   PersistentVolumeClaim: PersistentVolumeClaims,
+  PriorityClass: PriorityClasses,
 };
 
 // The workspace kind is ours only: on the Go side's control plane it does not exist (listed as none).
@@ -244,6 +255,12 @@ export async function runSide(side: Side, opts: RunOptions): Promise<SideResult>
       for (const extra of manifest.extra) {
         const rt = EXTRA_KINDS[extra.kind];
         if (!rt) throw new Error(`${manifest.path}: cannot create a ${extra.kind}`);
+        if (!rt.namespaced) {
+          await client.create(rt, extra).catch((e) => {
+            if (!isAlreadyExists(e)) throw e;
+          });
+          continue;
+        }
         await client.create(rt, { ...extra, metadata: { ...extra.metadata, namespace } });
       }
       const created = await client.create<KubeObject>(MiniClusters, object).then(
