@@ -17,6 +17,7 @@ import { isNotFound } from "../runtime/errors.ts";
 import { Pods } from "../runtime/resources.ts";
 import { JOB_NAME_LABEL } from "../controllers/minicluster/children/names.ts";
 import { REAL_NODE_LABEL } from "../hack/cluster/real_node_config.ts";
+import { kubectl } from "../hack/kubectl.ts";
 import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "../hack/images/refs.ts";
 import { installCrds } from "../testing/crds.ts";
 import { OperatorProcess } from "../testing/operator_process.ts";
@@ -51,24 +52,6 @@ function miniCluster(name: string, size: number): MiniCluster {
       },
     } as MiniCluster["spec"],
   };
-}
-
-async function kubectl(kubeconfig: string, args: string[], stdin?: string): Promise<string> {
-  const child = new Deno.Command("kubectl", {
-    args: ["--kubeconfig", kubeconfig, ...args],
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(stdin));
-    await w.close();
-  }
-  const out = await child.output();
-  const text = new TextDecoder().decode(out.stdout);
-  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr) || text);
-  return text;
 }
 
 async function podsOf(client: KubeClient, name: string): Promise<Pod[]> {

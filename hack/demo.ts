@@ -12,6 +12,7 @@
 // `down` stops every process group recorded there). Running the demo again restarts the operator
 // on the current code and reuses the cluster.
 
+import { kubectl } from "./kubectl.ts";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parse, stringify } from "yaml";
@@ -91,24 +92,6 @@ export function simulatedManifest(exampleYaml: string): string {
     annotations: { ...mc.spec.pod?.annotations, "kwok.x-k8s.io/keep-running": "true" },
   };
   return stringify(mc);
-}
-
-async function kubectl(kubeconfig: string, args: string[], stdin?: string): Promise<string> {
-  const child = new Deno.Command("kubectl", {
-    args: ["--kubeconfig", kubeconfig, ...args],
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(stdin));
-    await w.close();
-  }
-  const out = await child.output();
-  const text = (b: Uint8Array) => new TextDecoder().decode(b);
-  if (!out.success) throw new Error(`kubectl ${args.join(" ")}:\n${text(out.stderr)}`);
-  return text(out.stdout);
 }
 
 function freePort(): number {
