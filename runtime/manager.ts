@@ -17,6 +17,7 @@ import { startHealthServer } from "./http.ts";
 import { LeaderElector } from "./leader.ts";
 import { Logger } from "./log.ts";
 import { registerProcessMetrics, Registry } from "./metrics.ts";
+import { RelistBudget } from "./relist_budget.ts";
 import type { OperatorOptions } from "./options.ts";
 import { resourceName, type ResourceType } from "./resources.ts";
 import type { KubeObject, Store } from "./store.ts";
@@ -61,6 +62,8 @@ export class Manager {
     { watcher: Watcher<KubeObject>; transform?: Transform<KubeObject> }
   >();
   #controllers: Controller<KubeObject>[] = [];
+  /** Shared by every watcher: see runtime/relist_budget.ts. */
+  readonly #relistBudget = new RelistBudget();
   #synced = false;
 
   constructor(opts: OperatorOptions, log?: Logger, registry?: Registry) {
@@ -109,6 +112,7 @@ export class Manager {
         fieldSelector: spec.fieldSelector,
         transform: spec.transform,
         stopOnForbidden: this.#opts.failOnForbidden,
+        relistBudget: this.#relistBudget,
         log: this.log.child({ component: "watcher" }),
         metrics: this.#metrics.watcher,
       });

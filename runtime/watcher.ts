@@ -22,6 +22,7 @@ import { isForbidden, isGone, isUnauthorized } from "./errors.ts";
 import { apiVersionOf, resourceName, type ResourceType } from "./resources.ts";
 import { Cache, type IndexFunc, type KubeObject, type Store } from "./store.ts";
 import { type RuntimeLog, silentLog } from "./log.ts";
+import type { RelistBudget } from "./relist_budget.ts";
 import { dropManagedFields, type Transform } from "./transforms.ts";
 
 /** Why a watch stream was restarted, as counted by `watch_restarts_total{reason}`. */
@@ -53,6 +54,12 @@ export interface WatcherOptions<T> {
   transform?: Transform<T>;
   /** Extra store indexes besides "namespace" and "owner". */
   indexes?: Record<string, IndexFunc<T>>;
+  /**
+   * Relists after 410 Gone spend from this budget, shared with the client's other watchers so that
+   * their sum stays bounded; the watcher adds its streams to it. Default: none (only the
+   * per-stream backoff).
+   */
+  relistBudget?: RelistBudget;
   clock?: Clock;
   log?: RuntimeLog;
   metrics?: WatcherMetrics;
@@ -93,6 +100,7 @@ export class Watcher<T extends KubeObject> {
     });
     const namespaces = type.namespaced && opts.namespaces?.length ? opts.namespaces : [undefined];
     this.#streams = [...new Set(namespaces)];
+    opts.relistBudget?.addStreams(this.#streams.length);
     this.synced = new Promise((resolve, reject) => {
       this.#resolveSynced = resolve;
       this.#rejectSynced = reject;
@@ -174,7 +182,9 @@ export class Watcher<T extends KubeObject> {
           this.#opts.metrics?.restarted(this.resource, "gone");
           log.info("resourceVersion expired; relisting", { ...fields, resourceVersion });
           resourceVersion = undefined;
-          if (goneStreak++ > 0) await sleep(this.#clock, goneBackoff.next(), signal);
+          const ownDelay = goneStreak++ > 0 ? goneBackoff.next() : 0;
+          const delay = Math.max(ownDelay, this.#opts.relistBudget?.reserve() ?? 0);
+          if (delay > 0) await sleep(this.#clock, delay, signal);
           continue;
         }
         const denied = isForbidden(e) || isUnauthorized(e);
