@@ -15,6 +15,10 @@ export interface Flags {
   peer: boolean;
   /** Repetitions per N of --peer (the order alternates). */
   reps: number;
+  /** The contenders of --peer: both by default, or one of "ours" and "go". */
+  only?: "ours" | "go";
+  /** Writes in flight of our operator (its --max-writes-in-flight); undefined: its default. */
+  writesInFlight?: number;
   /** Broker start-up on the local cluster's real nodes (bench/real_nodes.ts). */
   real: boolean;
   /** Runs of --real. */
@@ -39,6 +43,8 @@ export function flags(argv: string[]): Flags {
       peer: { type: "boolean", default: false },
       "peer-10k": { type: "boolean", default: false },
       reps: { type: "string", default: "1" },
+      only: { type: "string" },
+      "writes-in-flight": { type: "string" },
       real: { type: "boolean", default: false },
       runs: { type: "string", default: "5" },
       "real-size": { type: "string", default: "3" },
@@ -49,7 +55,8 @@ export function flags(argv: string[]): Flags {
     console.log(
       "usage: deno task bench [--n=100,1000] [--size=4] [--concurrency=4] [--create-concurrency=16]\n" +
         "         [--idle-seconds=60] [--rss-10k] [--kubeconfig=PATH] [--out=bench/results] [--echo]\n" +
-        "         [--peer [--reps=1] [--peer-10k]]   side by side with the Go Flux Operator\n" +
+        "         [--writes-in-flight=N]           our operator's --max-writes-in-flight\n" +
+        "         [--peer [--reps=1] [--peer-10k] [--only=ours|go]]   side by side with the Go Flux Operator\n" +
         "         [--real [--runs=5] [--real-size=3]] brokers joined on the real nodes of .cluster/",
     );
     Deno.exit(0);
@@ -73,8 +80,22 @@ export function flags(argv: string[]): Flags {
     echo: values.echo,
     peer: values.peer,
     reps: Math.max(1, int(values.reps, "reps")),
+    only: only(values.only),
+    writesInFlight: values["writes-in-flight"] === undefined
+      ? undefined
+      : int(values["writes-in-flight"], "writes-in-flight"),
     real: values.real,
     runs: Math.max(1, int(values.runs, "runs")),
     realSize: Math.max(1, int(values["real-size"], "real-size")),
   };
+}
+
+function only(value: string | undefined): "ours" | "go" | undefined {
+  if (value === undefined || value === "ours" || value === "go") return value;
+  throw new Error(`--only: ${value} (ours or go)`);
+}
+
+/** Our operator's --max-writes-in-flight when the bench sets it. */
+export function writesInFlightArgs(f: Flags): string[] {
+  return f.writesInFlight === undefined ? [] : [`--max-writes-in-flight=${f.writesInFlight}`];
 }

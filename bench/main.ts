@@ -21,7 +21,7 @@ import { diffCounts, groupBy, READ_VERBS, writeCount } from "../testing/metrics_
 import { OperatorProcess } from "../testing/operator_process.ts";
 import { sampleMiniCluster } from "../testing/sample_minicluster.ts";
 import { countPods, createNamespace, ensureNodes, pool, waitPodsReady } from "./cluster_state.ts";
-import { type Flags, flags } from "./flags.ts";
+import { type Flags, flags, writesInFlightArgs } from "./flags.ts";
 import { CreationObserver } from "./observer.ts";
 import {
   cpuOver,
@@ -87,6 +87,7 @@ async function scaleRun(ctx: Context, n: number, first: boolean) {
     namespaces: [ns],
     concurrency: f.concurrency,
     echo: f.echo,
+    args: writesInFlightArgs(f),
   });
   const startupMs = await op.ready();
   const resources: ResourcePoint[] = [];
@@ -308,6 +309,7 @@ async function tenThousand(ctx: Context, present: number): Promise<ResourcePoint
     namespaces: [ns],
     concurrency: f.concurrency,
     echo: f.echo,
+    args: writesInFlightArgs(f),
   });
   await op.ready();
   const observer = await CreationObserver.open(kubeconfig, ns, ctx.childrenPerMiniCluster);

@@ -50,6 +50,7 @@ import {
   type Verb,
 } from "./request_labels.ts";
 import { WatchConnections } from "./watch_connections.ts";
+import { WriteSlots } from "./write_slots.ts";
 
 export type * from "./api_client.ts";
 export { LineBuffer, parseWatchLine } from "./watch_lines.ts";
@@ -68,6 +69,11 @@ export interface ClientOptions {
   onRequest?: (event: RequestEvent) => void;
   /** How long a token read from a file is trusted before it is read again. Default 60 s. */
   tokenRefreshMs?: number;
+  /**
+   * Writes (every method but GET) in flight at once, Lease renewals excepted; the rest wait in
+   * order (runtime/write_slots.ts). 0 or unset: no bound.
+   */
+  maxWritesInFlight?: number;
 }
 
 export interface RequestOptions {
@@ -84,6 +90,7 @@ export interface RequestOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+const LEASE_PATH = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/[^/]+\/leases(\/|$)/;
 const DEFAULT_TOKEN_REFRESH_MS = 60_000;
 
 export class KubeClient implements ApiClient {
@@ -98,6 +105,7 @@ export class KubeClient implements ApiClient {
   readonly #userAgent: string;
   readonly #timeoutMs: number;
   readonly #onRequest?: (event: RequestEvent) => void;
+  readonly #writeSlots: WriteSlots;
   #closed = false;
 
   constructor(conn: ClusterConnection, options: ClientOptions = {}) {
@@ -106,6 +114,7 @@ export class KubeClient implements ApiClient {
     this.#userAgent = options.userAgent ?? `minicluster-operator (deno/${Deno.version.deno})`;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#onRequest = options.onRequest;
+    this.#writeSlots = new WriteSlots(options.maxWritesInFlight ?? 0);
     const tls: Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> = {};
     if (conn.caCerts?.length) tls.caCerts = conn.caCerts;
     if (conn.clientCert && conn.clientKey) {
@@ -374,6 +383,9 @@ export class KubeClient implements ApiClient {
     opts: RequestOptions,
     retried: boolean,
   ): Promise<string> {
+    // A leader's renewal must never queue behind a burst of writes: losing the Lease costs more.
+    const bounded = !retried && method !== "GET" && !LEASE_PATH.test(path);
+    const release = bounded ? await this.#writeSlots.acquire(opts.signal) : undefined;
     const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
     const timeout = new AbortController();
     const timer = timeoutMs > 0
@@ -400,6 +412,7 @@ export class KubeClient implements ApiClient {
       throw e;
     } finally {
       clearTimeout(timer);
+      release?.();
     }
   }
 

@@ -78,6 +78,7 @@ export class Manager {
     this.#client ??= await KubeClient.load({
       kubeconfig: this.#opts.kubeconfig,
       context: this.#opts.context,
+      maxWritesInFlight: this.#opts.maxWritesInFlight,
       onRequest: (e) => this.#metrics.request(e.verb, e.resource, e.code, e.seconds),
     });
     return this.#client;

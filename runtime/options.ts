@@ -15,6 +15,8 @@ export interface OperatorOptions {
   /** Namespaces to watch; empty = all namespaces. */
   namespaces: string[];
   concurrency: number;
+  /** Writes in flight at once across the whole client (Lease renewals excepted); 0: no bound. */
+  maxWritesInFlight: number;
   leaderElect: boolean;
   /** Namespace of the Lease; undefined = the client's namespace (ServiceAccount or context). */
   leaderElectionNamespace?: string;
@@ -73,6 +75,14 @@ export const FLAGS: readonly FlagSpec[] = [
     key: "concurrency",
     kind: "int",
     help: "Reconciles run at once per controller.",
+    default: "4",
+  },
+  {
+    name: "max-writes-in-flight",
+    key: "maxWritesInFlight",
+    kind: "int",
+    help: "Writes to the API server in flight at once (Lease renewals excepted); the rest wait " +
+      "in order. 0: no bound.",
     default: "4",
   },
   {

@@ -35,7 +35,12 @@ export interface Contender {
   start(kubeconfig: string, namespace: string, logDir: string): Promise<RunningContender>;
 }
 
-export function ours(children: number, concurrency: number, echo: boolean): Contender {
+export function ours(
+  children: number,
+  concurrency: number,
+  echo: boolean,
+  args: string[] = [],
+): Contender {
   return {
     name: "ours",
     user: "bench-ours",
@@ -48,6 +53,7 @@ export function ours(children: number, concurrency: number, echo: boolean): Cont
         namespaces: [namespace],
         concurrency,
         echo,
+        args,
       });
       await op.ready();
       return {

@@ -12,7 +12,7 @@ import { childObjects } from "../raw_client.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { ensureNodes } from "../cluster_state.ts";
-import type { Flags } from "../flags.ts";
+import { type Flags, writesInFlightArgs } from "../flags.ts";
 import { AuditLog, auditPolicy } from "./audit.ts";
 import { type Contender, goOperator, ours } from "./contenders.ts";
 import { bindClusterAdmin, kubeconfigFor } from "./identity.ts";
@@ -39,7 +39,7 @@ export async function peerMain(f: Flags): Promise<number> {
   }
   const loadAtStart = loadAverage();
   say("building (or finding) the Go operator");
-  const go = await goOperator();
+  const go = f.only === "ours" ? undefined : await goOperator();
   const users = ["bench-ours", "bench-go"];
   // Pods of one run at a time: each namespace is removed before the next run.
   const nodes = Math.ceil(Math.max(...f.ns) * f.size / PODS_PER_NODE) + 1;
@@ -59,7 +59,10 @@ export async function peerMain(f: Flags): Promise<number> {
       ...probe,
       metadata: { ...probe.metadata, uid: crypto.randomUUID() },
     } as MiniCluster)).length;
-    const contenders: Contender[] = [ours(children, f.concurrency, f.echo), go];
+    const contenders: Contender[] = [
+      ...(f.only === "go" ? [] : [ours(children, f.concurrency, f.echo, writesInFlightArgs(f))]),
+      ...(go ? [go] : []),
+    ];
     const ctx: PeerContext = {
       kubeconfig,
       kubeconfigs: {
@@ -88,6 +91,10 @@ export async function peerMain(f: Flags): Promise<number> {
       "ServiceAccount (FlowSchema service-accounts, priority level workload-low); the bench's " +
       "creates are a cluster admin's (exempt). The Go operator watches every namespace; ours one.",
       "Ready: every pod of the MiniCluster's Job Ready, seen by a separate watching client.",
+      `Our operator ran with --concurrency=${f.concurrency}` +
+      (f.writesInFlight === undefined
+        ? " and its default --max-writes-in-flight."
+        : ` --max-writes-in-flight=${f.writesInFlight}.`),
     ];
     // Written again after every run, so that an interrupted invocation keeps what it measured.
     const write = async (final: boolean) => {

@@ -240,6 +240,44 @@ Deno.test("request: non-2xx answers become ApiError and a timeout aborts", async
   }
 });
 
+Deno.test("request: writes wait for a slot beyond maxWritesInFlight; reads and Leases do not", async () => {
+  let inFlight = 0;
+  const most: Record<string, number> = {};
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
+    const kind = req.method === "GET" ? "read" : req.url.includes("/leases/") ? "lease" : "write";
+    inFlight++;
+    most[kind] = Math.max(most[kind] ?? 0, inFlight);
+    await new Promise((r) => setTimeout(r, 40));
+    inFlight--;
+    return new Response("{}");
+  });
+  const port = (server.addr as Deno.NetAddr).port;
+  const client = new KubeClient(
+    { server: `http://127.0.0.1:${port}`, namespace: "default" },
+    { maxWritesInFlight: 2 },
+  );
+  try {
+    const cm = (i: number) => `/api/v1/namespaces/ns/configmaps/c${i}`;
+    await Promise.all([0, 1, 2, 3, 4, 5].map((i) => client.request("PATCH", cm(i), {})));
+    assert.equal(most.write, 2);
+    // Two writes hold both slots; a Lease renewal and reads still go out beside them.
+    const lease = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/leader";
+    const writes = [client.request("PUT", cm(0), {}), client.request("PUT", cm(1), {})];
+    await new Promise((r) => setTimeout(r, 10));
+    await Promise.all([
+      ...writes,
+      client.request("PUT", lease, {}),
+      client.request("GET", cm(2)),
+      client.request("GET", cm(3)),
+    ]);
+    assert.ok(most.lease >= 3, `the Lease renewal waited: ${most.lease}`);
+    assert.ok(most.read >= 4, `reads waited: ${most.read}`);
+  } finally {
+    client.close();
+    await server.shutdown();
+  }
+});
+
 Deno.test("auth: a token file is re-read (rotation) and a 401 forces a fresh read", async () => {
   const dir = await Deno.makeTempDir();
   const tokenFile = `${dir}/token`;

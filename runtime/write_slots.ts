@@ -1,0 +1,63 @@
+/**
+ * A bound on the client's writes in flight.
+ *
+ * A burst of reconciles (a thousand MiniClusters applied at once) would otherwise put every
+ * reconcile's writes on the apiserver together. The apiserver serves them, but on a small control
+ * plane they take its CPU from everyone else's requests, including the user's own creates, and
+ * finishing sooner is not what the extra concurrency buys: past a few writes in flight the
+ * apiserver's throughput no longer grows, only its queue. Waiting writes are served in order.
+ */
+export class WriteSlots {
+  readonly limit: number;
+  #inFlight = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  /** `limit` writes at once; 0 means no bound. */
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  /** Writes holding a slot now. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Writes waiting for a slot. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /**
+   * Waits for a slot and returns its release (call it once, when the response is read). An abort
+   * while waiting leaves the queue and rejects with the signal's reason.
+   */
+  async acquire(signal?: AbortSignal): Promise<() => void> {
+    signal?.throwIfAborted();
+    if (this.limit > 0 && this.#inFlight >= this.limit) {
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          const at = this.#waiting.indexOf(granted);
+          if (at >= 0) this.#waiting.splice(at, 1);
+          reject(signal?.reason);
+        };
+        const granted = () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        };
+        this.#waiting.push(granted);
+        signal?.addEventListener("abort", onAbort, { once: true });
+      });
+    } else {
+      this.#inFlight++;
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      // The slot passes straight to the next waiter, so #inFlight counts it throughout.
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#inFlight--;
+    };
+  }
+}

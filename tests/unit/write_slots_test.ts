@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { WriteSlots } from "../../runtime/write_slots.ts";
+
+Deno.test("write slots: at most `limit` in flight, the rest served in order", async () => {
+  const slots = new WriteSlots(2);
+  const order: string[] = [];
+  const a = await slots.acquire();
+  const b = await slots.acquire();
+  const c = slots.acquire().then((release) => (order.push("c"), release));
+  const d = slots.acquire().then((release) => (order.push("d"), release));
+  await Promise.resolve();
+  assert.deepEqual([slots.inFlight, slots.waiting, order], [2, 2, []]);
+  a();
+  a(); // a second release of the same slot frees nothing more
+  const releaseC = await c;
+  assert.deepEqual([slots.inFlight, slots.waiting, order], [2, 1, ["c"]]);
+  b();
+  const releaseD = await d;
+  assert.deepEqual(order, ["c", "d"]);
+  releaseC();
+  releaseD();
+  assert.deepEqual([slots.inFlight, slots.waiting], [0, 0]);
+});
+
+Deno.test("write slots: an abort while waiting leaves the queue", async () => {
+  const slots = new WriteSlots(1);
+  const held = await slots.acquire();
+  const abort = new AbortController();
+  const waiting = slots.acquire(abort.signal);
+  abort.abort(new Error("gone"));
+  await assert.rejects(waiting, /gone/);
+  assert.equal(slots.waiting, 0);
+  held();
+  assert.equal(slots.inFlight, 0);
+});
+
+Deno.test("write slots: 0 means no bound", async () => {
+  const slots = new WriteSlots(0);
+  const releases = await Promise.all([1, 2, 3, 4, 5].map(() => slots.acquire()));
+  assert.equal(slots.inFlight, 5);
+  for (const release of releases) release();
+  assert.equal(slots.inFlight, 0);
+});
