@@ -38,7 +38,7 @@ export async function peerMain(f: Flags): Promise<number> {
     throw new Error("--peer starts its own cluster (it needs the apiserver's audit log)");
   }
   const loadAtStart = loadAverage();
-  say("building (or finding) the Go operator");
+  if (f.only !== "ours") say("building (or finding) the Go operator");
   const go = f.only === "ours" ? undefined : await goOperator();
   const users = ["bench-ours", "bench-go"];
   // Pods of one run at a time: each namespace is removed before the next run.

@@ -11,22 +11,24 @@
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseAllDocuments, stringify } from "yaml";
+import { stringify } from "yaml";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { KubeClient } from "../../runtime/client.ts";
 import { Pods } from "../../runtime/resources.ts";
 import { JOB_NAME_LABEL } from "../../controllers/minicluster/children/names.ts";
 import { REAL_NODE_LABEL } from "../../hack/cluster/real_node_config.ts";
-import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE, OPERATOR_IMAGE } from "../../hack/images/refs.ts";
+import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "../../hack/images/refs.ts";
 import { eventually, type TestEnv, withTimeout } from "../harness.ts";
 import { installCrds } from "../e2e/env.ts";
+import { inClusterManifest, OPERATOR_NAMESPACE } from "../../testing/in_cluster_install.ts";
+
+export { OPERATOR_NAMESPACE };
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const DEV_STATE = join(ROOT, ".cluster", "state.json");
 /** The namespace the in-cluster operator watches; every real scenario works in it. */
 export const REAL_NAMESPACE = "mc-real-e2e";
-export const OPERATOR_NAMESPACE = "minicluster-system";
 
 /** Decided without IO at registration time (like `fullCluster()` for the KWOK e2e). */
 export function realNodesAvailable(): boolean {
@@ -64,33 +66,6 @@ export async function kubectl(args: string[], opts: { stdin?: string } = {}): Pr
   return text(out.stdout);
 }
 
-/**
- * deploy/install.yaml as a user applies it, with the patch the real-node e2e needs: pinned to a
- * real node (nodeSelector + toleration), and watching only the real scenarios' namespace (the KWOK
- * e2e runs operators of its own in other namespaces of the same cluster). The image is the one
- * install.yaml names, built locally and imported into the node.
- */
-export async function patchedInstallManifest(): Promise<string> {
-  const docs = parseAllDocuments(await Deno.readTextFile(join(ROOT, "deploy", "install.yaml")))
-    .map((d) => d.toJS());
-  for (const doc of docs) {
-    if (doc?.kind !== "Deployment") continue;
-    const pod = doc.spec.template.spec;
-    if (pod.containers[0].image !== OPERATOR_IMAGE) {
-      throw new Error(
-        `install.yaml names ${pod.containers[0].image}, the local image is ${OPERATOR_IMAGE}`,
-      );
-    }
-    pod.nodeSelector = { ...pod.nodeSelector, [REAL_NODE_LABEL]: "true" };
-    pod.tolerations = [
-      ...(pod.tolerations ?? []),
-      { key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" },
-    ];
-    pod.containers[0].env.push({ name: "OPERATOR_NAMESPACES", value: REAL_NAMESPACE });
-  }
-  return docs.map((d) => stringify(d)).join("---\n");
-}
-
 let installed: Promise<void> | undefined;
 
 /**
@@ -102,7 +77,7 @@ export function inClusterOperator(): Promise<void> {
   return installed ??= (async () => {
     await installCrds(kubeconfigPath());
     await kubectl(["apply", "--server-side", "--force-conflicts", "-f", "-"], {
-      stdin: await patchedInstallManifest(),
+      stdin: await inClusterManifest([REAL_NAMESPACE]),
     });
     await kubectl(["-n", OPERATOR_NAMESPACE, "rollout", "restart", "deploy/minicluster-operator"]);
     await kubectl([

@@ -1,0 +1,36 @@
+/**
+ * deploy/install.yaml as a user applies it, with what a run on the local cluster's real nodes
+ * needs: the operator pinned to a real node (nodeSelector + toleration) and watching only the given
+ * namespaces (the KWOK e2e and the benches run operators of their own in other namespaces of the
+ * same cluster). The image is the one install.yaml names, built locally and imported into the node.
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments, stringify } from "yaml";
+import { REAL_NODE_LABEL } from "../hack/cluster/real_node_config.ts";
+import { OPERATOR_IMAGE } from "../hack/images/refs.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+export const OPERATOR_NAMESPACE = "minicluster-system";
+export const OPERATOR_DEPLOYMENT = "minicluster-operator";
+
+export async function inClusterManifest(watchNamespaces: string[]): Promise<string> {
+  const docs = parseAllDocuments(await Deno.readTextFile(join(ROOT, "deploy", "install.yaml")))
+    .map((d) => d.toJS());
+  for (const doc of docs) {
+    if (doc?.kind !== "Deployment") continue;
+    const pod = doc.spec.template.spec;
+    if (pod.containers[0].image !== OPERATOR_IMAGE) {
+      throw new Error(
+        `install.yaml names ${pod.containers[0].image}, the local image is ${OPERATOR_IMAGE}`,
+      );
+    }
+    pod.nodeSelector = { ...pod.nodeSelector, [REAL_NODE_LABEL]: "true" };
+    pod.tolerations = [
+      ...(pod.tolerations ?? []),
+      { key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" },
+    ];
+    pod.containers[0].env.push({ name: "OPERATOR_NAMESPACES", value: watchNamespaces.join(",") });
+  }
+  return docs.map((d) => stringify(d)).join("---\n");
+}
