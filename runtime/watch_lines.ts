@@ -49,20 +49,40 @@ export function parseWatchLine<T>(line: string, rt?: ResourceType): WatchEvent<T
 }
 
 /**
- * A promise that rejects when `signal` aborts (never otherwise), and how to stop listening. A read
- * of a watch stream is raced with it: after 1,000 MiniClusters, aborting the fetch of a quiet
- * watch left its pending read unsettled for 20 s, and the process alive with it.
+ * Reads that end when `signal` aborts, even if the read itself never settles: after 1,000
+ * MiniClusters, aborting the fetch of a quiet watch left its pending read unsettled for 20 s, and
+ * the process alive with it.
+ *
+ * Each read gets a promise of its own, rejected by the abort listener while it is the current
+ * one. Racing every read against one long-lived promise instead leaks: each race leaves a
+ * reaction on that promise which holds the chunk read, so a busy watch kept every byte it had
+ * ever received (1 GiB after 1,000 MiniClusters).
  */
-export function abortedPromise(signal?: AbortSignal): { promise: Promise<never>; dispose(): void } {
-  if (!signal) return { promise: new Promise<never>(() => {}), dispose: () => {} };
-  let onAbort = () => {};
-  const promise = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason ?? new DOMException("aborted", "AbortError"));
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-  });
-  promise.catch(() => {}); // observed through the race; never an unhandled rejection
-  return { promise, dispose: () => signal.removeEventListener("abort", onAbort) };
+export function abortableReads(
+  signal?: AbortSignal,
+): { read<T>(pending: Promise<T>): Promise<T>; dispose(): void } {
+  let rejectCurrent: ((reason: unknown) => void) | undefined;
+  const reason = () => signal?.reason ?? new DOMException("aborted", "AbortError");
+  const onAbort = () => rejectCurrent?.(reason());
+  signal?.addEventListener("abort", onAbort, { once: true });
+  return {
+    read<T>(pending: Promise<T>): Promise<T> {
+      if (signal?.aborted) {
+        pending.catch(() => {});
+        return Promise.reject(reason());
+      }
+      return new Promise<T>((resolve, reject) => {
+        rejectCurrent = reject;
+        pending.then(resolve, reject).finally(() => {
+          if (rejectCurrent === reject) rejectCurrent = undefined;
+        });
+      });
+    },
+    dispose() {
+      rejectCurrent = undefined;
+      signal?.removeEventListener("abort", onAbort);
+    },
+  };
 }
 
 /**
@@ -77,12 +97,12 @@ export async function* watchEvents<T>(
 ): AsyncGenerator<WatchEvent<T>> {
   const reader = body.getReader();
   const lines = new LineBuffer();
-  const aborted = abortedPromise(signal);
+  const reads = abortableReads(signal);
   try {
     while (true) {
       let chunk: ReadableStreamReadResult<Uint8Array>;
       try {
-        chunk = await Promise.race([reader.read(), aborted.promise]);
+        chunk = await reads.read(reader.read());
       } catch (e) {
         if (signal?.aborted) return;
         throw e;
@@ -97,6 +117,6 @@ export async function* watchEvents<T>(
     // cancel that never settles (a stream already torn down by the abort) must not keep the
     // consumer's loop, and whoever waits for it, from ending.
     reader.cancel().catch(() => {});
-    aborted.dispose();
+    reads.dispose();
   }
 }

@@ -4,19 +4,21 @@
 import assert from "node:assert/strict";
 import { KubeClient } from "../../runtime/client.ts";
 import { ConfigMaps } from "../../runtime/resources.ts";
-import { abortedPromise } from "../../runtime/watch_lines.ts";
+import { abortableReads } from "../../runtime/watch_lines.ts";
 
-Deno.test("abortedPromise: rejects on abort (at once when aborted already), never before", async () => {
+Deno.test("abortableReads: a read ends on abort (at once when aborted already), never before", async () => {
   const ac = new AbortController();
-  const a = abortedPromise(ac.signal);
+  const reads = abortableReads(ac.signal);
+  assert.equal(await reads.read(Promise.resolve(1)), 1);
   let settled = false;
-  a.promise.catch(() => settled = true);
+  const pending = reads.read(new Promise<number>(() => {}));
+  pending.catch(() => settled = true);
   await new Promise((r) => setTimeout(r, 10));
   assert.equal(settled, false);
   ac.abort(new Error("stop"));
-  await assert.rejects(a.promise, /stop/);
-  a.dispose();
-  await assert.rejects(abortedPromise(ac.signal).promise, /stop/);
+  await assert.rejects(pending, /stop/);
+  await assert.rejects(reads.read(new Promise(() => {})), /stop/);
+  reads.dispose();
 });
 
 Deno.test("watch: an abort ends it while the server sends nothing", async () => {
