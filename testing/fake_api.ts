@@ -121,15 +121,9 @@ export class FakeApiClient implements ApiClient {
       namespace: opts.namespace,
     };
     return this.#serve(request, () => {
-      const wanted = parseSelector(opts.labelSelector);
-      // Field selectors: equality on dotted paths (`involvedObject.uid=...,reason=...`).
-      const fields = parseSelector(opts.fieldSelector);
-      const field = (o: Obj, path: string): unknown =>
-        path.split(".").reduce((v: unknown, k) => (v as Obj | undefined)?.[k], o);
       const items = this.objects<Obj>(rt).filter((o) =>
         (opts.namespace === undefined || o.metadata?.namespace === opts.namespace) &&
-        Object.entries(wanted).every(([k, v]) => o.metadata?.labels?.[k] === v) &&
-        Object.entries(fields).every(([k, v]) => String(field(o, k) ?? "") === v)
+        selects(o, opts)
       );
       return { metadata: { resourceVersion: String(this.#revision) }, items: items as T[] };
     });
@@ -428,6 +422,25 @@ function mergePatch(target: unknown, patch: unknown): unknown {
     else out[key] = mergePatch(out[key], value);
   }
   return out;
+}
+
+/**
+ * Whether equality selectors pick `o`: labels, and fields as dotted paths
+ * (`involvedObject.kind=Job,reason=FailedCreate`).
+ */
+export function selects(
+  o: unknown,
+  selectors: { labelSelector?: string; fieldSelector?: string },
+): boolean {
+  const obj = o as Obj;
+  const field = (path: string): unknown =>
+    path.split(".").reduce((v: unknown, k) => (v as Obj | undefined)?.[k], obj);
+  return Object.entries(parseSelector(selectors.labelSelector)).every(([k, v]) =>
+    obj.metadata?.labels?.[k] === v
+  ) &&
+    Object.entries(parseSelector(selectors.fieldSelector)).every(([k, v]) =>
+      String(field(k) ?? "") === v
+    );
 }
 
 function parseSelector(selector?: string): Record<string, string> {

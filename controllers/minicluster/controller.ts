@@ -3,10 +3,11 @@
  * owning MiniCluster, which of its own events it ignores, and the reconciler it drives.
  *
  * Children map to their MiniCluster through the controller ownerReference; the Job's pods are owned
- * by the Job, not by the MiniCluster, so they map through the MiniCluster label instead.
+ * by the Job, not by the MiniCluster, so they map through the MiniCluster label instead, and the
+ * Job controller's FailedCreate Events through the Job they are about.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { ConfigMap, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
+import type { ConfigMap, Event, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import type { MiniClusterWorkspace } from "../../api/workspace.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
@@ -14,6 +15,7 @@ import {
   type ControllerOptions,
   mapByControllerOwner,
   mapByLabel,
+  type Mapper,
   type Secondary,
 } from "../../runtime/controller.ts";
 import { finalizerAddedOnly } from "../../runtime/finalizer.ts";
@@ -30,6 +32,16 @@ import { TIMING } from "./timing.ts";
 export { MANAGED_SELECTOR, miniClusterStores, WATCHED, type WatchFn } from "./stores.ts";
 
 export const CONTROLLER_NAME = "minicluster";
+
+/** An Event about a Job → the MiniCluster that controls that Job (as the Job cache shows it). */
+function byJobOf(jobs: Store<Job>, byOwner: Mapper<KubeObject>): Mapper<Event> {
+  return (event) => {
+    const o = event.involvedObject;
+    if (o?.kind !== "Job" || !o.name) return [];
+    const job = jobs.get(o.namespace ?? event.metadata?.namespace, o.name);
+    return job && job.metadata?.uid === o.uid ? byOwner(job) : [];
+  };
+}
 
 /**
  * Reconcile on spec and metadata changes, not on our own writes: a status-only update (same
@@ -101,6 +113,7 @@ export function miniClusterController(
       { store: stores.services as Store<Service>, mapper: byOwner },
       { store: stores.jobs as Store<Job>, mapper: byOwner },
       { store: stores.pods as Store<Pod>, mapper: mapByLabel(MINICLUSTER_LABEL) },
+      { store: stores.jobEvents as Store<Event>, mapper: byJobOf(stores.jobs, byOwner) },
     ] as Secondary[]).map((s) => ({ ...s, delayMs: TIMING.secondaryBatchMs })),
     reconciler,
   };

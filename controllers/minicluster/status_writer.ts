@@ -25,7 +25,7 @@ import {
 } from "../../runtime/errors.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { FIELD_MANAGER, scaleSelector } from "./children/names.ts";
-import { CreateFailures } from "./create_failures.ts";
+import { createFailure } from "./create_failures.ts";
 import { conditionEvents, type EventRecorder } from "./events.ts";
 import { type MiniClusterStores, ownJob, podsOf } from "./stores.ts";
 import { computeStatus, type MiniClusterStatus, progressOnly, sameStatus } from "./status.ts";
@@ -50,25 +50,21 @@ export interface StatusReport {
 export class StatusWriter {
   /** By "namespace/name": when this process last wrote that MiniCluster's status (ms). */
   readonly #writtenAt = new Map<string, number>();
-  readonly #createFailures: CreateFailures;
 
   constructor(
     readonly client: ApiClient,
-    readonly stores: Pick<MiniClusterStores, "jobs" | "pods">,
+    readonly stores: Pick<MiniClusterStores, "jobs" | "pods" | "jobEvents">,
     readonly recorder: EventRecorder,
     readonly now: () => Date,
-    createFailures?: CreateFailures,
-  ) {
-    this.#createFailures = createFailures ?? new CreateFailures(client, now);
-  }
+  ) {}
 
   /** Writes the status `report` makes, if it changed and is due; says when to look again. */
   async write(mc: MiniCluster, report: StatusReport): Promise<Action> {
     if (report.jobCreated && !report.unappliable) {
       return Action.requeueAfter(TIMING.firstStatusDelayMs);
     }
-    const { status, recheckMs } = await this.#compute(mc, report);
-    // While the Job is short of pods nothing watched may change: look again (create_failures.ts).
+    const { status, recheckMs } = this.#compute(mc, report);
+    // A FailedCreate message ages out unless the Job controller repeats it (create_failures.ts).
     const idle = recheckMs === undefined ? Action.awaitChange() : Action.requeueAfter(recheckMs);
     if (sameStatus(status, mc.status)) return idle;
     const now = this.now().getTime();
@@ -92,13 +88,14 @@ export class StatusWriter {
     this.#writtenAt.delete(key);
   }
 
-  async #compute(
+  #compute(
     mc: MiniCluster,
     report: StatusReport,
-  ): Promise<{ status: MiniClusterStatus; recheckMs?: number }> {
+  ): { status: MiniClusterStatus; recheckMs?: number } {
     const job = ownJob(this.stores, mc);
     const pods = job ? podsOf(this.stores, mc) : [];
-    const failure = report.invalid ? {} : await this.#createFailures.of(job, pods);
+    const events = job ? this.stores.jobEvents.list({ namespace: mc.metadata?.namespace }) : [];
+    const failure = report.invalid ? {} : createFailure(job, pods, events, this.now().getTime());
     const status = computeStatus({
       generation: mc.metadata?.generation,
       selector: scaleSelector(mc),

@@ -5,14 +5,16 @@
  * digests of values must be compared as digests.
  *
  * The operator caches MiniClusters and only the objects it labelled itself
- * (app.kubernetes.io/managed-by=minicluster-operator): MiniClusterWorkspaces, ConfigMaps, Secrets, Services, Jobs and the
- * Job's pods (which carry the label through the pod template).
+ * (app.kubernetes.io/managed-by=minicluster-operator): MiniClusterWorkspaces, ConfigMaps, Secrets,
+ * Services, Jobs and the Job's pods (which carry the label through the pod template); and of
+ * Events only the Job controller's FailedCreate ones on Jobs (create_failures.ts).
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { ConfigMap, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
+import type { ConfigMap, Event, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import {
   ConfigMaps,
+  Events,
   Jobs,
   Pods,
   type ResourceType,
@@ -32,6 +34,7 @@ import {
   MINICLUSTER_LABEL,
 } from "./children/names.ts";
 import { upToDate } from "./diff.ts";
+import { FAILED_CREATE_SELECTOR, failedCreateView } from "./create_failures.ts";
 
 /** The caches the reconciler reads (the operator's label-selected watches). */
 export interface MiniClusterStores {
@@ -42,6 +45,8 @@ export interface MiniClusterStores {
   services: Store<Service>;
   jobs: Store<Job>;
   pods: Store<Pod>;
+  /** The Job controller's FailedCreate Events on Jobs (create_failures.ts). */
+  jobEvents: Store<Event>;
 }
 
 /** The label selector of every child watch: only what this operator created. */
@@ -54,6 +59,7 @@ export interface WatchedKind {
   key: keyof MiniClusterStores;
   rt: ResourceType;
   labelSelector?: string;
+  fieldSelector?: string;
   transform?: Transform<KubeObject>;
   /** How a cached child of this kind is compared with a desired one (children's kinds only). */
   matches?: Matcher;
@@ -96,6 +102,12 @@ export const WATCHED: readonly WatchedKind[] = [
     transform: podView as Transform<KubeObject>,
     matches: upToDate,
   },
+  {
+    key: "jobEvents",
+    rt: Events,
+    fieldSelector: FAILED_CREATE_SELECTOR,
+    transform: failedCreateView as unknown as Transform<KubeObject>,
+  },
 ];
 
 /** The row of `key`. */
@@ -106,14 +118,18 @@ export function watched(key: keyof MiniClusterStores): WatchedKind {
 /** Gives the shared store of a kind (the manager's `watch`, or a test's own watchers). */
 export type WatchFn = <T extends KubeObject>(
   rt: ResourceType,
-  spec?: { labelSelector?: string; transform?: Transform<KubeObject> },
+  spec?: { labelSelector?: string; fieldSelector?: string; transform?: Transform<KubeObject> },
 ) => Store<T>;
 
 /** Every store of the table, from `watch`. */
 export function miniClusterStores(watch: WatchFn): MiniClusterStores {
   const stores: Partial<Record<keyof MiniClusterStores, Store<KubeObject>>> = {};
-  for (const { key, rt, labelSelector, transform } of WATCHED) {
-    stores[key] = watch(rt, { ...(labelSelector ? { labelSelector } : {}), transform });
+  for (const { key, rt, labelSelector, fieldSelector, transform } of WATCHED) {
+    stores[key] = watch(rt, {
+      ...(labelSelector ? { labelSelector } : {}),
+      ...(fieldSelector ? { fieldSelector } : {}),
+      transform,
+    });
   }
   return stores as unknown as MiniClusterStores;
 }

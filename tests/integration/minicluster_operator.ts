@@ -89,12 +89,13 @@ export async function startOperator(
   const watchers: Watcher<KubeObject>[] = [];
   const watch: WatchFn = <T extends KubeObject>(
     rt: ResourceType,
-    spec?: { labelSelector?: string; transform?: Transform<KubeObject> },
+    spec?: { labelSelector?: string; fieldSelector?: string; transform?: Transform<KubeObject> },
   ) => {
     // The same slim caches as the operator process (cache_view.ts), so the tests cover them.
     const w = new Watcher<KubeObject>(client, rt, {
       namespaces: [env.namespace],
       labelSelector: spec?.labelSelector,
+      fieldSelector: spec?.fieldSelector,
       transform: spec?.transform,
     });
     watchers.push(w);

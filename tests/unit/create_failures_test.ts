@@ -1,11 +1,13 @@
 // The Job cannot create its pods (Pod Security Admission, a missing ServiceAccount, a quota): the
 // Job controller's FailedCreate Event lands in the Ready condition, with its own reason and an
-// Event, and the reconcile keeps looking (nothing watched changes while pods are refused), at a
-// bounded API cost.
+// Event. The Events are watched (field-selected), so reading them costs no request.
 import assert from "node:assert/strict";
 import type { Event } from "kubernetes-types/core/v1.d.ts";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import { CREATE_FAILURE_TIMING } from "../../controllers/minicluster/create_failures.ts";
+import {
+  createFailure,
+  FAILED_CREATE_MAX_AGE_MS,
+} from "../../controllers/minicluster/create_failures.ts";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
 import { Events, Jobs } from "../../runtime/resources.ts";
 import { FakeOperator, NS } from "./fake_operator.ts";
@@ -15,7 +17,7 @@ const PSA =
 
 function failedCreate(op: FakeOperator, job: Job, at: number, message = PSA): void {
   op.api.seed<Event>(Events, {
-    metadata: { name: `flux.${at}`, namespace: NS },
+    metadata: { name: `flux.${at}.${job.metadata?.uid}`, namespace: NS },
     involvedObject: { kind: "Job", namespace: NS, name: "flux", uid: job.metadata?.uid },
     reason: "FailedCreate",
     type: "Warning",
@@ -34,47 +36,81 @@ async function jobWithoutPods(): Promise<{ op: FakeOperator; job: Job }> {
 
 Deno.test("create failures: the Job's FailedCreate becomes the Ready reason and message", async () => {
   const { op, job } = await jobWithoutPods();
-  op.time += TIMING.firstStatusDelayMs + CREATE_FAILURE_TIMING.graceMs;
+  op.time += TIMING.firstStatusDelayMs;
   failedCreate(op, job, op.time - 500);
+  op.sync();
   op.requestsSince();
   const action = await op.reconcile("flux");
-  const lists = op.requestsSince().filter((r) => r.verb === "list");
-  assert.deepEqual(lists.map((r) => r.resource), ["events"], "one list of Events");
+  assert.ok(
+    !op.requestsSince().some((r) => r.verb === "list"),
+    "the watched Events are read from the cache, never listed",
+  );
   const ready = op.condition("flux", "Ready");
   assert.equal(ready?.status, "False");
   assert.equal(ready?.reason, "FailedCreate");
   assert.match(ready!.message!, /^0\/2 pods ready; the Job cannot create pods: FailedCreate: /);
   assert.match(ready!.message!, /violates PodSecurity "baseline:latest": privileged/);
   assert.ok(op.events("flux").includes("FailedCreate"), "an Event on the MiniCluster");
-  assert.deepEqual(action, { requeueAfter: CREATE_FAILURE_TIMING.intervalMs }, "looks again");
+  assert.deepEqual(
+    action,
+    { requeueAfter: FAILED_CREATE_MAX_AGE_MS - 500 + 1 },
+    "looks again when the Event ages out",
+  );
 
-  // Within the interval: the remembered answer, no request.
+  // The pods come (the namespace's policy was relaxed): the reason goes.
   op.sync();
-  op.time += 1_000;
-  await op.reconcile("flux");
-  assert.deepEqual(op.requestsSince(), [], "no request within the interval");
-
-  // The pods come (the namespace's policy was relaxed): no more lists, the reason goes.
   op.seedPods("flux", 2, 2);
-  op.time += CREATE_FAILURE_TIMING.intervalMs;
+  op.time += 1_000;
   assert.deepEqual(await op.reconcile("flux"), {});
   assert.equal(op.condition("flux", "Ready")?.reason, "PodsReady");
-  assert.ok(!op.requestsSince().some((r) => r.verb === "list"), "a Job with its pods: no list");
 });
 
-Deno.test("create failures: old Events are history; a young Job is not asked about", async () => {
+Deno.test("create failures: old Events are history; other Jobs' Events are not ours", async () => {
   const { op, job } = await jobWithoutPods();
-  op.requestsSince();
-  // Young: the pods are still being made.
-  op.time += TIMING.firstStatusDelayMs;
-  const early = await op.reconcile("flux");
-  assert.ok(!op.requestsSince().some((r) => r.verb === "list"), "no list before the grace");
-  assert.ok(early.requeueAfter! <= CREATE_FAILURE_TIMING.graceMs);
+  op.time += TIMING.firstStatusDelayMs + FAILED_CREATE_MAX_AGE_MS;
+  // An Event older than the maximum age says nothing about now.
+  failedCreate(op, job, op.time - FAILED_CREATE_MAX_AGE_MS - 1_000);
+  // A recent one about a namesake Job of another uid (deleted and re-created) is not about ours.
+  failedCreate(op, { metadata: { uid: "another" } }, op.time - 100);
   op.sync();
-  // An Event older than maxAgeMs says nothing about now.
-  op.time += CREATE_FAILURE_TIMING.graceMs + CREATE_FAILURE_TIMING.maxAgeMs;
-  failedCreate(op, job, op.time - CREATE_FAILURE_TIMING.maxAgeMs - 1_000);
-  await op.reconcile("flux");
+  assert.deepEqual(await op.reconcile("flux"), {});
   assert.equal(op.condition("flux", "Ready")?.reason, "PodsNotReady");
   assert.equal(op.condition("flux", "Ready")?.message, "0/2 pods ready");
+});
+
+Deno.test("create failures: the Event cache keeps only FailedCreate Events on Jobs", async () => {
+  const { op, job } = await jobWithoutPods();
+  failedCreate(op, job, op.time);
+  op.api.seed<Event>(Events, {
+    metadata: { name: "other", namespace: NS },
+    involvedObject: { kind: "Pod", namespace: NS, name: "p" },
+    reason: "FailedCreate",
+    message: "not about a Job",
+  });
+  op.sync();
+  const cached = op.caches.jobEvents.list({ namespace: NS }) as Event[];
+  assert.deepEqual(cached.map((e) => e.involvedObject.kind), ["Job"]);
+});
+
+Deno.test("create failures: pure: a finished, suspended or complete Job has no failure", () => {
+  const job: Job = {
+    metadata: { uid: "u", creationTimestamp: "2026-11-22T10:00:00Z" },
+    spec: { parallelism: 1, template: {} },
+  };
+  const at = Date.parse("2026-11-22T10:05:00Z");
+  const events: Event[] = [{
+    metadata: { name: "e" },
+    involvedObject: { kind: "Job", uid: "u" },
+    reason: "FailedCreate",
+    message: "quota",
+    lastTimestamp: "2026-11-22T10:04:00Z",
+  }];
+  assert.equal(createFailure(job, [], events, at).message, "FailedCreate: quota");
+  assert.deepEqual(
+    createFailure({ ...job, spec: { ...job.spec!, suspend: true } }, [], events, at),
+    {},
+  );
+  const done = { ...job, status: { conditions: [{ type: "Complete", status: "True" }] } };
+  assert.deepEqual(createFailure(done, [], events, at), {});
+  assert.deepEqual(createFailure(undefined, [], events, at), {});
 });

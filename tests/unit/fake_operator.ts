@@ -17,7 +17,7 @@ import { Events, Jobs, Pods, resourceName } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { Cache, type KubeObject } from "../../runtime/store.ts";
 import { silentLog } from "../../runtime/log.ts";
-import { FakeApiClient, type FakeRequest } from "../../testing/fake_api.ts";
+import { FakeApiClient, type FakeRequest, selects } from "../../testing/fake_api.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 
 export const NS = "ns";
@@ -57,10 +57,9 @@ export class FakeOperator {
 
   /** Every cache shows what the API server holds now (transformed as the operator's are). */
   sync(): void {
-    for (const { key, rt, labelSelector, transform } of WATCHED) {
-      const [label, value] = (labelSelector ?? "").split("=");
+    for (const { key, rt, labelSelector, fieldSelector, transform } of WATCHED) {
       const items = this.api.objects<KubeObject>(rt).filter((o) =>
-        !labelSelector || o.metadata?.labels?.[label] === value
+        selects(o, { labelSelector, fieldSelector })
       );
       this.caches[key].replace(transform ? items.map(transform) : items, { synced: true });
     }
