@@ -25,6 +25,8 @@ export interface Flags {
   runs: number;
   /** The MiniCluster size of --real. */
   realSize: number;
+  /** The in-cluster operator's memory at 0 and N MiniClusters (bench/in_cluster_memory.ts). */
+  inCluster: boolean;
 }
 
 export function flags(argv: string[]): Flags {
@@ -48,6 +50,7 @@ export function flags(argv: string[]): Flags {
       real: { type: "boolean", default: false },
       runs: { type: "string", default: "5" },
       "real-size": { type: "string", default: "3" },
+      "in-cluster": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -57,7 +60,8 @@ export function flags(argv: string[]): Flags {
         "         [--idle-seconds=60] [--rss-10k] [--kubeconfig=PATH] [--out=bench/results] [--echo]\n" +
         "         [--writes-in-flight=N]           our operator's --max-writes-in-flight\n" +
         "         [--peer [--reps=1] [--peer-10k] [--only=ours|go]]   side by side with the Go Flux Operator\n" +
-        "         [--real [--runs=5] [--real-size=3]] brokers joined on the real nodes of .cluster/",
+        "         [--real [--runs=5] [--real-size=3]] brokers joined on the real nodes of .cluster/\n" +
+        "         [--in-cluster [--n=1000]]        the in-cluster operator's memory on .cluster/",
     );
     Deno.exit(0);
   }
@@ -87,6 +91,7 @@ export function flags(argv: string[]): Flags {
     real: values.real,
     runs: Math.max(1, int(values.runs, "runs")),
     realSize: Math.max(1, int(values["real-size"], "real-size")),
+    inCluster: values["in-cluster"],
   };
 }
 

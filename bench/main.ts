@@ -45,6 +45,7 @@ import {
 import { perMinute, ratio, summarize } from "./stats.ts";
 import { peerMain } from "./peer/main.ts";
 import { realNodesBench } from "./real_nodes.ts";
+import { inClusterMemoryBench } from "./in_cluster_memory.ts";
 
 const say = (msg: string) => console.error(`[bench] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -345,6 +346,11 @@ async function main(): Promise<number> {
   if (f.real) {
     const kubeconfig = f.kubeconfig ?? join(Deno.cwd(), ".cluster", "kubeconfig");
     return await realNodesBench(kubeconfig, f.runs, f.realSize, f.out);
+  }
+  if (f.inCluster) {
+    const kubeconfig = f.kubeconfig ?? join(Deno.cwd(), ".cluster", "kubeconfig");
+    // One N: the largest asked for (the default list's 1,000).
+    return await inClusterMemoryBench(kubeconfig, Math.max(...f.ns), f.size, f.out);
   }
   const loadAtStart = loadAverage();
   let kubeconfig = f.kubeconfig;
