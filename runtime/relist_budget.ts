@@ -5,12 +5,14 @@
  * watch at once makes all streams relist together, and the sum grows with the number of kinds and
  * namespaces watched. The bucket bounds that sum: a burst of one relist per stream (so a real
  * compaction, which expires every stream once, is recovered from at once) refilled at one relist
- * per stream per 30 s, the longest per-stream backoff.
+ * per stream per 10 s. A stream takes a token only when one is there (`take`): waiting streams run
+ * up no debt, so when the 410s stop every stream relists within one refill round, not after the
+ * queue of every relist asked for during the storm.
  */
 import { type Clock, systemClock } from "./clock.ts";
 
-/** The refill period of one stream's token: the watch backoff's ceiling. */
-const REFILL_MS_PER_STREAM = 30_000;
+/** The refill period of one stream's token. */
+const REFILL_MS_PER_STREAM = 10_000;
 
 export class RelistBudget {
   readonly #clock: Clock;
@@ -36,14 +38,17 @@ export class RelistBudget {
   }
 
   /**
-   * Takes one relist and returns how long to wait before it: 0 while tokens last, else the time
-   * until its token refills (reservations queue, so waiters are served in order).
+   * Takes a token and returns 0 when one is there; otherwise takes nothing and returns how long
+   * until one will be (the caller waits, then asks again).
    */
-  reserve(): number {
+  take(): number {
     this.#refill();
-    this.#tokens -= 1;
-    if (this.#tokens >= 0 || this.#streams === 0) return 0;
-    return Math.ceil(-this.#tokens * REFILL_MS_PER_STREAM / this.#streams);
+    if (this.#streams === 0) return 0;
+    if (this.#tokens >= 1) {
+      this.#tokens -= 1;
+      return 0;
+    }
+    return Math.ceil((1 - this.#tokens) * REFILL_MS_PER_STREAM / this.#streams);
   }
 
   #refill(): void {

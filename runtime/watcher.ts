@@ -182,9 +182,12 @@ export class Watcher<T extends KubeObject> {
           this.#opts.metrics?.restarted(this.resource, "gone");
           log.info("resourceVersion expired; relisting", { ...fields, resourceVersion });
           resourceVersion = undefined;
-          const ownDelay = goneStreak++ > 0 ? goneBackoff.next() : 0;
-          const delay = Math.max(ownDelay, this.#opts.relistBudget?.reserve() ?? 0);
-          if (delay > 0) await sleep(this.#clock, delay, signal);
+          if (goneStreak++ > 0) await sleep(this.#clock, goneBackoff.next(), signal);
+          const budget = this.#opts.relistBudget;
+          for (let wait = budget?.take() ?? 0; wait > 0 && !signal.aborted;) {
+            await sleep(this.#clock, wait, signal);
+            wait = budget!.take();
+          }
           continue;
         }
         const denied = isForbidden(e) || isUnauthorized(e);
