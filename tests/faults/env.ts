@@ -171,6 +171,8 @@ export async function unfinished(
  * namespace since it started, the last reconcile of each ended without a retry pending, and then
  * no write went through the proxy for `quietMs` (and still none of them is unfinished). A silence
  * alone proves nothing on a loaded machine: the operator may not have got to the change yet.
+ * Every watch stream must be open too: one still reconnecting after an outage (behind its
+ * backoff) leaves a stale view that a fresh operator would not have.
  */
 export async function quiesce(
   client: KubeClient,
@@ -182,11 +184,15 @@ export async function quiesce(
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let pending: string[] = [];
+  const behind = async () => [
+    ...await unfinished(client, op, namespace),
+    ...proxy.unwatched().map((s) => `no watch open on ${s}`),
+  ];
   while (Date.now() < deadline) {
-    pending = await unfinished(client, op, namespace);
+    pending = await behind();
     if (pending.length === 0) {
       await settle(proxy, quietMs, Math.max(1, deadline - Date.now()));
-      pending = await unfinished(client, op, namespace);
+      pending = await behind();
       if (pending.length === 0) return;
     }
     await sleep(200);

@@ -28,7 +28,14 @@ import type {
   WatchFilter,
   WatchVerdict,
 } from "./proxy_faults.ts";
-import { closeQuietly, listKey, parsePath, statusBody, statusResponse } from "./proxy_wire.ts";
+import {
+  closeQuietly,
+  listKey,
+  parsePath,
+  statusBody,
+  statusResponse,
+  streamKey,
+} from "./proxy_wire.ts";
 
 export type {
   Fault,
@@ -69,7 +76,10 @@ export class FaultProxy {
   readonly #http: Deno.HttpClient;
   readonly #pairs = new Map<number, Pair>();
   /** Open watch streams → a function that ends one (closing the stream to the operator). */
-  readonly #watches = new Set<() => void>();
+  /** Open watch streams: how to end each, and which stream (`streamKey`) it serves. */
+  readonly #watches = new Map<() => void, string>();
+  /** Every watch stream ever asked for (`streamKey`). */
+  readonly #streams = new Set<string>();
   readonly #firstLists = new Map<string, { status: number; body: string }>();
   readonly #accepting: Promise<void>;
   readonly #tasks = new Set<Promise<unknown>>();
@@ -172,7 +182,16 @@ export class FaultProxy {
 
   /** Ends every open watch stream normally (the operator resumes from its last resourceVersion). */
   closeWatches(): void {
-    for (const end of [...this.#watches]) end();
+    for (const end of [...this.#watches.keys()]) end();
+  }
+
+  /**
+   * The watch streams asked for so far that have no watch open now: while one of them is
+   * reconnecting (behind its backoff after an outage) the client's view of it may be stale.
+   */
+  unwatched(): string[] {
+    const open = new Set(this.#watches.values());
+    return [...this.#streams].filter((k) => !open.has(k));
   }
 
   /** Forgets the recorded lists: the next answer to each list becomes its "older list". */
@@ -269,6 +288,7 @@ export class FaultProxy {
       body: write ? await req.text() : undefined,
     };
     this.requests.push(info);
+    if (watch) this.#streams.add(streamKey(url));
     const cut = () => {
       info.code = 0;
       const pair = this.#pairs.get(remote.port);
@@ -341,7 +361,7 @@ export class FaultProxy {
     }
     if (watch && upstream.ok && upstream.body) {
       info.code = upstream.status;
-      return new Response(this.#filterWatch(upstream.body, info), {
+      return new Response(this.#filterWatch(upstream.body, info, streamKey(url)), {
         status: upstream.status,
         headers: { "content-type": upstream.headers.get("content-type") ?? "application/json" },
       });
@@ -375,7 +395,11 @@ export class FaultProxy {
   }
 
   /** The upstream watch stream, line by line through `watchFilter`. */
-  #filterWatch(body: ReadableStream<Uint8Array>, req: ProxiedRequest): ReadableStream<Uint8Array> {
+  #filterWatch(
+    body: ReadableStream<Uint8Array>,
+    req: ProxiedRequest,
+    stream: string,
+  ): ReadableStream<Uint8Array> {
     const encoder = new TextEncoder();
     const lines = new LineBuffer();
     const reader = body.getReader();
@@ -427,7 +451,7 @@ export class FaultProxy {
     return new ReadableStream<Uint8Array>({
       start: (c) => {
         ctl = c;
-        this.#watches.add(end);
+        this.#watches.set(end, stream);
         this.#track(pump());
       },
       cancel: () => end(),

@@ -33,6 +33,16 @@ export function listKey(url: URL): string {
   return `${url.pathname}?${q}`;
 }
 
+/** A watch stream: the collection and selectors, not the per-request resume point or timeout. */
+export function streamKey(url: URL): string {
+  const q = new URLSearchParams();
+  for (const k of ["labelSelector", "fieldSelector"]) {
+    const v = url.searchParams.get(k);
+    if (v) q.set(k, v);
+  }
+  return `${url.pathname}?${q}`;
+}
+
 const REASONS: Record<number, string> = {
   409: "Conflict",
   410: "Expired",
