@@ -281,7 +281,8 @@ export async function removeCgroups(root: string): Promise<number> {
   return killed;
 }
 
-async function bridgeOwner(): Promise<string | undefined> {
+/** The cluster directory named by the bridge's alias; "" for a bridge without one. */
+export async function bridgeOwner(): Promise<string | undefined> {
   const link = await run("ip", ["-d", "-o", "link", "show", BRIDGE]).catch(() => "");
   return link ? (link.match(/alias (\S+)/)?.[1] ?? "") : undefined;
 }

@@ -10,7 +10,7 @@ import { fakeNode, fakeNodeName } from "./nodes.ts";
 import { createPki, pkiFiles } from "./pki.ts";
 import { freeLoopbackPorts } from "./ports.ts";
 import { isRunning, spawnDaemon, stopGroups } from "./processes.ts";
-import { down } from "./teardown.ts";
+import { down, downStaleBridgeOwner } from "./teardown.ts";
 import {
   preflight,
   prepareHost,
@@ -312,6 +312,7 @@ export async function up(opts: UpOptions): Promise<string> {
   if (realNodes > 0) {
     if (opts.mode !== "full") throw new Error("real nodes need a full cluster");
     // Everything slow or refusable comes before the machine or a running cluster is touched.
+    await downStaleBridgeOwner(paths.dir);
     await preflight(paths.dir);
     images = await realNodeImages(await ensureBinaries(binariesOf(opts)));
   }

@@ -23,7 +23,7 @@ import { renderKubeconfig } from "./kubeconfig.ts";
 import { ensureDebianPackages } from "../debian.ts";
 import { issueLeaf, pkiFiles } from "./pki.ts";
 import { freeLoopbackPorts } from "./ports.ts";
-import { isRunning, spawnDaemon, stopGroups } from "./processes.ts";
+import { cmdline, isRunning, spawnDaemon, stopGroups } from "./processes.ts";
 import {
   BRIDGE_IP,
   cgroupRoot,
@@ -393,10 +393,14 @@ export async function stopRealNodes(
   strayGroups: number[],
 ): Promise<void> {
   const real = state?.real;
-  const kubelets = Object.entries(real?.pids ?? {}).filter(([k]) => k.startsWith("kubelet/"));
+  // A recorded pid counts only while it still runs with the cluster directory on its command line.
+  const recorded = Object.entries(real?.pids ?? {}).filter(([, pid]) =>
+    cmdline(pid).some((a) => a.includes(`${paths.dir}/`))
+  );
+  const kubelets = recorded.filter(([k]) => k.startsWith("kubelet/"));
   await stopGroups(kubelets.map(([, pid]) => pid));
   for (let i = 0; i < (real?.count ?? 0); i++) await removeCgroups(cgroupRoot(realNodeName(i)));
-  await stopGroups([...Object.values(real?.pids ?? {}), ...strayGroups]);
+  await stopGroups([...recorded.map(([, pid]) => pid), ...strayGroups]);
   if (real && state) {
     await run(join(state.binDir, "kube-proxy"), ["--cleanup"]).catch(() => "");
   }

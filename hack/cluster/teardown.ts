@@ -12,7 +12,9 @@ import {
   stopGroups,
   writeProcessRecord,
 } from "./processes.ts";
+import { bridgeOwner } from "./host.ts";
 import { stopRealNodes } from "./real_nodes.ts";
+import { BRIDGE } from "./real_node_config.ts";
 import { ClusterPaths, type ClusterState, COMPONENTS, PROCESS_RECORD, readState } from "./state.ts";
 
 const log = (msg: string) => console.error(`[cluster] ${msg}`);
@@ -94,11 +96,22 @@ export function recordedGroups(dir: string): number[] {
 }
 
 /**
+ * Whether `pid` runs with `dir` on its command line, as every process of a cluster does: a
+ * recorded pid that the kernel has since given to another process (the machine restarted, or the
+ * session that started the cluster ended and took its processes along) is not ours to stop.
+ */
+export function namesDir(pid: number, dir: string): boolean {
+  return cmdline(pid).some((a) => a.includes(`${new ClusterPaths(dir).dir}/`));
+}
+
+/**
  * The process groups `down` stops: the components' recorded ones plus any stray daemon of this dir,
  * and the processes recorded by `startRecorded`.
  */
 export function clusterGroups(dir: string, state: ClusterState | undefined): number[] {
-  const components = Object.values(state?.pids ?? {}).filter((p) => groupMembers(p).length > 0);
+  const components = Object.values(state?.pids ?? {}).filter((p) =>
+    groupMembers(p).length > 0 && namesDir(p, dir)
+  );
   return [
     ...new Set([
       ...recordedGroups(dir),
@@ -124,6 +137,20 @@ export async function down(dir: string, opts: { quiet?: boolean } = {}): Promise
   if (!opts.quiet) {
     log(`stopped ${new Set([...extra, ...groups]).size} processes; removed ${paths.dir}`);
   }
+}
+
+/**
+ * Frees the real-node bridge for `owner` when it belongs to another cluster directory none of
+ * whose processes runs any more: its session ended without `down` (the machine's processes were
+ * stopped, the bridge and host changes stayed). That cluster is torn down as `down` would; a live
+ * one is left alone, and `up` refuses with the command to run.
+ */
+export async function downStaleBridgeOwner(owner: string): Promise<void> {
+  const other = await bridgeOwner();
+  if (!other || other === new ClusterPaths(owner).dir) return;
+  if (clusterGroups(other, undefined).length > 0) return;
+  log(`the bridge ${BRIDGE} belongs to ${other}, none of whose processes runs: tearing it down`);
+  await down(other, { quiet: true });
 }
 
 /** Synchronous `down` for `unload` handlers: SIGKILL, then remove the directory. */

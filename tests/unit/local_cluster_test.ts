@@ -190,6 +190,9 @@ Deno.test("down: stops the process groups recorded in the state dir (the demo's 
       await new Promise((r) => setTimeout(r, 10)); // until the shim has exec'd sh
     }
     assert.deepEqual(recordedGroups(dir).sort(), [pid, legacy].sort());
+    // A component's pid from a session whose processes have since gone, given by the kernel to a
+    // process that does not name the cluster's dir: not ours either.
+    Deno.writeTextFileSync(`${dir}/state.json`, JSON.stringify({ pids: { etcd: other } }));
 
     await down(dir, { quiet: true });
     assert.deepEqual(groupMembers(pid), [], "the recorded group is gone");
