@@ -1,14 +1,29 @@
 /**
- * What the benchmark does to and reads from its cluster besides the runs themselves: namespaces,
- * enough fake nodes for the pods, and counting pods and Ready pods.
+ * What the benchmark does to and reads from its cluster besides the runs themselves: the
+ * MiniCluster it creates, namespaces, enough fake nodes for the pods, and counting pods and Ready
+ * pods.
  */
 import type { KubeClient } from "../runtime/client.ts";
 import { isAlreadyExists } from "../runtime/errors.ts";
 import { Jobs, Namespaces, Nodes, Pods, ServiceAccounts } from "../runtime/resources.ts";
 import { MANAGED_SELECTOR } from "../controllers/minicluster/controller.ts";
 import { fakeNode, fakeNodeName } from "../hack/cluster/nodes.ts";
+import { KEEP_RUNNING_ANNOTATION } from "../hack/cluster/kwok_stages.ts";
+import type { MiniCluster } from "../api/mod.ts";
+import { sampleMiniCluster } from "../testing/sample_minicluster.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The MiniCluster every bench run creates: the sample, `size` pods that KWOK keeps Running (a
+ * finished Job would take its pods out of the Ready count and the operator's steady state).
+ */
+export function benchMiniCluster(name: string, namespace: string, size: number): MiniCluster {
+  return sampleMiniCluster(name, namespace, {
+    size,
+    pod: { annotations: { [KEEP_RUNNING_ANNOTATION]: "true" } },
+  });
+}
 
 export async function createNamespace(client: KubeClient, name: string): Promise<void> {
   await client.create(Namespaces, {

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import { MiniClusters } from "../api/resource.ts";
 import { KubeClient } from "../runtime/client.ts";
+import { isAlreadyExists } from "../runtime/errors.ts";
 import { Pods } from "../runtime/resources.ts";
 import { kubectl } from "../hack/kubectl.ts";
 import { installCrds } from "../testing/crds.ts";
@@ -22,8 +23,13 @@ import {
   OPERATOR_NAMESPACE,
 } from "../testing/in_cluster_install.ts";
 import { OperatorProcess, parseRssSplit, parseVmRss } from "../testing/operator_process.ts";
-import { sampleMiniCluster } from "../testing/sample_minicluster.ts";
-import { createNamespace, ensureNodes, pool, waitPodsReady } from "./cluster_state.ts";
+import {
+  benchMiniCluster,
+  createNamespace,
+  ensureNodes,
+  pool,
+  waitPodsReady,
+} from "./cluster_state.ts";
 
 const say = (msg: string) => console.error(`[bench in-cluster] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -103,18 +109,19 @@ async function kubeletReading(
   ) as {
     pods: {
       podRef: { uid: string };
+      memory?: { rssBytes?: number };
       containers?: { name: string; memory?: { workingSetBytes?: number; rssBytes?: number } }[];
     }[];
   };
-  const container = summary.pods.find((p) => p.podRef.uid === pod.metadata!.uid)?.containers
-    ?.find((c) => c.name === pod.spec!.containers[0].name);
-  if (!container?.memory?.workingSetBytes) {
+  const stats = summary.pods.find((p) => p.podRef.uid === pod.metadata!.uid);
+  const container = stats?.containers?.find((c) => c.name === pod.spec!.containers[0].name);
+  // This kubelet (cgroup v2) gives the container's working set but its rss only for the pod; the
+  // pod's one container is the operator, so the pod's figure is the operator's.
+  const rssBytes = container?.memory?.rssBytes ?? stats?.memory?.rssBytes;
+  if (!container?.memory?.workingSetBytes || rssBytes === undefined) {
     throw new Error(`the kubelet has no memory figures for ${pod.metadata!.name} yet`);
   }
-  return {
-    workingSetBytes: container.memory.workingSetBytes,
-    rssBytes: container.memory.rssBytes ?? 0,
-  };
+  return { workingSetBytes: container.memory.workingSetBytes, rssBytes };
 }
 
 async function inClusterReading(kubeconfig: string, client: KubeClient): Promise<MemoryReading> {
@@ -165,7 +172,9 @@ export async function inClusterMemoryBench(
   const client = await KubeClient.fromKubeconfig(kubeconfig);
   try {
     await installCrds(kubeconfig);
-    await createNamespace(client, NAMESPACE);
+    await createNamespace(client, NAMESPACE).catch((e) => {
+      if (!isAlreadyExists(e)) throw e;
+    });
     // The real nodes are tainted; the MiniClusters' pods go to KWOK nodes (100 pods each).
     await ensureNodes(client, Math.ceil(n * size / 100) + 1);
     say("installing deploy/install.yaml (the local image, on a real node)");
@@ -190,6 +199,8 @@ export async function inClusterMemoryBench(
       `deploy/${OPERATOR_DEPLOYMENT}`,
       "--timeout=180s",
     ]);
+    // A run stopped half-way leaves its MiniClusters: the "no MiniCluster" reading needs none.
+    await kubectl(kubeconfig, ["-n", NAMESPACE, "delete", "minicluster", "--all", "--wait"]);
     await sleep(IDLE_MS);
     const empty = await inClusterReading(kubeconfig, client);
     say(`in-cluster, no MiniCluster: ${describe(empty)}`);
@@ -197,7 +208,7 @@ export async function inClusterMemoryBench(
     say(`creating ${n} MiniClusters of size ${size}`);
     const names = Array.from({ length: n }, (_, i) => `mem-${i}`);
     await pool(names, 16, async (name) => {
-      await client.create(MiniClusters, sampleMiniCluster(name, NAMESPACE, { size }));
+      await client.create(MiniClusters, benchMiniCluster(name, NAMESPACE, size));
     });
     await waitSettled(client, n, size);
     await sleep(IDLE_MS);

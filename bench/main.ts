@@ -19,8 +19,14 @@ import { installCrds } from "../testing/crds.ts";
 import { startPrivateCluster } from "../testing/private_cluster.ts";
 import { diffCounts, groupBy, READ_VERBS, writeCount } from "../testing/metrics_text.ts";
 import { OperatorProcess } from "../testing/operator_process.ts";
-import { sampleMiniCluster } from "../testing/sample_minicluster.ts";
-import { countPods, createNamespace, ensureNodes, pool, waitPodsReady } from "./cluster_state.ts";
+import {
+  benchMiniCluster,
+  countPods,
+  createNamespace,
+  ensureNodes,
+  pool,
+  waitPodsReady,
+} from "./cluster_state.ts";
 import { type Flags, flags, writesInFlightArgs } from "./flags.ts";
 import { CreationObserver } from "./observer.ts";
 import {
@@ -49,13 +55,8 @@ import { inClusterMemoryBench } from "./in_cluster_memory.ts";
 
 const say = (msg: string) => console.error(`[bench] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const KEEP_RUNNING = { "kwok.x-k8s.io/keep-running": "true" };
 /** Pods per fake node we plan for (they allow 110). */
 const PODS_PER_NODE = 100;
-
-function miniClusterOf(name: string, namespace: string, size: number): MiniCluster {
-  return sampleMiniCluster(name, namespace, { size, pod: { annotations: KEEP_RUNNING } });
-}
 
 function names(n: number): string[] {
   const width = String(n).length;
@@ -117,7 +118,7 @@ async function scaleRun(ctx: Context, n: number, first: boolean) {
   const t0 = performance.now();
   try {
     await pool(all, f.createConcurrency, async (name) => {
-      await client.create(MiniClusters, miniClusterOf(name, ns, f.size));
+      await client.create(MiniClusters, benchMiniCluster(name, ns, f.size));
       createdAt.set(name, performance.now());
     });
     say(`N=${n}: ${n} MiniClusters created in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -197,7 +198,7 @@ async function rawRun(ctx: Context, n: number): Promise<number> {
   say(`N=${n}: the same creates by a raw client (namespace ${ns})`);
   let ms: number;
   try {
-    const mcs = names(n).map((name) => miniClusterOf(name, ns, f.size));
+    const mcs = names(n).map((name) => benchMiniCluster(name, ns, f.size));
     const r = await rawCreates(client, mcs, {
       createConcurrency: f.createConcurrency,
       concurrency: f.concurrency,
@@ -317,7 +318,7 @@ async function tenThousand(ctx: Context, present: number): Promise<ResourcePoint
   const stop = progress(observer, n);
   try {
     await pool(names(n), f.createConcurrency, async (name) => {
-      await client.create(MiniClusters, miniClusterOf(name, ns, 1));
+      await client.create(MiniClusters, benchMiniCluster(name, ns, 1));
     });
     await observer.until(
       () => observer.childrenAt.size >= n,
@@ -366,7 +367,7 @@ async function main(): Promise<number> {
   try {
     await ensureNodes(client, nodes);
     const version = await client.request<{ gitVersion: string }>("GET", "/version");
-    const probe = miniClusterOf("x", "x", f.size);
+    const probe = benchMiniCluster("x", "x", f.size);
     const childrenPerMiniCluster = (await childObjects({
       ...probe,
       metadata: { ...probe.metadata, uid: crypto.randomUUID() },

@@ -4,15 +4,13 @@
  * requests counted from the audit log, then an idle window, then the namespace removed so that
  * the next contender starts on an empty cluster (the Go operator reconciles every namespace).
  */
-import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { installCrd } from "../../hack/conformance/run.ts";
 import { KubeClient } from "../../runtime/client.ts";
 import { Namespaces } from "../../runtime/resources.ts";
 import type { KubeObject } from "../../runtime/store.ts";
 import { readCpuSeconds } from "../../testing/operator_process.ts";
-import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
-import { createNamespace, pool } from "../cluster_state.ts";
+import { benchMiniCluster, createNamespace, pool } from "../cluster_state.ts";
 import { summarize, type Summary } from "../stats.ts";
 import { type ApfCounts, apfDelta, type ApfReader } from "./apf.ts";
 import { type AuditLog, type Counts, total, writes } from "./audit.ts";
@@ -21,7 +19,6 @@ import { PeerObserver } from "./observer.ts";
 
 const say = (msg: string) => console.error(`[bench --peer] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const KEEP_RUNNING = { "kwok.x-k8s.io/keep-running": "true" };
 
 export interface PeerRun {
   operator: ContenderName;
@@ -109,11 +106,7 @@ export async function peerRun(
       }, 15_000);
       try {
         await pool(all, ctx.createConcurrency, async (name) => {
-          const mc: MiniCluster = sampleMiniCluster(name, ns, {
-            size: ctx.size,
-            pod: { annotations: KEEP_RUNNING },
-          });
-          await client.create(MiniClusters, mc);
+          await client.create(MiniClusters, benchMiniCluster(name, ns, ctx.size));
           created.set(name, performance.now());
         });
         const createsMs = performance.now() - t0;
