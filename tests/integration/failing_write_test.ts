@@ -24,7 +24,10 @@ integrationTest(
         await env.client.create(MiniClusters, miniCluster("big", env.namespace, { size: 2 }));
         const c = await waitForCondition(env, "big", "Unappliable", "True", "WriteFailing", 15_000);
         assert.match(c.message!, /^Job big: 500 .*injected 500 \(retrying with backoff\)/);
-        assert.ok((await eventsFor(env, "big")).some((e) => e.reason === "WriteFailing"));
+        // The Event goes out beside the status write, so it may land just after the condition.
+        await eventually(async () =>
+          assert.ok((await eventsFor(env, "big")).some((e) => e.reason === "WriteFailing"))
+        );
 
         failing = false;
         await eventually(() => env.client.get<Job>(Jobs, env.namespace, "big"), {

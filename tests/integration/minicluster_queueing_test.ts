@@ -49,9 +49,12 @@ integrationTest("minicluster queueing: spec.suspend suspends and resumes the Job
     );
     await eventually(async () => assert.equal((await getJob(env, "paused")).spec?.suspend, false));
     await waitForCondition(env, "paused", "Suspended", "False", "NotSuspended");
-    const events = await eventsFor(env, "paused");
-    assert.ok(events.some((e) => e.reason === "Suspended" && e.type === "Normal"));
-    assert.ok(events.some((e) => e.reason === "NotSuspended"));
+    // An Event goes out beside the status write, so it may land just after the condition shows.
+    await eventually(async () => {
+      const events = await eventsFor(env, "paused");
+      assert.ok(events.some((e) => e.reason === "Suspended" && e.type === "Normal"));
+      assert.ok(events.some((e) => e.reason === "NotSuspended"));
+    });
 
     // Suspending again (true → unset → true) works the same way.
     await env.client.patch(
@@ -216,8 +219,10 @@ integrationTest(
       // Condition times have a resolution of one second.
       const after = Date.now() - finished.getTime();
       assert.ok(after >= 4_000, `deleted ${after} ms after the Job finished, not before its TTL`);
-      const events = await eventsFor(env, "short-lived");
-      assert.ok(events.some((e) => e.reason === "TTLExpired"));
+      await eventually(async () => {
+        const events = await eventsFor(env, "short-lived");
+        assert.ok(events.some((e) => e.reason === "TTLExpired"));
+      });
     });
   },
   { timeoutMs: 90_000 },

@@ -12,7 +12,7 @@ import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import { Jobs, Namespaces, Pods } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { fullCluster, integrationTest, type TestEnv } from "../harness.ts";
+import { eventually, fullCluster, integrationTest, type TestEnv } from "../harness.ts";
 import { eventsFor, miniCluster, waitForCondition, withOperator } from "./minicluster_operator.ts";
 
 const PRIVILEGED = {
@@ -53,7 +53,9 @@ integrationTest(
       const ready = await waitForCondition(env, "priv", "Ready", "False", "FailedCreate", 45_000);
       assert.match(ready.message!, /^0\/2 pods ready; the Job cannot create pods: FailedCreate: /);
       assert.match(ready.message!, /violates PodSecurity "baseline:latest"/);
-      assert.ok((await eventsFor(env, "priv")).some((e) => e.reason === "FailedCreate"));
+      await eventually(async () =>
+        assert.ok((await eventsFor(env, "priv")).some((e) => e.reason === "FailedCreate"))
+      );
     });
   },
   { timeoutMs: 90_000 },
