@@ -51,6 +51,16 @@ export function cmdline(pid: number): string[] {
 }
 
 /**
+ * Whether `pid` runs with the absolute directory `dir` on its command line, as every process of a
+ * local cluster does: a recorded pid that the kernel has since given to another process (the
+ * machine restarted, or the session that started the cluster ended and took its processes along)
+ * is not ours to stop.
+ */
+export function namesDir(pid: number, dir: string): boolean {
+  return cmdline(pid).some((a) => a.includes(`${dir}/`));
+}
+
+/**
  * Whether `pid` is still the live process we started: it exists, is not a zombie, and runs
  * `binary` (guards against pid reuse after a reboot or a long pause).
  */

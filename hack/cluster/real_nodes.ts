@@ -23,7 +23,7 @@ import { renderKubeconfig } from "./kubeconfig.ts";
 import { ensureDebianPackages } from "../debian.ts";
 import { issueLeaf, pkiFiles } from "./pki.ts";
 import { freeLoopbackPorts } from "./ports.ts";
-import { cmdline, isRunning, spawnDaemon, stopGroups } from "./processes.ts";
+import { isRunning, namesDir, spawnDaemon, stopGroups } from "./processes.ts";
 import {
   BRIDGE_IP,
   cgroupRoot,
@@ -393,10 +393,7 @@ export async function stopRealNodes(
   strayGroups: number[],
 ): Promise<void> {
   const real = state?.real;
-  // A recorded pid counts only while it still runs with the cluster directory on its command line.
-  const recorded = Object.entries(real?.pids ?? {}).filter(([, pid]) =>
-    cmdline(pid).some((a) => a.includes(`${paths.dir}/`))
-  );
+  const recorded = Object.entries(real?.pids ?? {}).filter(([, pid]) => namesDir(pid, paths.dir));
   const kubelets = recorded.filter(([k]) => k.startsWith("kubelet/"));
   await stopGroups(kubelets.map(([, pid]) => pid));
   for (let i = 0; i < (real?.count ?? 0); i++) await removeCgroups(cgroupRoot(realNodeName(i)));

@@ -4,9 +4,9 @@
 
 import { join } from "node:path";
 import {
-  cmdline,
   type DaemonSpec,
   groupMembers,
+  namesDir,
   recordedProcess,
   spawnDaemon,
   stopGroups,
@@ -76,7 +76,7 @@ function readRecord(paths: ClusterPaths, file: string): number | undefined {
   }
   // A bare pid (the demo before records had a start time) counts only for a process whose
   // command line names this cluster, as the demo's operator does with its kubeconfig path.
-  return recordedProcess(text, (pid) => cmdline(pid).some((a) => a.includes(`${paths.dir}/`)));
+  return recordedProcess(text, (pid) => namesDir(pid, paths.dir));
 }
 
 /** The live process groups recorded by `startRecorded` in the state directory. */
@@ -96,21 +96,13 @@ export function recordedGroups(dir: string): number[] {
 }
 
 /**
- * Whether `pid` runs with `dir` on its command line, as every process of a cluster does: a
- * recorded pid that the kernel has since given to another process (the machine restarted, or the
- * session that started the cluster ended and took its processes along) is not ours to stop.
- */
-export function namesDir(pid: number, dir: string): boolean {
-  return cmdline(pid).some((a) => a.includes(`${new ClusterPaths(dir).dir}/`));
-}
-
-/**
  * The process groups `down` stops: the components' recorded ones plus any stray daemon of this dir,
  * and the processes recorded by `startRecorded`.
  */
 export function clusterGroups(dir: string, state: ClusterState | undefined): number[] {
+  const absolute = new ClusterPaths(dir).dir;
   const components = Object.values(state?.pids ?? {}).filter((p) =>
-    groupMembers(p).length > 0 && namesDir(p, dir)
+    groupMembers(p).length > 0 && namesDir(p, absolute)
   );
   return [
     ...new Set([
