@@ -27,6 +27,11 @@ export interface ListOptions extends CallOptions {
   resourceVersionMatch?: "Exact" | "NotOlderThan";
 }
 
+export interface ListEachOptions extends ListOptions {
+  /** Items come with `metadata.managedFields` empty: cut from their text, never parsed. */
+  dropManagedFields?: boolean;
+}
+
 export interface WatchOptions extends ListOptions {
   allowWatchBookmarks?: boolean;
   /** Server-side timeout; the stream then ends normally and the caller resumes. */
@@ -83,6 +88,16 @@ export interface ApiClient {
   ): Promise<T>;
   /** One page of a list; pass `limit` and then the returned `metadata.continue` to paginate. */
   list<T>(rt: ResourceType, opts?: ListOptions): Promise<ObjectList<T>>;
+  /**
+   * Every object of a list, each handed to `onItem` as it arrives: the whole list is never held
+   * at once. Resolves with the list's metadata. `timeoutMs` bounds a wait for the next data, not
+   * the whole list.
+   */
+  listEach<T>(
+    rt: ResourceType,
+    onItem: (item: T) => void,
+    opts?: ListEachOptions,
+  ): Promise<ObjectList<T>["metadata"]>;
   /** POST: fails with 409 AlreadyExists when the name is taken. */
   create<T>(rt: ResourceType, obj: T, opts?: WriteOptions): Promise<T>;
   /** PUT: replaces the object; fails with 409 when `metadata.resourceVersion` is stale. */

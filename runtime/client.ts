@@ -10,6 +10,7 @@ import type {
   ApplyOptions,
   CallOptions,
   DeleteOptions,
+  ListEachOptions,
   ListOptions,
   ObjectList,
   PatchOptions,
@@ -42,7 +43,8 @@ import {
   withTypeMeta,
   writeQuery,
 } from "./rest_requests.ts";
-import { watchEvents } from "./watch_lines.ts";
+import { ListItemReader } from "./list_items.ts";
+import { abortableReads, watchEvents } from "./watch_lines.ts";
 import {
   describeRequest,
   type RequestEvent,
@@ -50,7 +52,7 @@ import {
   type Verb,
 } from "./request_labels.ts";
 import { WatchConnections } from "./watch_connections.ts";
-import { WriteSlots } from "./write_slots.ts";
+import { Slots } from "./slots.ts";
 
 export type * from "./api_client.ts";
 export { LineBuffer, parseWatchLine } from "./watch_lines.ts";
@@ -71,7 +73,7 @@ export interface ClientOptions {
   tokenRefreshMs?: number;
   /**
    * Writes (every method but GET) in flight at once, Lease renewals excepted; the rest wait in
-   * order (runtime/write_slots.ts). 0 or unset: no bound.
+   * order (runtime/slots.ts). 0 or unset: no bound.
    */
   maxWritesInFlight?: number;
 }
@@ -105,7 +107,7 @@ export class KubeClient implements ApiClient {
   readonly #userAgent: string;
   readonly #timeoutMs: number;
   readonly #onRequest?: (event: RequestEvent) => void;
-  readonly #writeSlots: WriteSlots;
+  readonly #writeSlots: Slots;
   #closed = false;
 
   constructor(conn: ClusterConnection, options: ClientOptions = {}) {
@@ -114,7 +116,7 @@ export class KubeClient implements ApiClient {
     this.#userAgent = options.userAgent ?? `minicluster-operator (deno/${Deno.version.deno})`;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#onRequest = options.onRequest;
-    this.#writeSlots = new WriteSlots(options.maxWritesInFlight ?? 0);
+    this.#writeSlots = new Slots(options.maxWritesInFlight ?? 0);
     const tls: Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> = {};
     if (conn.caCerts?.length) tls.caCerts = conn.caCerts;
     if (conn.clientCert && conn.clientKey) {
@@ -215,6 +217,83 @@ export class KubeClient implements ApiClient {
       undefined,
       { ...callOptions(opts), query: listQuery(opts), verb: "list", resource: resourceName(rt) },
     );
+  }
+
+  /**
+   * Every object of a list in one request (the apiserver answers a list without `limit` from its
+   * watch cache), each parsed and handed to `onItem` as soon as its text has arrived, so neither
+   * the body nor the list of untransformed objects is ever held whole. `continue` is followed
+   * should the server paginate anyway. The timeout bounds each wait for data: a list of every pod
+   * of a large cluster may take longer than it, a stalled one does not.
+   */
+  async listEach<T>(
+    rt: ResourceType,
+    onItem: (item: T) => void,
+    opts: ListEachOptions = {},
+  ): Promise<ObjectList<T>["metadata"]> {
+    let meta = await this.#listEachPage(rt, onItem, opts, false);
+    const resourceVersion = meta.resourceVersion;
+    while (meta.continue) {
+      meta = await this.#listEachPage(rt, onItem, { ...opts, continue: meta.continue }, false);
+    }
+    return { resourceVersion };
+  }
+
+  async #listEachPage<T>(
+    rt: ResourceType,
+    onItem: (item: T) => void,
+    opts: ListEachOptions,
+    retried: boolean,
+  ): Promise<ObjectList<T>["metadata"]> {
+    const path = resourcePath(rt, { namespace: opts.namespace });
+    const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
+    const stalled = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const rearm = () => {
+      if (timeoutMs <= 0) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        stalled.abort(new DOMException(`GET ${path}: no data for ${timeoutMs} ms`, "TimeoutError"));
+      }, timeoutMs);
+    };
+    const signal = opts.signal ? AbortSignal.any([opts.signal, stalled.signal]) : stalled.signal;
+    rearm();
+    try {
+      const response = await this.#send("GET", path, {
+        query: listQuery(opts),
+        signal,
+        verb: "list",
+        resource: resourceName(rt),
+      });
+      if (!response.ok) {
+        const text = await response.text();
+        if (response.status === 401 && !retried && this.#credentials.invalidate()) {
+          clearTimeout(timer);
+          return await this.#listEachPage(rt, onItem, opts, true);
+        }
+        throw ApiError.fromResponse(response.status, text, `GET ${path}`);
+      }
+      const items = new ListItemReader({ dropManagedFields: opts.dropManagedFields });
+      const body = response.body?.getReader();
+      const reads = abortableReads(signal);
+      try {
+        for (;;) {
+          const chunk = body ? await reads.read(body.read()) : { done: true as const };
+          if (chunk.done) break;
+          rearm();
+          for (const item of items.push(chunk.value)) onItem(JSON.parse(item));
+        }
+      } finally {
+        body?.cancel().catch(() => {});
+        reads.dispose();
+      }
+      return items.finish().metadata as ObjectList<T>["metadata"];
+    } catch (e) {
+      if (stalled.signal.aborted && !(e instanceof ApiError)) throw stalled.signal.reason;
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Every page of a list, following `continue` tokens. */

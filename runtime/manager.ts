@@ -18,6 +18,7 @@ import { LeaderElector } from "./leader.ts";
 import { Logger } from "./log.ts";
 import { registerProcessMetrics, Registry } from "./metrics.ts";
 import { RelistBudget } from "./relist_budget.ts";
+import { Slots } from "./slots.ts";
 import type { OperatorOptions } from "./options.ts";
 import { resourceName, type ResourceType } from "./resources.ts";
 import type { KubeObject, Store } from "./store.ts";
@@ -64,6 +65,8 @@ export class Manager {
   #controllers: Controller<KubeObject>[] = [];
   /** Shared by every watcher: see runtime/relist_budget.ts. */
   readonly #relistBudget = new RelistBudget();
+  /** One list at a time, every watcher's: see runtime/slots.ts. */
+  readonly #listSlots = new Slots(1);
   #synced = false;
 
   constructor(opts: OperatorOptions, log?: Logger, registry?: Registry) {
@@ -114,6 +117,7 @@ export class Manager {
         transform: spec.transform,
         stopOnForbidden: this.#opts.failOnForbidden,
         relistBudget: this.#relistBudget,
+        listSlots: this.#listSlots,
         log: this.log.child({ component: "watcher" }),
         metrics: this.#metrics.watcher,
       });

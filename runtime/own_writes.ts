@@ -106,6 +106,7 @@ export class OwnWrites {
     return {
       get: (rt, ns, name, opts) => client.get(rt, ns, name, opts),
       list: (rt, opts) => client.list(rt, opts),
+      listEach: (rt, onItem, opts) => client.listEach(rt, onItem, opts),
       watch: (rt, opts) => client.watch(rt, opts),
       create: <T>(rt: ResourceType, obj: T, opts?: WriteOptions) =>
         write(rt, obj, () => client.create(rt, obj, opts)),

@@ -23,6 +23,7 @@ import { apiVersionOf, resourceName, type ResourceType } from "./resources.ts";
 import { Cache, type IndexFunc, type KubeObject, type Store } from "./store.ts";
 import { type RuntimeLog, silentLog } from "./log.ts";
 import type { RelistBudget } from "./relist_budget.ts";
+import type { Slots } from "./slots.ts";
 import { dropManagedFields, type Transform } from "./transforms.ts";
 
 /** Why a watch stream was restarted, as counted by `watch_restarts_total{reason}`. */
@@ -42,8 +43,6 @@ export interface WatcherOptions<T> {
   fieldSelector?: string;
   /** Stop (reject `synced`) on 401/403 before the first list, instead of retrying. Default true. */
   stopOnForbidden?: boolean;
-  /** Page size of lists. Default 500. */
-  pageSize?: number;
   /** Server-side watch timeout; default a random 5 to 10 minutes per watch, as client-go does. */
   watchTimeoutSeconds?: number;
   backoff?: BackoffPolicy;
@@ -60,6 +59,8 @@ export interface WatcherOptions<T> {
    * per-stream backoff).
    */
   relistBudget?: RelistBudget;
+  /** Lists wait for a slot here, shared with the client's other watchers (runtime/slots.ts). */
+  listSlots?: Slots;
   clock?: Clock;
   log?: RuntimeLog;
   metrics?: WatcherMetrics;
@@ -220,19 +221,23 @@ export class Watcher<T extends KubeObject> {
     selectors: { labelSelector?: string; fieldSelector?: string },
     signal: AbortSignal,
   ): Promise<string> {
-    // Page by page, each transformed as it arrives: the whole untransformed list (thousands of
-    // pods with every field) is never held at once. Abortable: stop() must not wait for a list
+    // One request, each object transformed as it arrives (client.listEach): the untransformed
+    // list (thousands of pods with every field) is never held, and the apiserver serves it from
+    // its watch cache instead of etcd page by page. Abortable: stop() must not wait for a list
     // from a busy apiserver.
-    const opts = { namespace, ...selectors, limit: this.#opts.pageSize ?? 500, signal };
-    const first = await this.client.list<T>(this.type, opts);
-    const items = first.items.map((item) => this.#typed(item));
-    let next = first.metadata.continue;
-    while (next) {
-      const page = await this.client.list<T>(this.type, { ...opts, continue: next });
-      for (const item of page.items) items.push(this.#typed(item));
-      next = page.metadata.continue;
+    const items: T[] = [];
+    const release = await this.#opts.listSlots?.acquire(signal);
+    let metadata;
+    try {
+      metadata = await this.client.listEach<T>(
+        this.type,
+        (item) => items.push(this.#typed(item)),
+        { namespace, ...selectors, signal, dropManagedFields: true },
+      );
+    } finally {
+      release?.();
     }
-    const list = { metadata: first.metadata, items };
+    const list = { metadata, items };
     this.#listed.add(namespace);
     const allListed = this.#streams.every((ns) => this.#listed.has(ns));
     this.#cache.replace(list.items, {

@@ -25,6 +25,7 @@ import type {
   ApplyOptions,
   CallOptions,
   DeleteOptions,
+  ListEachOptions,
   ListOptions,
   ObjectList,
   PatchOptions,
@@ -127,6 +128,21 @@ export class FakeApiClient implements ApiClient {
       );
       return { metadata: { resourceVersion: String(this.#revision) }, items: items as T[] };
     });
+  }
+
+  async listEach<T>(
+    rt: ResourceType,
+    onItem: (item: T) => void,
+    opts: ListEachOptions = {},
+  ): Promise<ObjectList<T>["metadata"]> {
+    const list = await this.list<T>(rt, opts);
+    for (const item of list.items as Obj[]) {
+      const meta = item.metadata;
+      if (opts.dropManagedFields && meta?.managedFields) {
+        onItem({ ...item, metadata: { ...meta, managedFields: [] } } as T);
+      } else onItem(item as T);
+    }
+    return list.metadata;
   }
 
   create<T>(rt: ResourceType, obj: T, _: WriteOptions = {}): Promise<T> {

@@ -78,6 +78,31 @@ integrationTest("client: create, get, list, errors, patch and delete a ConfigMap
   });
   assert.equal(all.items.length, 2);
   assert.ok(all.metadata.resourceVersion);
+  // One streamed list, items handed on one by one; pages of one are followed too. The server's
+  // managedFields are cut when asked for.
+  for (const limit of [undefined, 1]) {
+    for (const dropManagedFields of [false, true]) {
+      const streamed: ConfigMap[] = [];
+      const meta = await client.listEach<ConfigMap>(ConfigMaps, (cm) => streamed.push(cm), {
+        namespace,
+        labelSelector: "app=client-test",
+        limit,
+        dropManagedFields,
+      });
+      assert.ok(meta.resourceVersion);
+      assert.deepEqual(streamed.map((c) => c.metadata?.name).sort(), ["one", "two"]);
+      assert.deepEqual(streamed.find((c) => c.metadata?.name === "two")?.data, { b: "2" });
+      for (const c of streamed) {
+        assert.equal(
+          c.metadata?.uid,
+          all.items.find((a) => a.metadata?.name === c.metadata?.name)
+            ?.metadata?.uid,
+        );
+        if (dropManagedFields) assert.deepEqual(c.metadata?.managedFields, []);
+        else assert.ok(c.metadata?.managedFields?.length);
+      }
+    }
+  }
 
   // Merge, JSON and strategic patches.
   const merged = await client.patch<ConfigMap>(ConfigMaps, namespace, "one", {

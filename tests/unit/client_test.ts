@@ -240,6 +240,64 @@ Deno.test("request: non-2xx answers become ApiError and a timeout aborts", async
   }
 });
 
+Deno.test("listEach: items as they arrive, pages followed, the timeout bounds a stall only", async () => {
+  // Page 1 arrives in 3-byte chunks 10 ms apart (longer in all than the 50 ms timeout); page 2
+  // (asked for with page 1's continue token) stalls for 200 ms in the middle when "stall" is set.
+  const items = (from: number) => [0, 1, 2].map((i) => ({ metadata: { name: `cm-${from + i}` } }));
+  let page1Sent = Infinity;
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (req) => {
+    const url = new URL(req.url);
+    const page2 = url.searchParams.get("continue") === "next";
+    const body = JSON.stringify({
+      kind: "ConfigMapList",
+      metadata: { resourceVersion: page2 ? "9" : "7", continue: page2 ? undefined : "next" },
+      items: items(page2 ? 3 : 0),
+    });
+    const bytes = new TextEncoder().encode(body);
+    let at = 0;
+    const stall = page2 && url.searchParams.has("labelSelector");
+    return new Response(
+      new ReadableStream<Uint8Array>({
+        async pull(ctrl) {
+          if (at >= bytes.length) {
+            if (!page2) page1Sent = performance.now();
+            return ctrl.close();
+          }
+          await new Promise((r) => setTimeout(r, stall && at === 30 ? 200 : page2 ? 0 : 10));
+          ctrl.enqueue(bytes.slice(at, at += 3));
+        },
+      }),
+    );
+  });
+  const port = (server.addr as Deno.NetAddr).port;
+  const client = new KubeClient(
+    { server: `http://127.0.0.1:${port}`, namespace: "default" },
+    { timeoutMs: 50 },
+  );
+  try {
+    const seen: string[] = [];
+    let firstSeen = 0;
+    const meta = await client.listEach<{ metadata: { name: string } }>(
+      ConfigMaps,
+      (cm) => {
+        firstSeen ||= performance.now();
+        seen.push(cm.metadata.name);
+      },
+      { namespace: "ns" },
+    );
+    assert.deepEqual(seen, ["cm-0", "cm-1", "cm-2", "cm-3", "cm-4", "cm-5"]);
+    assert.ok(firstSeen < page1Sent, "the first item was handed on before its page had ended");
+    assert.deepEqual(meta, { resourceVersion: "7" });
+    await assert.rejects(
+      client.listEach(ConfigMaps, () => {}, { namespace: "ns", labelSelector: "stall" }),
+      (e) => e instanceof DOMException && e.name === "TimeoutError",
+    );
+  } finally {
+    client.close();
+    await server.shutdown();
+  }
+});
+
 Deno.test("request: writes wait for a slot beyond maxWritesInFlight; reads and Leases do not", async () => {
   let inFlight = 0;
   const most: Record<string, number> = {};

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { WriteSlots } from "../../runtime/write_slots.ts";
+import { Slots } from "../../runtime/slots.ts";
 
-Deno.test("write slots: at most `limit` in flight, the rest served in order", async () => {
-  const slots = new WriteSlots(2);
+Deno.test("slots: at most `limit` in flight, the rest served in order", async () => {
+  const slots = new Slots(2);
   const order: string[] = [];
   const a = await slots.acquire();
   const b = await slots.acquire();
@@ -22,8 +22,8 @@ Deno.test("write slots: at most `limit` in flight, the rest served in order", as
   assert.deepEqual([slots.inFlight, slots.waiting], [0, 0]);
 });
 
-Deno.test("write slots: an abort while waiting leaves the queue", async () => {
-  const slots = new WriteSlots(1);
+Deno.test("slots: an abort while waiting leaves the queue", async () => {
+  const slots = new Slots(1);
   const held = await slots.acquire();
   const abort = new AbortController();
   const waiting = slots.acquire(abort.signal);
@@ -34,8 +34,8 @@ Deno.test("write slots: an abort while waiting leaves the queue", async () => {
   assert.equal(slots.inFlight, 0);
 });
 
-Deno.test("write slots: 0 means no bound", async () => {
-  const slots = new WriteSlots(0);
+Deno.test("slots: 0 means no bound", async () => {
+  const slots = new Slots(0);
   const releases = await Promise.all([1, 2, 3, 4, 5].map(() => slots.acquire()));
   assert.equal(slots.inFlight, 5);
   for (const release of releases) release();

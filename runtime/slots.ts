@@ -1,13 +1,18 @@
 /**
- * A bound on the client's writes in flight.
+ * A bound on requests in flight: at most `limit` at once, the rest served in order.
  *
- * A burst of reconciles (a thousand MiniClusters applied at once) would otherwise put every
- * reconcile's writes on the apiserver together. The apiserver serves them, but on a small control
- * plane they take its CPU from everyone else's requests, including the user's own creates, and
- * finishing sooner is not what the extra concurrency buys: past a few writes in flight the
- * apiserver's throughput no longer grows, only its queue. Waiting writes are served in order.
+ * The client's writes go through one (`--max-writes-in-flight`). A burst of reconciles (a
+ * thousand MiniClusters applied at once) would otherwise put every reconcile's writes on the
+ * apiserver together. The apiserver serves them, but on a small control plane they take its CPU
+ * from everyone else's requests, including the user's own creates, and finishing sooner is not
+ * what the extra concurrency buys: past a few writes in flight the apiserver's throughput no
+ * longer grows, only its queue.
+ *
+ * The watchers' lists go through another, of one (runtime/manager.ts): a list streams as fast as
+ * the apiserver answers from its watch cache, and while the process parses one, the bytes of the
+ * others pile up in the HTTP client's buffers, memory the allocator keeps after the lists end.
  */
-export class WriteSlots {
+export class Slots {
   readonly limit: number;
   #inFlight = 0;
   readonly #waiting: (() => void)[] = [];
