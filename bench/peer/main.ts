@@ -3,7 +3,7 @@
  * apiserver in one invocation, one operator at a time, each in a fresh namespace under its own
  * CRD, the order alternating across repetitions (`--reps`). Requests are counted from the
  * apiserver's audit log (audit.ts), each operator under a client identity of its own
- * (identity.ts). Writes `<out>/<date>-peer.json`, `.txt` and `-peer.svg`.
+ * (identity.ts). Writes `<out>/<date>-peer-size<S>.json`, `.txt` and `.svg`.
  */
 import { dirname, join } from "node:path";
 import { KubeClient } from "../../runtime/client.ts";
@@ -113,7 +113,7 @@ export async function peerMain(f: Flags): Promise<number> {
       const report = formatPeerReport(results);
       if (final) console.log(report);
       await Deno.mkdir(f.out, { recursive: true });
-      const base = join(f.out, `${results.date.slice(0, 10)}-peer`);
+      const base = join(f.out, `${results.date.slice(0, 10)}-peer-size${f.size}`);
       await Deno.writeTextFile(`${base}.json`, JSON.stringify(results, null, 2) + "\n");
       await Deno.writeTextFile(`${base}.txt`, report + "\n");
       await Deno.writeTextFile(`${base}.svg`, peerPlot(results));
