@@ -192,7 +192,7 @@ export class KubeClient implements ApiClient {
     body?: unknown,
     opts: RequestOptions = {},
   ): Promise<T> {
-    const text = await this.#exchange(method, path, body, opts, false);
+    const text = await this.#exchange(method, path, body, opts);
     return (text === "" ? undefined : JSON.parse(text)) as T;
   }
 
@@ -231,48 +231,28 @@ export class KubeClient implements ApiClient {
     onItem: (item: T) => void,
     opts: ListEachOptions = {},
   ): Promise<ObjectList<T>["metadata"]> {
-    let meta = await this.#listEachPage(rt, onItem, opts, false);
+    let meta = await this.#listEachPage(rt, onItem, opts);
     const resourceVersion = meta.resourceVersion;
     while (meta.continue) {
-      meta = await this.#listEachPage(rt, onItem, { ...opts, continue: meta.continue }, false);
+      meta = await this.#listEachPage(rt, onItem, { ...opts, continue: meta.continue });
     }
     return { resourceVersion };
   }
 
-  async #listEachPage<T>(
+  #listEachPage<T>(
     rt: ResourceType,
     onItem: (item: T) => void,
     opts: ListEachOptions,
-    retried: boolean,
   ): Promise<ObjectList<T>["metadata"]> {
-    const path = resourcePath(rt, { namespace: opts.namespace });
-    const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
-    const stalled = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const rearm = () => {
-      if (timeoutMs <= 0) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        stalled.abort(new DOMException(`GET ${path}: no data for ${timeoutMs} ms`, "TimeoutError"));
-      }, timeoutMs);
+    const options: RequestOptions = {
+      query: listQuery(opts),
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs,
+      verb: "list",
+      resource: resourceName(rt),
     };
-    const signal = opts.signal ? AbortSignal.any([opts.signal, stalled.signal]) : stalled.signal;
-    rearm();
-    try {
-      const response = await this.#send("GET", path, {
-        query: listQuery(opts),
-        signal,
-        verb: "list",
-        resource: resourceName(rt),
-      });
-      if (!response.ok) {
-        const text = await response.text();
-        if (response.status === 401 && !retried && this.#credentials.invalidate()) {
-          clearTimeout(timer);
-          return await this.#listEachPage(rt, onItem, opts, true);
-        }
-        throw ApiError.fromResponse(response.status, text, `GET ${path}`);
-      }
+    const path = resourcePath(rt, { namespace: opts.namespace });
+    return this.#attempt("GET", path, undefined, options, async (response, signal, rearm) => {
       const items = new ListItemReader({ dropManagedFields: opts.dropManagedFields });
       const body = response.body?.getReader();
       const reads = abortableReads(signal);
@@ -288,12 +268,7 @@ export class KubeClient implements ApiClient {
         reads.dispose();
       }
       return items.finish().metadata as ObjectList<T>["metadata"];
-    } catch (e) {
-      if (stalled.signal.aborted && !(e instanceof ApiError)) throw stalled.signal.reason;
-      throw e;
-    } finally {
-      clearTimeout(timer);
-    }
+    });
   }
 
   /** Every page of a list, following `continue` tokens. */
@@ -454,44 +429,68 @@ export class KubeClient implements ApiClient {
     }
   }
 
-  /** Sends and reads the whole body, reporting the request; 401 with a token file retries once. */
+  /** Sends and reads the whole body; writes but the Lease's wait for a write slot first. */
   async #exchange(
     method: string,
     path: string,
     body: unknown,
     opts: RequestOptions,
-    retried: boolean,
   ): Promise<string> {
     // A leader's renewal must never queue behind a burst of writes: losing the Lease costs more.
-    const bounded = !retried && method !== "GET" && !LEASE_PATH.test(path);
+    const bounded = method !== "GET" && !LEASE_PATH.test(path);
     const release = bounded ? await this.#writeSlots.acquire(opts.signal) : undefined;
+    try {
+      return await this.#attempt(method, path, body, opts, (response) => response.text());
+    } finally {
+      release?.();
+    }
+  }
+
+  /**
+   * Sends one request and reads a successful response with `read`. The timeout bounds each wait:
+   * `read` calls `rearm` whenever data arrives, and an abort by the timeout is thrown as the
+   * timeout's reason. A 401 is retried once if the credentials can be read again (a rotated
+   * ServiceAccount token is read now rather than at the next refresh); any other failure is an
+   * `ApiError` with the server's text.
+   */
+  async #attempt<R>(
+    method: string,
+    path: string,
+    body: unknown,
+    opts: RequestOptions,
+    read: (response: Response, signal: AbortSignal, rearm: () => void) => Promise<R>,
+    retried = false,
+  ): Promise<R> {
     const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
     const timeout = new AbortController();
-    const timer = timeoutMs > 0
-      ? setTimeout(
-        () =>
-          timeout.abort(
-            new DOMException(`${method} ${path} timed out after ${timeoutMs} ms`, "TimeoutError"),
-          ),
-        timeoutMs,
-      )
-      : undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const rearm = () => {
+      if (timeoutMs <= 0) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timeout.abort(
+          new DOMException(`${method} ${path}: no data for ${timeoutMs} ms`, "TimeoutError"),
+        );
+      }, timeoutMs);
+    };
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout.signal]) : timeout.signal;
+    rearm();
     try {
       const response = await this.#send(method, path, { ...opts, signal }, body);
-      const text = await response.text();
-      if (response.ok) return text;
-      if (response.status === 401 && !retried && this.#credentials.invalidate()) {
-        // A rotated ServiceAccount token: read it again now rather than at the next refresh.
-        return await this.#exchange(method, path, body, opts, true);
+      if (!response.ok) {
+        const text = await response.text();
+        if (response.status === 401 && !retried && this.#credentials.invalidate()) {
+          clearTimeout(timer);
+          return await this.#attempt(method, path, body, opts, read, true);
+        }
+        throw ApiError.fromResponse(response.status, text, `${method} ${path}`);
       }
-      throw ApiError.fromResponse(response.status, text, `${method} ${path}`);
+      return await read(response, signal, rearm);
     } catch (e) {
       if (timeout.signal.aborted && !(e instanceof ApiError)) throw timeout.signal.reason;
       throw e;
     } finally {
       clearTimeout(timer);
-      release?.();
     }
   }
 

@@ -336,7 +336,7 @@ Deno.test("request: writes wait for a slot beyond maxWritesInFlight; reads and L
   }
 });
 
-Deno.test("auth: a token file is re-read (rotation) and a 401 forces a fresh read", async () => {
+Deno.test("auth: a token file is re-read (rotation) and a 401 forces a fresh read, for lists too", async () => {
   const dir = await Deno.makeTempDir();
   const tokenFile = `${dir}/token`;
   await Deno.writeTextFile(tokenFile, "one\n");
@@ -344,6 +344,9 @@ Deno.test("auth: a token file is re-read (rotation) and a 401 forces a fresh rea
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (req) => {
     const auth = req.headers.get("Authorization");
     if (auth !== `Bearer ${accept}`) return new Response("{}", { status: 401 });
+    if (new URL(req.url).pathname.endsWith("/configmaps")) {
+      return Response.json({ metadata: { resourceVersion: "5" }, items: [{ auth }] });
+    }
     return Response.json({ auth, ua: req.headers.get("User-Agent") });
   });
   const port = (server.addr as Deno.NetAddr).port;
@@ -364,9 +367,19 @@ Deno.test("auth: a token file is re-read (rotation) and a 401 forces a fresh rea
       auth: "Bearer two",
       ua: "test-agent/1",
     });
+    // A streamed list takes the same path: one retry with the token read again.
+    await Deno.writeTextFile(tokenFile, "three\n");
     accept = "three";
+    const items: unknown[] = [];
+    await client.listEach(ConfigMaps, (item) => items.push(item), { namespace: "ns" });
+    assert.deepEqual(items, [{ auth: "Bearer three" }]);
+    accept = "four";
     await assert.rejects(
       client.request("GET", "/api"),
+      (e) => e instanceof ApiError && e.code === 401,
+    );
+    await assert.rejects(
+      client.listEach(ConfigMaps, () => {}, { namespace: "ns" }),
       (e) => e instanceof ApiError && e.code === 401,
     );
   } finally {
