@@ -83,7 +83,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: "int",
     help: "Writes to the API server in flight at once (Lease renewals excepted); the rest wait " +
       "in order. 0: no bound.",
-    default: "4",
+    default: "8",
   },
   {
     name: "leader-elect",

@@ -5,7 +5,7 @@
  * thousand MiniClusters applied at once) would otherwise put every reconcile's writes on the
  * apiserver together. The apiserver serves them, but on a small control plane they take its CPU
  * from everyone else's requests, including the user's own creates, and finishing sooner is not
- * what the extra concurrency buys: past a few writes in flight the apiserver's throughput no
+ * what the extra concurrency buys: past about eight writes in flight the apiserver's throughput no
  * longer grows, only its queue.
  *
  * The watchers' lists go through another, of one (runtime/manager.ts): a list streams as fast as
