@@ -15,17 +15,12 @@ import { Namespaces } from "../runtime/resources.ts";
 import { MiniClusterWorkspaces } from "../api/workspace.ts";
 import type { MiniCluster } from "../api/mod.ts";
 import { FIELD_MANAGER } from "../controllers/minicluster/children/names.ts";
+import { readCpuSeconds } from "../testing/operator_process.ts";
 import { startPrivateCluster } from "../testing/private_cluster.ts";
 import { sampleMiniCluster } from "../testing/sample_minicluster.ts";
 import { type ChildObject, childObjects } from "./raw_client.ts";
 
 const CONCURRENCY = 4;
-
-/** utime + stime of a process, in seconds (clock ticks of 1/100 s on Linux). */
-function cpuSeconds(pid: number): number {
-  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 async function children(n: number): Promise<ChildObject[]> {
   const out: ChildObject[] = [];
@@ -87,11 +82,11 @@ if (import.meta.main) {
         });
         // The namespace controller is not running; a short pause lets the apiserver settle.
         await new Promise((r) => setTimeout(r, 2000));
-        const before = pids.map(cpuSeconds);
+        const before = pids.map(readCpuSeconds);
         const start = performance.now();
         await createAll(client, objects, namespace, how);
         const wall = (performance.now() - start) / 1000;
-        const [apiserver, etcd] = pids.map((pid, i) => cpuSeconds(pid) - before[i]);
+        const [apiserver, etcd] = pids.map((pid, i) => readCpuSeconds(pid) - before[i]);
         console.log(
           `${how.padEnd(5)} round ${round}: ${objects.length} objects in ${wall.toFixed(1)} s; ` +
             `CPU s: kube-apiserver ${apiserver.toFixed(2)}, etcd ${etcd.toFixed(2)}; ` +
