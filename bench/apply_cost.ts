@@ -11,7 +11,7 @@
 import { parseArgs } from "node:util";
 import { dirname, join } from "node:path";
 import { KubeClient } from "../runtime/client.ts";
-import { Namespaces } from "../runtime/resources.ts";
+import { CREATE_ONLY_RESOURCE_VERSION } from "../runtime/dependents.ts";
 import { MiniClusterWorkspaces } from "../api/workspace.ts";
 import type { MiniCluster } from "../api/mod.ts";
 import { FIELD_MANAGER } from "../controllers/minicluster/children/names.ts";
@@ -19,6 +19,7 @@ import { readCpuSeconds } from "../testing/operator_process.ts";
 import { startPrivateCluster } from "../testing/private_cluster.ts";
 import { sampleMiniCluster } from "../testing/sample_minicluster.ts";
 import { type ChildObject, childObjects } from "./raw_client.ts";
+import { createNamespace, pool } from "./cluster_state.ts";
 
 const CONCURRENCY = 4;
 
@@ -32,29 +33,23 @@ async function children(n: number): Promise<ChildObject[]> {
   return out;
 }
 
-async function createAll(
+function createAll(
   client: KubeClient,
   objects: ChildObject[],
   namespace: string,
   how: "post" | "apply",
-) {
-  let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < objects.length) {
-      const { rt, object } = objects[next++];
-      const placed = { ...object, metadata: { ...object.metadata, namespace } };
-      if (how === "post") await client.create(rt, placed);
-      else {
-        await client.apply(rt, {
-          ...placed,
-          metadata: { ...placed.metadata, resourceVersion: "1" },
-        }, {
-          fieldManager: FIELD_MANAGER,
-          force: true,
-        });
-      }
+): Promise<void> {
+  return pool(objects, CONCURRENCY, async ({ rt, object }) => {
+    const placed = { ...object, metadata: { ...object.metadata, namespace } };
+    if (how === "post") await client.create(rt, placed);
+    else {
+      const createOnly = { ...placed.metadata, resourceVersion: CREATE_ONLY_RESOURCE_VERSION };
+      await client.apply(rt, { ...placed, metadata: createOnly }, {
+        fieldManager: FIELD_MANAGER,
+        force: true,
+      });
     }
-  }));
+  });
 }
 
 if (import.meta.main) {
@@ -75,11 +70,7 @@ if (import.meta.main) {
     for (let round = 0; round < rounds; round++) {
       for (const how of round % 2 ? ["apply", "post"] as const : ["post", "apply"] as const) {
         const namespace = `${how}-${round}`;
-        await client.create(Namespaces, {
-          apiVersion: "v1",
-          kind: "Namespace",
-          metadata: { name: namespace },
-        });
+        await createNamespace(client, namespace);
         // The namespace controller is not running; a short pause lets the apiserver settle.
         await new Promise((r) => setTimeout(r, 2000));
         const before = pids.map(readCpuSeconds);

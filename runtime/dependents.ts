@@ -54,7 +54,7 @@ export const RECREATE_REQUEUE_MS = 1_000;
  * namespace): an apply carrying it creates the object when the name is free and fails with a
  * Conflict when anything holds the name.
  */
-const CREATE_ONLY_RESOURCE_VERSION = "1";
+export const CREATE_ONLY_RESOURCE_VERSION = "1";
 
 export interface DependentResult<C extends KubeObject = KubeObject> {
   /** The object as it stands after this reconcile (undefined when none is ours). */
