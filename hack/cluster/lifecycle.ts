@@ -9,7 +9,7 @@ import { renderKwokConfig } from "./kwok_stages.ts";
 import { fakeNode, fakeNodeName } from "./nodes.ts";
 import { createPki, pkiFiles } from "./pki.ts";
 import { freeLoopbackPorts } from "./ports.ts";
-import { isRunning, spawnDaemon, stopGroups } from "./processes.ts";
+import { describeProcess, ExitWatch, isRunning, spawnDaemon, stopGroups } from "./processes.ts";
 import { down, downStaleBridgeOwner } from "./teardown.ts";
 import {
   preflight,
@@ -157,10 +157,14 @@ function waitHealthy(
   check: () => Promise<boolean>,
   timeoutMs = 90_000,
 ): Promise<void> {
-  let dead: ComponentName | undefined;
+  const watch = new ExitWatch();
   return waitFor(async () => {
-    dead = watched.find((n) => !running(state, n));
-    if (dead) throw new Error(`${dead} exited:\n${await tail(paths.log(dead))}`);
+    const dead = watched.find((n) => state.pids[n] === undefined || watch.exited(state.pids[n]!));
+    if (dead) {
+      const pid = state.pids[dead];
+      const seen = pid === undefined ? "never started" : describeProcess(pid);
+      throw new Error(`${dead} exited (${seen}):\n${await tail(paths.log(dead))}`);
+    }
     return await check();
   }, {
     timeoutMs,

@@ -79,6 +79,37 @@ export function isRunning(pid: number, binary: string): boolean {
   return argv0 === binary || argv0.endsWith(`/${binary.split("/").pop()}`);
 }
 
+/** What `pid` is now, in one line for an error message: its state and command line. */
+export function describeProcess(pid: number): string {
+  const stat = readStat(pid);
+  if (!stat) return `pid ${pid}: no such process`;
+  const argv = cmdline(pid).join(" ");
+  return `pid ${pid}: state ${stat.state}, ${
+    argv ? `running ${argv.slice(0, 200)}` : "no command line"
+  }`;
+}
+
+/**
+ * Tells when a daemon spawned moments ago has exited, for waits that fail early instead of timing
+ * out. Only the kernel's view of the pid counts (gone, or a zombie): the pid cannot have been given
+ * to another process yet, and its command line passes through the shim and an empty window during
+ * exec, which a check of the binary must allow for. One observation is not enough: a single poll
+ * once reported a containerd as exited that then booted normally under the same pid, so an exit is
+ * believed when two polls in a row see it.
+ */
+export class ExitWatch {
+  #misses = new Map<number, number>();
+
+  /** Whether `pid` has now been seen gone twice in a row (consecutive calls). */
+  exited(pid: number): boolean {
+    const stat = readStat(pid);
+    const gone = !stat || stat.state === "Z" || stat.state === "X";
+    const misses = gone ? (this.#misses.get(pid) ?? 0) + 1 : 0;
+    this.#misses.set(pid, misses);
+    return misses >= 2;
+  }
+}
+
 /**
  * A record of a daemon (`spawnDaemon`) in a file: its pid on the first line, its start time on the
  * second, so that a pid the kernel has since given to another process is not taken for it.

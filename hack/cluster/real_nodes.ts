@@ -23,7 +23,14 @@ import { renderKubeconfig } from "./kubeconfig.ts";
 import { ensureDebianPackages } from "../debian.ts";
 import { issueLeaf, pkiFiles } from "./pki.ts";
 import { freeLoopbackPorts } from "./ports.ts";
-import { isRunning, namesDir, spawnDaemon, stopGroups } from "./processes.ts";
+import {
+  describeProcess,
+  ExitWatch,
+  isRunning,
+  namesDir,
+  spawnDaemon,
+  stopGroups,
+} from "./processes.ts";
 import {
   BRIDGE_IP,
   cgroupRoot,
@@ -256,14 +263,16 @@ async function waitDaemon(
   paths: ClusterPaths,
   state: ClusterState,
   key: string,
-  binary: string,
   what: string,
   check: () => Promise<boolean>,
   timeoutMs = 60_000,
 ): Promise<void> {
+  const watch = new ExitWatch();
   await waitFor(async () => {
-    if (!running(state.real!, key, binary)) {
-      throw new Error(`${key} exited:\n${await tail(paths.daemonLog(key))}`);
+    const pid = state.real!.pids[key];
+    if (pid === undefined || watch.exited(pid)) {
+      const seen = pid === undefined ? "never started" : describeProcess(pid);
+      throw new Error(`${key} exited (${seen}):\n${await tail(paths.daemonLog(key))}`);
     }
     return await check();
   }, {
@@ -308,7 +317,6 @@ export async function startRealNodes(
       paths,
       state,
       `containerd/${l.name}`,
-      CONTAINERD,
       `containerd of ${l.name}`,
       () => containerdReady(p.containerdSocket),
     );
@@ -346,7 +354,6 @@ export async function startRealNodes(
       paths,
       state,
       `kubelet/${name}`,
-      kubelet,
       `node ${name} Ready`,
       async () => nodeSchedulable(await api.getJson<NodeObject>(`/api/v1/nodes/${name}`)),
       120_000,
@@ -356,7 +363,6 @@ export async function startRealNodes(
     paths,
     state,
     "kube-proxy",
-    kubeProxy,
     "CoreDNS Ready (cluster DNS)",
     async () => {
       const d = await api.getJson<{ status?: { readyReplicas?: number } }>(

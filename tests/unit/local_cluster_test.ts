@@ -18,7 +18,14 @@ import {
 import { fakeNode } from "../../hack/cluster/nodes.ts";
 import { pkiFiles } from "../../hack/cluster/pki.ts";
 import { down, recordedGroups, startRecorded } from "../../hack/cluster/lifecycle.ts";
-import { groupMembers, isRunning, spawnDaemon, stopGroups } from "../../hack/cluster/processes.ts";
+import {
+  describeProcess,
+  ExitWatch,
+  groupMembers,
+  isRunning,
+  spawnDaemon,
+  stopGroups,
+} from "../../hack/cluster/processes.ts";
 import { parseDenoTestSummary } from "../../hack/test.ts";
 import { namespaceSlug, testNamespaceName } from "../harness.ts";
 
@@ -146,6 +153,30 @@ Deno.test("daemons: a spawned daemon runs under its binary's name until its grou
     assert.ok(!isRunning(pid, "/bin/cat"), "another binary under this pid is not ours");
     await stopGroups([pid]);
     assert.ok(!isRunning(pid, "/bin/sleep"), "gone (or a zombie) once stopped");
+  } finally {
+    await stopGroups([pid]);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("daemons: ExitWatch believes an exit seen on two polls in a row, from the first moment on", async () => {
+  const dir = await Deno.makeTempDir();
+  const pid = spawnDaemon({ binary: "/bin/sleep", args: ["30"], logFile: `${dir}/log` });
+  const watch = new ExitWatch();
+  try {
+    // Polled through the shim, the exec and the binary: never an exit while it lives.
+    for (let i = 0; i < 50; i++) {
+      assert.ok(!watch.exited(pid), `poll ${i}: ${describeProcess(pid)}`);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    assert.match(
+      describeProcess(pid),
+      new RegExp(`^pid ${pid}: state [RSD], running /bin/sleep 30$`),
+    );
+    await stopGroups([pid]);
+    assert.ok(!watch.exited(pid), "one poll that misses it is not yet an exit");
+    assert.ok(watch.exited(pid), "the second in a row is");
+    assert.match(describeProcess(pid), /no such process|state Z/);
   } finally {
     await stopGroups([pid]);
     await Deno.remove(dir, { recursive: true });
