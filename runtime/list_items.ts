@@ -80,11 +80,23 @@ export class ListItemReader {
         continue;
       }
       if (c === QUOTE) {
-        this.#inString = true;
-        if (
-          keys && this.#inItems &&
-          (this.#depth === ITEM || (this.#depth === ITEM_FIELD && this.#inMetadata))
-        ) this.#keyStart = i + 1;
+        const isKey = keys && this.#inItems &&
+          (this.#depth === ITEM || (this.#depth === ITEM_FIELD && this.#inMetadata));
+        // Most of a list's text is inside strings: jump to the closing quote (indexOf runs far
+        // faster than this loop). A string that goes on past this chunk is read one character
+        // at a time, as above.
+        const end = closingQuote(text, i + 1);
+        if (end < 0) {
+          this.#inString = true;
+          if (isKey) this.#keyStart = i + 1;
+          continue;
+        }
+        if (isKey) {
+          const key = text.slice(i + 1, end);
+          if (this.#depth === ITEM) this.#itemKey = key;
+          else this.#metadataKey = key;
+        }
+        i = end;
       } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
         this.#depth++;
         if (!this.#inItems) {
@@ -157,4 +169,19 @@ export class ListItemReader {
     if (from < 0 || to < 0) return text.slice(this.#itemStart, end + 1);
     return text.slice(this.#itemStart, from) + "[]" + text.slice(to + 1, end + 1);
   }
+}
+
+/**
+ * Where the string whose text starts at `from` closes (its unescaped quote), or -1 when it does
+ * not close in `text`. A quote is escaped when an odd number of backslashes precedes it.
+ */
+function closingQuote(text: string, from: number): number {
+  for (let q = text.indexOf('"', from); q >= 0; q = text.indexOf('"', q + 1)) {
+    let backslashes = 0;
+    while (q - backslashes - 1 >= from && text.charCodeAt(q - backslashes - 1) === BACKSLASH) {
+      backslashes++;
+    }
+    if (backslashes % 2 === 0) return q;
+  }
+  return -1;
 }
