@@ -21,7 +21,7 @@ import { RelistBudget } from "./relist_budget.ts";
 import { Slots } from "./slots.ts";
 import type { OperatorOptions } from "./options.ts";
 import { resourceName, type ResourceType } from "./resources.ts";
-import type { KubeObject, Store } from "./store.ts";
+import type { IndexFunc, KubeObject, Store } from "./store.ts";
 import type { Transform } from "./transforms.ts";
 import { RuntimeMetrics } from "./runtime_metrics.ts";
 import { Watcher, WatcherError } from "./watcher.ts";
@@ -34,6 +34,8 @@ export interface WatchSpec {
    * is shared, so every caller must ask for the same transform (`watch` refuses another one).
    */
   transform?: Transform<KubeObject>;
+  /** Extra store indexes (runtime/store.ts), fixed by the first caller like the transform. */
+  indexes?: Record<string, IndexFunc<KubeObject>>;
 }
 
 export type ControllerSpec<T extends KubeObject> =
@@ -60,7 +62,11 @@ export class Manager {
   #client?: KubeClient;
   #watchers = new Map<
     string,
-    { watcher: Watcher<KubeObject>; transform?: Transform<KubeObject> }
+    {
+      watcher: Watcher<KubeObject>;
+      transform?: Transform<KubeObject>;
+      indexes?: Record<string, IndexFunc<KubeObject>>;
+    }
   >();
   #controllers: Controller<KubeObject>[] = [];
   /** Shared by every watcher: see runtime/relist_budget.ts. */
@@ -108,6 +114,9 @@ export class Manager {
     if (existing && existing.transform !== spec.transform) {
       throw new Error(`${id} is already watched with another transform`);
     }
+    if (existing && indexNames(existing.indexes) !== indexNames(spec.indexes)) {
+      throw new Error(`${id} is already watched with other indexes`);
+    }
     let watcher = existing?.watcher;
     if (!watcher) {
       watcher = new Watcher<KubeObject>(this.client, rt, {
@@ -115,13 +124,14 @@ export class Manager {
         labelSelector: spec.labelSelector,
         fieldSelector: spec.fieldSelector,
         transform: spec.transform,
+        indexes: spec.indexes,
         stopOnForbidden: this.#opts.failOnForbidden,
         relistBudget: this.#relistBudget,
         listSlots: this.#listSlots,
         log: this.log.child({ component: "watcher" }),
         metrics: this.#metrics.watcher,
       });
-      this.#watchers.set(id, { watcher, transform: spec.transform });
+      this.#watchers.set(id, { watcher, transform: spec.transform, indexes: spec.indexes });
       this.#metrics.cacheSize(watcher.store);
     }
     return watcher.store as unknown as Store<T>;
@@ -297,4 +307,9 @@ function defaultIdentity(): string {
     // no --allow-sys=hostname: the suffix still makes it unique
   }
   return `${host}_${crypto.randomUUID().slice(0, 8)}`;
+}
+
+/** The names of a watch's extra indexes, to tell two watches of one store apart. */
+function indexNames(indexes: Record<string, unknown> | undefined): string {
+  return Object.keys(indexes ?? {}).sort().join(",");
 }

@@ -27,6 +27,7 @@ import { resourceName, type ResourceType } from "./resources.ts";
 import {
   BUILTIN_INDEXES,
   deepFreeze,
+  type IndexFunc,
   type KubeObject,
   type ListSelector,
   objectKey,
@@ -65,7 +66,11 @@ export class OwnWrites {
    * The store with this process's recent writes folded in. `transform` is what the store's watcher
    * keeps of an object: answers are kept the same way, so readers see one shape.
    */
-  over<T extends KubeObject>(store: Store<T>, transform?: Transform<T>): Store<T> {
+  over<T extends KubeObject>(
+    store: Store<T>,
+    transform?: Transform<T>,
+    indexes: Record<string, IndexFunc<T>> = {},
+  ): Store<T> {
     const view = (obj: KubeObject) =>
       deepFreeze(transform ? transform(dropManagedFields(obj) as T) : dropManagedFields(obj));
     this.#tracked.set(store.resource, { store, view } as Tracked);
@@ -79,7 +84,7 @@ export class OwnWrites {
         this.#fold(store, store.list(selector), (o) => selects(selector, o)) as T[],
       byIndex: (index, value) => {
         const cached = store.byIndex(index, value);
-        const fn = BUILTIN_INDEXES[index];
+        const fn = (BUILTIN_INDEXES[index] ?? indexes[index]) as IndexFunc<KubeObject> | undefined;
         return fn ? this.#fold(store, cached, (o) => fn(o).includes(value)) as T[] : cached;
       },
       get size() {

@@ -89,9 +89,9 @@ export function miniClusterController(
     onError: (e) => log?.warn("could not write an Event", { error: String(e) }),
   });
   const ownWrites = new OwnWrites();
-  const viewed = Object.fromEntries(WATCHED.map(({ key, transform }) => [
+  const viewed = Object.fromEntries(WATCHED.map(({ key, transform, indexes }) => [
     key,
-    ownWrites.over(stores[key] as Store<KubeObject>, transform),
+    ownWrites.over(stores[key] as Store<KubeObject>, transform, indexes),
   ])) as unknown as MiniClusterStores;
   const reconciler = new MiniClusterReconciler({
     ...opts,

@@ -27,7 +27,7 @@ import { MiniClusters } from "../../api/resource.ts";
 import { FIELD_MANAGER, scaleSelector } from "./children/names.ts";
 import { createFailure } from "./create_failures.ts";
 import { conditionEvents, type EventRecorder } from "./events.ts";
-import { type MiniClusterStores, ownJob, podsOf } from "./stores.ts";
+import { INVOLVED_INDEX, type MiniClusterStores, ownJob, podsOf } from "./stores.ts";
 import { computeStatus, type MiniClusterStatus, progressOnly, sameStatus } from "./status.ts";
 import { TIMING } from "./timing.ts";
 
@@ -94,7 +94,8 @@ export class StatusWriter {
   ): { status: MiniClusterStatus; recheckMs?: number } {
     const job = ownJob(this.stores, mc);
     const pods = job ? podsOf(this.stores, mc) : [];
-    const events = job ? this.stores.jobEvents.list({ namespace: mc.metadata?.namespace }) : [];
+    const uid = job?.metadata?.uid;
+    const events = uid ? this.stores.jobEvents.byIndex(INVOLVED_INDEX, uid) : [];
     const failure = report.invalid ? {} : createFailure(job, pods, events, this.now().getTime());
     const status = computeStatus({
       generation: mc.metadata?.generation,

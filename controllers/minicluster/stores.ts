@@ -23,7 +23,7 @@ import {
 } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
-import { controllerOf, type KubeObject, type Store } from "../../runtime/store.ts";
+import { controllerOf, type IndexFunc, type KubeObject, type Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import { dataView, jobView, podView } from "./cache_view.ts";
 import {
@@ -61,8 +61,26 @@ export interface WatchedKind {
   labelSelector?: string;
   fieldSelector?: string;
   transform?: Transform<KubeObject>;
+  /** Extra indexes of its store, for the lookups a reconcile makes in it. */
+  indexes?: Record<string, IndexFunc<KubeObject>>;
   /** How a cached child of this kind is compared with a desired one (children's kinds only). */
   matches?: Matcher;
+}
+
+/** The pods' index by the Job that made them: "namespace/job-name" from the Job controller's label. */
+export const JOB_PODS_INDEX = "job";
+
+function jobOfPod(pod: KubeObject): string[] {
+  const job = pod.metadata?.labels?.[JOB_NAME_LABEL];
+  return job ? [`${pod.metadata?.namespace ?? ""}/${job}`] : [];
+}
+
+/** The Events' index by the uid of the object they are about. */
+export const INVOLVED_INDEX = "involved";
+
+function involvedUid(event: KubeObject): string[] {
+  const uid = (event as Event).involvedObject?.uid;
+  return uid ? [uid] : [];
 }
 
 /** Values are cached as digests (cache_view.ts): compare the desired values as digests too. */
@@ -100,6 +118,7 @@ export const WATCHED: readonly WatchedKind[] = [
     rt: Pods,
     labelSelector: MANAGED_SELECTOR,
     transform: podView as Transform<KubeObject>,
+    indexes: { [JOB_PODS_INDEX]: jobOfPod },
     matches: upToDate,
   },
   {
@@ -107,6 +126,7 @@ export const WATCHED: readonly WatchedKind[] = [
     rt: Events,
     fieldSelector: FAILED_CREATE_SELECTOR,
     transform: failedCreateView as unknown as Transform<KubeObject>,
+    indexes: { [INVOLVED_INDEX]: involvedUid },
   },
 ];
 
@@ -118,17 +138,23 @@ export function watched(key: keyof MiniClusterStores): WatchedKind {
 /** Gives the shared store of a kind (the manager's `watch`, or a test's own watchers). */
 export type WatchFn = <T extends KubeObject>(
   rt: ResourceType,
-  spec?: { labelSelector?: string; fieldSelector?: string; transform?: Transform<KubeObject> },
+  spec?: {
+    labelSelector?: string;
+    fieldSelector?: string;
+    transform?: Transform<KubeObject>;
+    indexes?: Record<string, IndexFunc<KubeObject>>;
+  },
 ) => Store<T>;
 
 /** Every store of the table, from `watch`. */
 export function miniClusterStores(watch: WatchFn): MiniClusterStores {
   const stores: Partial<Record<keyof MiniClusterStores, Store<KubeObject>>> = {};
-  for (const { key, rt, labelSelector, fieldSelector, transform } of WATCHED) {
+  for (const { key, rt, labelSelector, fieldSelector, transform, indexes } of WATCHED) {
     stores[key] = watch(rt, {
       ...(labelSelector ? { labelSelector } : {}),
       ...(fieldSelector ? { fieldSelector } : {}),
       transform,
+      ...(indexes ? { indexes } : {}),
     });
   }
   return stores as unknown as MiniClusterStores;
@@ -140,10 +166,13 @@ export function ownJob(stores: Pick<MiniClusterStores, "jobs">, mc: MiniCluster)
   return job && controllerOf(job)?.uid === mc.metadata?.uid ? job : undefined;
 }
 
-/** Pods of this MiniCluster's Job (by the Job controller's own label and our MiniCluster label). */
+/**
+ * Pods of this MiniCluster's Job (by the Job controller's own label and our MiniCluster label),
+ * looked up in the pods' index by Job: a scan of the namespace's pods would make every reconcile
+ * cost as much as the namespace holds, and a pass over N MiniClusters in one namespace N².
+ */
 export function podsOf(stores: Pick<MiniClusterStores, "pods">, mc: MiniCluster): Pod[] {
-  return stores.pods.list({
-    namespace: mc.metadata?.namespace,
-    labels: { [JOB_NAME_LABEL]: jobName(mc), [MINICLUSTER_LABEL]: mc.metadata!.name! },
-  });
+  const name = mc.metadata!.name!;
+  return stores.pods.byIndex(JOB_PODS_INDEX, `${mc.metadata?.namespace ?? ""}/${jobName(mc)}`)
+    .filter((pod) => pod.metadata?.labels?.[MINICLUSTER_LABEL] === name);
 }

@@ -14,7 +14,7 @@ import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
 import { Events, type ResourceType, Secrets } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
-import type { KubeObject, Store } from "../../runtime/store.ts";
+import type { IndexFunc, KubeObject, Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import { Watcher } from "../../runtime/watcher.ts";
 import {
@@ -89,7 +89,12 @@ export async function startOperator(
   const watchers: Watcher<KubeObject>[] = [];
   const watch: WatchFn = <T extends KubeObject>(
     rt: ResourceType,
-    spec?: { labelSelector?: string; fieldSelector?: string; transform?: Transform<KubeObject> },
+    spec?: {
+      labelSelector?: string;
+      fieldSelector?: string;
+      transform?: Transform<KubeObject>;
+      indexes?: Record<string, IndexFunc<KubeObject>>;
+    },
   ) => {
     // The same slim caches as the operator process (cache_view.ts), so the tests cover them.
     const w = new Watcher<KubeObject>(client, rt, {
@@ -97,6 +102,7 @@ export async function startOperator(
       labelSelector: spec?.labelSelector,
       fieldSelector: spec?.fieldSelector,
       transform: spec?.transform,
+      indexes: spec?.indexes,
     });
     watchers.push(w);
     w.start();

@@ -35,8 +35,8 @@ export class FakeOperator {
   ) {
     this.api.now = () => new Date(this.time);
     const caches: Partial<Record<keyof MiniClusterStores, Cache<KubeObject>>> = {};
-    for (const { key, rt } of WATCHED) {
-      caches[key] = new Cache(resourceName(rt), {}, {
+    for (const { key, rt, indexes } of WATCHED) {
+      caches[key] = new Cache(resourceName(rt), indexes ?? {}, {
         quietUnchanged: true,
       });
     }

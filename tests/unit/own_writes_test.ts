@@ -90,3 +90,17 @@ Deno.test("own writes: lists and the owner index see a child created a moment ag
   assert.deepEqual(store.list({ namespace: "other" }), []);
   assert.deepEqual(store.byIndex("namespace", "ns").length, 2);
 });
+
+Deno.test("own writes: a store's own index sees a write a moment ago too", async () => {
+  const clock = new FakeClock();
+  const byTag = (o: ConfigMap) => [o.metadata?.labels?.tag ?? ""];
+  const cache = new Cache<ConfigMap>("configmaps", { tag: byTag });
+  const writes = new OwnWrites({ clock });
+  const store = writes.over(cache, undefined, { tag: byTag });
+  const api = new FakeApiClient();
+  const client = writes.recording(api);
+  cache.replace([await api.create(ConfigMaps, cm("", "old"))], { synced: true });
+  await client.apply(ConfigMaps, cm("", "new"), { fieldManager: "test" });
+  assert.deepEqual(store.byIndex("tag", "new").map((o) => o.metadata?.labels?.tag), ["new"]);
+  assert.deepEqual(store.byIndex("tag", "old"), [], "what our write replaced is gone from it");
+});
