@@ -110,6 +110,11 @@ export class KubeClient implements ApiClient {
   readonly #writeSlots: Slots;
   #closed = false;
 
+  /** The bound on writes in flight (`maxWritesInFlight`), for whoever adjusts it while running. */
+  get writeSlots(): Slots {
+    return this.#writeSlots;
+  }
+
   constructor(conn: ClusterConnection, options: ClientOptions = {}) {
     this.server = conn.server.replace(/\/+$/, "");
     this.namespace = conn.namespace;

@@ -17,6 +17,8 @@ export interface OperatorOptions {
   concurrency: number;
   /** Writes in flight at once across the whole client (Lease renewals excepted); 0: no bound. */
   maxWritesInFlight: number;
+  /** Writes in flight while new MiniClusters arrive in a burst (runtime/burst_yield.ts); 0: off. */
+  writesInFlightDuringBursts: number;
   leaderElect: boolean;
   /** Namespace of the Lease; undefined = the client's namespace (ServiceAccount or context). */
   leaderElectionNamespace?: string;
@@ -84,6 +86,15 @@ export const FLAGS: readonly FlagSpec[] = [
     help: "Writes to the API server in flight at once (Lease renewals excepted); the rest wait " +
       "in order. 0: no bound.",
     default: "8",
+  },
+  {
+    name: "writes-in-flight-during-bursts",
+    key: "writesInFlightDuringBursts",
+    kind: "int",
+    help: "Writes in flight while new MiniClusters arrive faster than 20 a second (someone " +
+      "applying many at once), so that their creates keep the API server's CPU; the full bound " +
+      "again a second after. 0: always --max-writes-in-flight.",
+    default: "1",
   },
   {
     name: "leader-elect",

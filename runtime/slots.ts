@@ -13,13 +13,33 @@
  * others pile up in the HTTP client's buffers, memory the allocator keeps after the lists end.
  */
 export class Slots {
-  readonly limit: number;
+  #limit: number;
   #inFlight = 0;
   readonly #waiting: (() => void)[] = [];
 
   /** `limit` writes at once; 0 means no bound. */
   constructor(limit: number) {
-    this.limit = limit;
+    this.#limit = limit;
+  }
+
+  get limit(): number {
+    return this.#limit;
+  }
+
+  /**
+   * Changes the bound. A higher one lets waiters in at once; a lower one lets none in until the
+   * writes in flight have drained below it (none is cut short).
+   */
+  setLimit(limit: number): void {
+    this.#limit = limit;
+    while (this.#waiting.length > 0 && this.#hasRoom()) {
+      this.#inFlight++;
+      this.#waiting.shift()!();
+    }
+  }
+
+  #hasRoom(): boolean {
+    return this.#limit <= 0 || this.#inFlight < this.#limit;
   }
 
   /** Writes holding a slot now. */
@@ -38,7 +58,7 @@ export class Slots {
    */
   async acquire(signal?: AbortSignal): Promise<() => void> {
     signal?.throwIfAborted();
-    if (this.limit > 0 && this.#inFlight >= this.limit) {
+    if (!this.#hasRoom()) {
       await new Promise<void>((resolve, reject) => {
         const onAbort = () => {
           const at = this.#waiting.indexOf(granted);
@@ -59,10 +79,13 @@ export class Slots {
     return () => {
       if (released) return;
       released = true;
-      // The slot passes straight to the next waiter, so #inFlight counts it throughout.
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#inFlight--;
+      // The slot passes straight to the next waiter, so #inFlight counts it throughout; unless the
+      // bound was lowered below what is in flight, then the slot goes.
+      this.#inFlight--;
+      if (this.#waiting.length > 0 && this.#hasRoom()) {
+        this.#inFlight++;
+        this.#waiting.shift()!();
+      }
     };
   }
 }

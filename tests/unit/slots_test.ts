@@ -41,3 +41,26 @@ Deno.test("slots: 0 means no bound", async () => {
   for (const release of releases) release();
   assert.equal(slots.inFlight, 0);
 });
+
+Deno.test("slots: a higher limit lets waiters in at once; a lower one waits for the drain", async () => {
+  const slots = new Slots(2);
+  const a = await slots.acquire();
+  const b = await slots.acquire();
+  const order: string[] = [];
+  const c = slots.acquire().then((r) => (order.push("c"), r));
+  const d = slots.acquire().then((r) => (order.push("d"), r));
+  slots.setLimit(3);
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(order, ["c"]);
+  assert.equal(slots.inFlight, 3);
+  slots.setLimit(1);
+  a();
+  b();
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(order, ["c"], "3 in flight over a bound of 1: d waits");
+  (await c)();
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(order, ["c", "d"]);
+  (await d)();
+  assert.equal(slots.inFlight, 0);
+});
