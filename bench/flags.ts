@@ -27,13 +27,15 @@ export interface Flags {
   realSize: number;
   /** The in-cluster operator's memory at 0 and N MiniClusters (bench/in_cluster_memory.ts). */
   inCluster: boolean;
+  /** Start-up over N MiniClusters (default 10,000), ours and the Go operator (bench/startup.ts). */
+  startup: boolean;
 }
 
 export function flags(argv: string[]): Flags {
   const { values } = parseArgs({
     args: argv,
     options: {
-      n: { type: "string", default: "100,1000" },
+      n: { type: "string" },
       size: { type: "string", default: "4" },
       concurrency: { type: "string", default: "4" },
       "create-concurrency": { type: "string", default: "16" },
@@ -51,6 +53,7 @@ export function flags(argv: string[]): Flags {
       runs: { type: "string", default: "5" },
       "real-size": { type: "string", default: "3" },
       "in-cluster": { type: "boolean", default: false },
+      startup: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -61,7 +64,8 @@ export function flags(argv: string[]): Flags {
         "         [--writes-in-flight=N]           our operator's --max-writes-in-flight\n" +
         "         [--peer [--reps=1] [--peer-10k] [--only=ours|go]]   side by side with the Go Flux Operator\n" +
         "         [--real [--runs=5] [--real-size=3]] brokers joined on the real nodes of .cluster/\n" +
-        "         [--in-cluster [--n=1000]]        the in-cluster operator's memory on .cluster/",
+        "         [--in-cluster [--n=1000]]        the in-cluster operator's memory on .cluster/\n" +
+        "         [--startup [--n=10000] [--runs=5]] restarts over N MiniClusters, ours and the Go operator",
     );
     Deno.exit(0);
   }
@@ -70,7 +74,8 @@ export function flags(argv: string[]): Flags {
     if (!Number.isInteger(v) || v < 0) throw new Error(`--${name}: ${s}`);
     return v;
   };
-  const ns = values.n.split(",").map((s) => int(s.trim(), "n")).filter((n) => n > 0);
+  const n = values.n ?? (values.startup ? "10000" : "100,1000");
+  const ns = n.split(",").map((s) => int(s.trim(), "n")).filter((n) => n > 0);
   if (values["peer-10k"]) ns.push(10_000);
   return {
     ns: [...new Set(ns)].sort((a, b) => a - b),
@@ -92,6 +97,7 @@ export function flags(argv: string[]): Flags {
     runs: Math.max(1, int(values.runs, "runs")),
     realSize: Math.max(1, int(values["real-size"], "real-size")),
     inCluster: values["in-cluster"],
+    startup: values.startup,
   };
 }
 

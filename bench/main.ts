@@ -52,6 +52,7 @@ import { perMinute, ratio, summarize } from "./stats.ts";
 import { peerMain } from "./peer/main.ts";
 import { realNodesBench } from "./real_nodes.ts";
 import { inClusterMemoryBench } from "./in_cluster_memory.ts";
+import { startupBench } from "./startup.ts";
 
 const say = (msg: string) => console.error(`[bench] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -348,6 +349,7 @@ async function main(): Promise<number> {
     const kubeconfig = f.kubeconfig ?? join(Deno.cwd(), ".cluster", "kubeconfig");
     return await realNodesBench(kubeconfig, f.runs, f.realSize, f.out);
   }
+  if (f.startup) return await startupBench(Math.max(...f.ns), f.runs, f.out);
   if (f.inCluster) {
     const kubeconfig = f.kubeconfig ?? join(Deno.cwd(), ".cluster", "kubeconfig");
     // One N: the largest asked for (the default list's 1,000).
