@@ -114,7 +114,7 @@ export class Manager {
     if (existing && existing.transform !== spec.transform) {
       throw new Error(`${id} is already watched with another transform`);
     }
-    if (existing && indexNames(existing.indexes) !== indexNames(spec.indexes)) {
+    if (existing && !sameIndexes(existing.indexes, spec.indexes)) {
       throw new Error(`${id} is already watched with other indexes`);
     }
     let watcher = existing?.watcher;
@@ -309,7 +309,11 @@ function defaultIdentity(): string {
   return `${host}_${crypto.randomUUID().slice(0, 8)}`;
 }
 
-/** The names of a watch's extra indexes, to tell two watches of one store apart. */
-function indexNames(indexes: Record<string, unknown> | undefined): string {
-  return Object.keys(indexes ?? {}).sort().join(",");
+/** Whether two watches of one store ask for the same extra indexes: the same names, functions. */
+function sameIndexes(
+  a: Record<string, IndexFunc<KubeObject>> = {},
+  b: Record<string, IndexFunc<KubeObject>> = {},
+): boolean {
+  const names = Object.keys(a);
+  return names.length === Object.keys(b).length && names.every((name) => a[name] === b[name]);
 }

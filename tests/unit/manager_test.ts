@@ -47,6 +47,27 @@ Deno.test("manager: one store per kind and selector, and only with one transform
   }
 });
 
+Deno.test("manager: a store's extra indexes are fixed by its first watch, by name and function", async () => {
+  const manager = await offlineManager();
+  try {
+    const byName = (o: KubeObject) => [o.metadata?.name ?? ""];
+    const store = manager.watch(ConfigMaps, { indexes: { name: byName } });
+    assert.equal(manager.watch(ConfigMaps, { indexes: { name: byName } }), store);
+    assert.throws(() => manager.watch(ConfigMaps), /already watched with other indexes/);
+    assert.throws(
+      () => manager.watch(ConfigMaps, { indexes: { name: (o) => [o.metadata?.uid ?? ""] } }),
+      /already watched with other indexes/,
+      "same name, another function",
+    );
+    assert.throws(
+      () => manager.watch(ConfigMaps, { indexes: { name: byName, other: byName } }),
+      /already watched with other indexes/,
+    );
+  } finally {
+    manager.client.close();
+  }
+});
+
 Deno.test("manager: stuck work shows in the metrics (unfinished seconds, longest, active workers)", async () => {
   const manager = await offlineManager();
   try {
