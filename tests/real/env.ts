@@ -66,6 +66,42 @@ export async function kubectl(args: string[], opts: { stdin?: string } = {}): Pr
   return text(out.stdout);
 }
 
+/**
+ * What a namespace's pods are doing, for an error that would otherwise only say "timed out":
+ * their phase and node, each container's state, the namespace's Events and the containers' last
+ * log lines (of the previous run too, when a container restarted).
+ */
+export async function podsReport(namespace: string): Promise<string> {
+  const run = (args: string[]) =>
+    kubectl(["-n", namespace, ...args]).catch((e) => `(${e.message.trim()})`);
+  const parts = [
+    await run(["get", "pods", "-o", "wide"]),
+    await run([
+      "get",
+      "pods",
+      "-o",
+      'jsonpath={range .items[*]}{.metadata.name}: {.status.containerStatuses}{"\\n"}{end}',
+    ]),
+    await run(["get", "events", "--sort-by=.lastTimestamp"]),
+  ];
+  const names = (await run(["get", "pods", "-o", "name"])).split("\n").filter((n) =>
+    n.startsWith("pod/")
+  );
+  for (const pod of names) {
+    parts.push(`${pod} logs:\n${await run(["logs", pod, "--all-containers", "--tail=40"])}`);
+    parts.push(
+      `${pod} previous logs:\n${await run([
+        "logs",
+        pod,
+        "--all-containers",
+        "--previous",
+        "--tail=40",
+      ])}`,
+    );
+  }
+  return parts.join("\n");
+}
+
 let installed: Promise<void> | undefined;
 
 /**
@@ -87,7 +123,9 @@ export function inClusterOperator(): Promise<void> {
       "status",
       "deploy/minicluster-operator",
       "--timeout=180s",
-    ]);
+    ]).catch(async (e) => {
+      throw new Error(`${e.message}\n${await podsReport(OPERATOR_NAMESPACE)}`);
+    });
     await kubectl(["apply", "-f", "-"], {
       stdin: stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: REAL_NAMESPACE } }),
     });

@@ -9,7 +9,7 @@ import { ensureBinaries } from "../../hack/cluster/binaries.ts";
 import { CHART_DIR } from "../../hack/chart.ts";
 import { REAL_NODE_LABEL } from "../../hack/cluster/real_node_config.ts";
 import { eventually } from "../harness.ts";
-import { kubectl, realMiniCluster, realNodesAvailable } from "./env.ts";
+import { kubectl, podsReport, realMiniCluster, realNodesAvailable } from "./env.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const RELEASE = "mc-helm";
@@ -58,7 +58,9 @@ Deno.test({
         "tolerations[0].effect=NoSchedule",
         "--wait",
         "--timeout=180s",
-      ]);
+      ]).catch(async (e) => {
+        throw new Error(`${e.message}\n${await podsReport(RELEASE_NAMESPACE)}`);
+      });
       const lease = await eventually(async () => {
         const l = JSON.parse(
           await kubectl(["-n", RELEASE_NAMESPACE, "get", "lease", RELEASE, "-o", "json"]),
