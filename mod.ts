@@ -47,13 +47,10 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
   const client = await manager.connect();
   const stores = miniClusterStores((rt, spec) => manager.watch(rt, spec));
   if (opts.writesInFlightDuringBursts > 0 && opts.maxWritesInFlight > 0) {
-    const burst = new BurstYield(client.writeSlots, {
+    new BurstYield(client.writeSlots, {
       during: opts.writesInFlightDuringBursts,
       burstPerSecond: BURST_PER_SECOND,
-    });
-    stores.miniClusters.subscribe((e) => {
-      if (e.type === "added" && !e.initialList) burst.arrived();
-    });
+    }).follow(stores.miniClusters);
   }
   manager.addController(
     miniClusterController(client, stores, {

@@ -13,6 +13,7 @@
 import type { Clock, TimerId } from "./clock.ts";
 import { systemClock } from "./clock.ts";
 import type { Slots } from "./slots.ts";
+import type { KubeObject, Store } from "./store.ts";
 
 export interface BurstYieldOptions {
   /** Writes in flight while a burst lasts. */
@@ -46,6 +47,16 @@ export class BurstYield {
   /** Whether the writes are giving way now. */
   get yielding(): boolean {
     return this.#timer !== undefined;
+  }
+
+  /**
+   * Counts the objects new to `store` as arrivals, not those of a (re)start's initial list;
+   * returns the unsubscribe function.
+   */
+  follow<T extends KubeObject>(store: Store<T>): () => void {
+    return store.subscribe((e) => {
+      if (e.type === "added" && !e.initialList) this.arrived();
+    });
   }
 
   /** A new primary arrived (not one of a restart's initial list). */

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { BurstYield } from "../../runtime/burst_yield.ts";
 import { FakeClock } from "../../runtime/clock.ts";
 import { Slots } from "../../runtime/slots.ts";
+import { Cache, type KubeObject } from "../../runtime/store.ts";
 
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
@@ -66,4 +67,25 @@ Deno.test("burst yield: writes in flight finish; the next ones wait for the lowe
   assert.ok(second, "the full bound again");
   (await next)();
   (await after)();
+});
+
+Deno.test("burst yield: follows a store's new objects, not its initial list", () => {
+  const clock = new FakeClock();
+  const slots = new Slots(8);
+  const burst = new BurstYield(slots, { during: 1, burstPerSecond: 20, clock });
+  const store = new Cache<KubeObject>("miniclusters");
+  const unsubscribe = burst.follow(store);
+  const objects = (prefix: string) =>
+    Array.from(
+      { length: 30 },
+      (_, i) => ({ metadata: { namespace: "ns", name: `${prefix}${i}` } }),
+    );
+  store.replace(objects("listed-"), { synced: true });
+  assert.ok(!burst.yielding, "30 in the initial list are no burst");
+  for (const o of objects("new-")) store.apply("ADDED", o);
+  assert.ok(burst.yielding, "30 new ones within a second are");
+  burst.stop();
+  unsubscribe();
+  for (const o of objects("later-")) store.apply("ADDED", o);
+  assert.ok(!burst.yielding, "nothing is followed after the unsubscribe");
 });
