@@ -17,6 +17,7 @@ import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/work
 import type { IndexFunc, KubeObject, Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import { Watcher } from "../../runtime/watcher.ts";
+import { BURST_PER_SECOND, BurstYield } from "../../runtime/burst_yield.ts";
 import {
   miniClusterController,
   miniClusterStores,
@@ -65,6 +66,12 @@ export interface OperatorOptions {
   cleanupPollMs?: number;
   /** The operator's --pod-security level. */
   podSecurity?: PodSecurityLevel;
+  /**
+   * The operator's --max-writes-in-flight and --writes-in-flight-during-bursts, wired as mod.ts
+   * wires them (`burstPerSecond` defaults to the operator's); without it the client has no bound
+   * and nothing gives way.
+   */
+  writesInFlight?: { max: number; duringBursts: number; burstPerSecond?: number };
 }
 
 export async function startOperator(
@@ -83,7 +90,10 @@ export async function startOperator(
       }
     }
   };
-  const client = new KillableClient(await loadKubeconfig(env.kubeconfig), { onRequest });
+  const client = new KillableClient(await loadKubeconfig(env.kubeconfig), {
+    onRequest,
+    maxWritesInFlight: opts.writesInFlight?.max,
+  });
   kill.client = client;
 
   const watchers: Watcher<KubeObject>[] = [];
@@ -109,6 +119,13 @@ export async function startOperator(
     return w.store as unknown as Store<T>;
   };
   const stores = miniClusterStores(watch);
+  const burst = opts.writesInFlight?.duringBursts
+    ? new BurstYield(client.writeSlots, {
+      during: opts.writesInFlight.duringBursts,
+      burstPerSecond: opts.writesInFlight.burstPerSecond ?? BURST_PER_SECOND,
+    })
+    : undefined;
+  burst?.follow(stores.miniClusters);
   const definition = miniClusterController(client, stores, {
     cleanupTimeoutMs: opts.cleanupTimeoutMs,
     cleanupPollMs: opts.cleanupPollMs ?? 300,
@@ -130,6 +147,7 @@ export async function startOperator(
     reconciles: () => reconciles,
     started,
     async stop() {
+      burst?.stop();
       await controller.stop();
       await Promise.all(watchers.map((w) => w.stop()));
       client.close();
