@@ -9,7 +9,8 @@ import type { Condition } from "kubernetes-types/meta/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { up } from "../../hack/cluster/lifecycle.ts";
-import { isRunning } from "../../hack/cluster/processes.ts";
+import { describeProcess, isRunning } from "../../hack/cluster/processes.ts";
+import { ClusterPaths } from "../../hack/cluster/state.ts";
 import { realNodeName } from "../../hack/cluster/real_node_config.ts";
 import { eventually } from "../harness.ts";
 import {
@@ -22,6 +23,18 @@ import {
 } from "./env.ts";
 
 const CONTAINERD = "/usr/bin/containerd";
+
+/** Each real-node daemon of the cluster in `dir`: its process now and its log's last lines. */
+async function nodeDaemonsReport(dir: string): Promise<string> {
+  const state = JSON.parse(await Deno.readTextFile(join(dir, "state.json")));
+  const paths = new ClusterPaths(dir);
+  const lines: string[] = [];
+  for (const [key, pid] of Object.entries(state.real?.pids ?? {}) as [string, number][]) {
+    const log = await Deno.readTextFile(paths.daemonLog(key)).catch(() => "");
+    lines.push(`${key}: ${describeProcess(pid)}`, ...log.trimEnd().split("\n").slice(-15));
+  }
+  return lines.join("\n");
+}
 
 /** The pod of Job completion index `index`, once it is running (not a terminating one). */
 async function runningPod(env: RealEnv, name: string, index: number): Promise<Pod> {
@@ -119,7 +132,17 @@ realTest(
         if (isRunning(pid, binary)) throw new Error(`${key} still runs`);
       }, { timeoutMs: 30_000, intervalMs: 200 });
     }
-    await up({ dir, mode: "full", nodes: state.nodes, realNodes: state.real.count });
+    const restart = () =>
+      up({ dir, mode: "full", nodes: state.nodes, realNodes: state.real.count });
+    try {
+      await restart();
+    } catch (e) {
+      // Say what the node's daemons are doing, then start again what is missing, so that the
+      // scenarios after this one find a working node whatever went wrong here.
+      const report = await nodeDaemonsReport(dir);
+      await restart().catch((again) => console.error(`the node's second start failed: ${again}`));
+      throw new Error(`${e instanceof Error ? e.message : e}\n${report}`);
+    }
 
     const after = [await runningPod(env, name, 0), await runningPod(env, name, 1)];
     for (let i = 0; i < 2; i++) {
