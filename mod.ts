@@ -9,7 +9,7 @@
  * and defaulting, the reconciler and its wiring, and the runtime's manager and options.
  */
 import { Manager } from "./runtime/manager.ts";
-import { BURST_PER_SECOND, BurstYield } from "./runtime/burst_yield.ts";
+import { BURST_PER_SECOND, yieldToBursts } from "./runtime/burst_yield.ts";
 import { helpText, type OperatorOptions, OptionsError, parseOptions } from "./runtime/options.ts";
 import { miniClusterController, miniClusterStores } from "./controllers/minicluster/controller.ts";
 
@@ -46,12 +46,10 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
   const manager = new Manager(opts);
   const client = await manager.connect();
   const stores = miniClusterStores((rt, spec) => manager.watch(rt, spec));
-  if (opts.writesInFlightDuringBursts > 0 && opts.maxWritesInFlight > 0) {
-    new BurstYield(client.writeSlots, {
-      during: opts.writesInFlightDuringBursts,
-      burstPerSecond: BURST_PER_SECOND,
-    }).follow(stores.miniClusters);
-  }
+  yieldToBursts(client.writeSlots, stores.miniClusters, {
+    during: opts.writesInFlightDuringBursts,
+    burstPerSecond: BURST_PER_SECOND,
+  });
   manager.addController(
     miniClusterController(client, stores, {
       log: manager.log.child({ controller: "minicluster" }),

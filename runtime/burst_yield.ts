@@ -28,6 +28,21 @@ const WINDOW_MS = 1_000;
 /** New MiniClusters a second that make a burst: more than a person applies by hand. */
 export const BURST_PER_SECOND = 20;
 
+/**
+ * The writes of `slots` give way to bursts of objects new to `store`; nothing when `during` is 0
+ * (turned off) or the slots have no bound to lower.
+ */
+export function yieldToBursts<T extends KubeObject>(
+  slots: Slots,
+  store: Store<T>,
+  opts: BurstYieldOptions,
+): BurstYield | undefined {
+  if (opts.during <= 0 || slots.limit <= 0) return undefined;
+  const burst = new BurstYield(slots, opts);
+  burst.follow(store);
+  return burst;
+}
+
 export class BurstYield {
   readonly #slots: Slots;
   readonly #normal: number;

@@ -17,7 +17,7 @@ import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/work
 import type { IndexFunc, KubeObject, Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import { Watcher } from "../../runtime/watcher.ts";
-import { BURST_PER_SECOND, BurstYield } from "../../runtime/burst_yield.ts";
+import { BURST_PER_SECOND, yieldToBursts } from "../../runtime/burst_yield.ts";
 import {
   miniClusterController,
   miniClusterStores,
@@ -119,13 +119,10 @@ export async function startOperator(
     return w.store as unknown as Store<T>;
   };
   const stores = miniClusterStores(watch);
-  const burst = opts.writesInFlight?.duringBursts
-    ? new BurstYield(client.writeSlots, {
-      during: opts.writesInFlight.duringBursts,
-      burstPerSecond: opts.writesInFlight.burstPerSecond ?? BURST_PER_SECOND,
-    })
-    : undefined;
-  burst?.follow(stores.miniClusters);
+  const burst = yieldToBursts(client.writeSlots, stores.miniClusters, {
+    during: opts.writesInFlight?.duringBursts ?? 0,
+    burstPerSecond: opts.writesInFlight?.burstPerSecond ?? BURST_PER_SECOND,
+  });
   const definition = miniClusterController(client, stores, {
     cleanupTimeoutMs: opts.cleanupTimeoutMs,
     cleanupPollMs: opts.cleanupPollMs ?? 300,
