@@ -32,6 +32,11 @@ export class Slots {
    */
   setLimit(limit: number): void {
     this.#limit = limit;
+    this.#admitWaiters();
+  }
+
+  /** Lets waiters in, oldest first, while the bound has room. */
+  #admitWaiters(): void {
     while (this.#waiting.length > 0 && this.#hasRoom()) {
       this.#inFlight++;
       this.#waiting.shift()!();
@@ -79,13 +84,9 @@ export class Slots {
     return () => {
       if (released) return;
       released = true;
-      // The slot passes straight to the next waiter, so #inFlight counts it throughout; unless the
-      // bound was lowered below what is in flight, then the slot goes.
+      // The slot goes to the next waiter, unless the bound was lowered below what is in flight.
       this.#inFlight--;
-      if (this.#waiting.length > 0 && this.#hasRoom()) {
-        this.#inFlight++;
-        this.#waiting.shift()!();
-      }
+      this.#admitWaiters();
     };
   }
 }
