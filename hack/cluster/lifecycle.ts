@@ -9,7 +9,7 @@ import { renderKwokConfig } from "./kwok_stages.ts";
 import { fakeNode, fakeNodeName } from "./nodes.ts";
 import { createPki, pkiFiles } from "./pki.ts";
 import { freeLoopbackPorts } from "./ports.ts";
-import { describeProcess, ExitWatch, isRunning, spawnDaemon, stopGroups } from "./processes.ts";
+import { ExitWatch, isRunning, spawnDaemon, stopGroups } from "./processes.ts";
 import { down, downStaleBridgeOwner } from "./teardown.ts";
 import {
   preflight,
@@ -159,11 +159,9 @@ function waitHealthy(
 ): Promise<void> {
   const watch = new ExitWatch();
   return waitFor(async () => {
-    const dead = watched.find((n) => state.pids[n] === undefined || watch.exited(state.pids[n]!));
-    if (dead) {
-      const pid = state.pids[dead];
-      const seen = pid === undefined ? "never started" : describeProcess(pid);
-      throw new Error(`${dead} exited (${seen}):\n${await tail(paths.log(dead))}`);
+    for (const name of watched) {
+      const seen = watch.exitSeen(state.pids[name]);
+      if (seen) throw new Error(`${name} exited (${seen}):\n${await tail(paths.log(name))}`);
     }
     return await check();
   }, {

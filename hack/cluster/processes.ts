@@ -108,6 +108,15 @@ export class ExitWatch {
     this.#misses.set(pid, misses);
     return misses >= 2;
   }
+
+  /**
+   * For a daemon recorded as `pid` (undefined: never started): what was seen of it once it has
+   * exited (`exited`), for the error; undefined while it runs.
+   */
+  exitSeen(pid: number | undefined): string | undefined {
+    if (pid === undefined) return "never started";
+    return this.exited(pid) ? describeProcess(pid) : undefined;
+  }
 }
 
 /**

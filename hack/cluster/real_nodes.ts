@@ -23,14 +23,7 @@ import { renderKubeconfig } from "./kubeconfig.ts";
 import { ensureDebianPackages } from "../debian.ts";
 import { issueLeaf, pkiFiles } from "./pki.ts";
 import { freeLoopbackPorts } from "./ports.ts";
-import {
-  describeProcess,
-  ExitWatch,
-  isRunning,
-  namesDir,
-  spawnDaemon,
-  stopGroups,
-} from "./processes.ts";
+import { ExitWatch, isRunning, namesDir, spawnDaemon, stopGroups } from "./processes.ts";
 import {
   BRIDGE_IP,
   cgroupRoot,
@@ -269,11 +262,8 @@ async function waitDaemon(
 ): Promise<void> {
   const watch = new ExitWatch();
   await waitFor(async () => {
-    const pid = state.real!.pids[key];
-    if (pid === undefined || watch.exited(pid)) {
-      const seen = pid === undefined ? "never started" : describeProcess(pid);
-      throw new Error(`${key} exited (${seen}):\n${await tail(paths.daemonLog(key))}`);
-    }
+    const seen = watch.exitSeen(state.real!.pids[key]);
+    if (seen) throw new Error(`${key} exited (${seen}):\n${await tail(paths.daemonLog(key))}`);
     return await check();
   }, {
     timeoutMs,

@@ -167,6 +167,7 @@ Deno.test("daemons: ExitWatch believes an exit seen on two polls in a row, from 
     // Polled through the shim, the exec and the binary: never an exit while it lives.
     for (let i = 0; i < 50; i++) {
       assert.ok(!watch.exited(pid), `poll ${i}: ${describeProcess(pid)}`);
+      assert.equal(watch.exitSeen(pid), undefined, `poll ${i}`);
       await new Promise((r) => setTimeout(r, 2));
     }
     assert.match(
@@ -177,6 +178,8 @@ Deno.test("daemons: ExitWatch believes an exit seen on two polls in a row, from 
     assert.ok(!watch.exited(pid), "one poll that misses it is not yet an exit");
     assert.ok(watch.exited(pid), "the second in a row is");
     assert.match(describeProcess(pid), /no such process|state Z/);
+    assert.match(watch.exitSeen(pid) ?? "", new RegExp(`^pid ${pid}: (no such process|state Z)`));
+    assert.equal(new ExitWatch().exitSeen(undefined), "never started");
   } finally {
     await stopGroups([pid]);
     await Deno.remove(dir, { recursive: true });
