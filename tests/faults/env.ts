@@ -145,7 +145,8 @@ export async function settle(
 /**
  * Which MiniClusters of `namespace` `op` has not yet finished with: none of its reconciles of the
  * key ended yet (it has not acted on the MiniCluster at all), or its last one is still running or
- * failed (a retry is pending, which may write when its backoff ends). Read from the operator's
+ * failed (a retry is pending, which may write when its backoff ends), or it is being deleted (the
+ * finalizer is still to go). Read from the operator's
  * debug log (startOperator runs it with --log-level=debug).
  */
 export async function unfinished(
@@ -161,9 +162,15 @@ export async function unfinished(
     }
   }
   const list = await client.list<{ metadata: ObjectMeta }>(MiniClusters, { namespace });
-  return list.items.map((mc) => `${namespace}/${mc.metadata.name}`)
-    .filter((key) => last.get(key) !== "reconciled")
-    .map((key) => `${key} (${last.get(key) ?? "never reconciled"})`);
+  return list.items.flatMap((mc) => {
+    const key = `${namespace}/${mc.metadata.name}`;
+    // One being deleted still owes the removal of its finalizer, which the cleanup does after
+    // polls that write nothing (waiting for the pods to go): no silence shows it is done.
+    if (mc.metadata.deletionTimestamp) return [`${key} (being deleted)`];
+    return last.get(key) === "reconciled"
+      ? []
+      : [`${key} (${last.get(key) ?? "never reconciled"})`];
+  });
 }
 
 /**
