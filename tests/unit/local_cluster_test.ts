@@ -220,8 +220,11 @@ Deno.test("down: stops the process groups recorded in the state dir (the demo's 
     });
     started.push(legacy);
     Deno.writeTextFileSync(`${dir}/legacy.pid`, `${legacy}\n`);
-    for (let i = 0; i < 200 && !recordedGroups(dir).includes(legacy); i++) {
-      await new Promise((r) => setTimeout(r, 10)); // until the shim has exec'd sh
+    // Until the shim has exec'd sh and sh has started its sleep: the shim's command line names
+    // the dir too, but during the exec it reads empty, so a check that saw the shim may not see
+    // the same process a moment later.
+    for (let i = 0; i < 200 && groupMembers(legacy).length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 10));
     }
     assert.deepEqual(recordedGroups(dir).sort(), [pid, legacy].sort());
     // A component's pid from a session whose processes have since gone, given by the kernel to a
