@@ -25,4 +25,25 @@ export class ChangeWaiter {
       };
     });
   }
+
+  /**
+   * Resolves true once `done()` holds; false once `progress()` has not grown for `stallMs`: for
+   * waits whose end depends on a component outside the bench (KWOK running pods at scale) that may
+   * stop, where what was reached is still a result.
+   */
+  async untilOrStalled(
+    done: () => boolean,
+    progress: () => number,
+    stallMs: number,
+  ): Promise<boolean> {
+    while (!done()) {
+      const seen = progress();
+      try {
+        await this.until(() => done() || progress() > seen, stallMs, () => "");
+      } catch {
+        return false;
+      }
+    }
+    return true;
+  }
 }

@@ -107,6 +107,11 @@ export class PeerObserver {
     return this.#waiter.until(done, timeoutMs, describe);
   }
 
+  /** `ChangeWaiter.untilOrStalled` over this observer's observations. */
+  untilOrStalled(done: () => boolean, progress: () => number, stallMs: number): Promise<boolean> {
+    return this.#waiter.untilOrStalled(done, progress, stallMs);
+  }
+
   async stop(): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<void>((r) => timer = setTimeout(r, 15_000));

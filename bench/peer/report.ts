@@ -18,7 +18,7 @@ export interface PeerResults {
 
 type Row = [string, (r: PeerRun) => number, (x: number) => string];
 
-const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const sec = (ms: number) => Number.isFinite(ms) ? `${(ms / 1000).toFixed(2)} s` : "not reached";
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 const num = (x: number) => String(round(x));
 const perMin = (r: PeerRun, count: number) => (count * 60_000) / r.idle.windowMs;
@@ -28,6 +28,7 @@ const ROWS: Row[] = [
   ["all children", (r) => r.allChildrenMs, sec],
   ["children p50 per MiniCluster", (r) => r.childrenMs.p50, sec],
   ["children p99 per MiniCluster", (r) => r.childrenMs.p99, sec],
+  ["MiniClusters with every pod Ready", (r) => r.readyMiniClusters, num],
   ["all pods Ready", (r) => r.allReadyMs, sec],
   ["Ready p50 per MiniCluster", (r) => r.readyMs.p50, sec],
   ["Ready p99 per MiniCluster", (r) => r.readyMs.p99, sec],

@@ -62,6 +62,7 @@ function run(operator: "ours" | "go", n: number, allChildrenMs: number): PeerRun
     createsMs: 1000,
     allChildrenMs,
     allReadyMs: allChildrenMs * 2,
+    readyMiniClusters: n,
     childrenMs: s,
     readyMs: s,
     requests: { "create jobs": n },
@@ -90,4 +91,16 @@ Deno.test("formatPeerReport: side by side with the ratio line per N; the plot ha
   assert.match(svg, /^<svg /);
   assert.match(svg, /Go operator/);
   assert.equal((svg.match(/<g transform/g) ?? []).length, 3);
+});
+
+Deno.test("formatPeerReport: a Ready wait that stalled shows how many got Ready, and no time", () => {
+  const stalled = { ...run("ours", 10_000, 900_000), allReadyMs: NaN, readyMiniClusters: 6829 };
+  const text = formatPeerReport({
+    date: "2026-11-24T00:00:00Z",
+    machine: {},
+    notes: [],
+    runs: [stalled, run("go", 10_000, 1_800_000)],
+  });
+  assert.match(text, /MiniClusters with every pod Ready\s+6829\s+10000\s+0\.68/);
+  assert.match(text, /all pods Ready\s+not reached\s+3600\.00 s\s+NaN/);
 });

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { perMinute, quantile, ratio, round, summarize } from "../../bench/stats.ts";
 import { cdfPoints, escapeXml, lineChart, niceTicks } from "../../bench/svg.ts";
+import { ChangeWaiter } from "../../bench/change_waiter.ts";
 import {
   type BenchResults,
   checkTargets,
@@ -229,4 +230,19 @@ Deno.test("formatReport, plots and JSON of a result", () => {
   const back = JSON.parse(toJson(r));
   assert.equal(back.runs[0].operatorToRawRatio, 1);
   assert.equal(back.runs[0].samples.readyMs.length, 3);
+});
+
+Deno.test("ChangeWaiter.untilOrStalled: true once done; false once progress stops growing", async () => {
+  const w = new ChangeWaiter();
+  let n = 0;
+  const timer = setInterval(() => {
+    if (n < 3) n++;
+    w.changed();
+  }, 5);
+  try {
+    assert.equal(await w.untilOrStalled(() => n >= 3, () => n, 200), true);
+    assert.equal(await w.untilOrStalled(() => n >= 5, () => n, 50), false);
+  } finally {
+    clearInterval(timer);
+  }
 });
