@@ -8,6 +8,7 @@
 import { dirname, join } from "node:path";
 import { KubeClient } from "../../runtime/client.ts";
 import { startPrivateCluster } from "../../testing/private_cluster.ts";
+import { restartComponent } from "../../hack/cluster/lifecycle.ts";
 import { childObjects } from "../raw_client.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 import type { MiniCluster } from "../../api/mod.ts";
@@ -76,6 +77,7 @@ export async function peerMain(f: Flags): Promise<number> {
       idleMs: f.idleMs,
       controlPlanePids: await controlPlanePids(dir),
       apf: new ApfReader(await Deno.readTextFile(kubeconfig)),
+      restartKwok: () => restartComponent(dir, "kwok"),
     };
     await bindClusterAdmin(client, users);
     const runs: PeerRun[] = [];

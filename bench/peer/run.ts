@@ -68,6 +68,12 @@ export interface PeerContext {
   /** kube-apiserver and etcd. */
   controlPlanePids: number[];
   apf: ApfReader;
+  /**
+   * Starts KWOK afresh before each run, so that the previous run's pods (their deletions, up to
+   * 10,000 of them, each a failed delete stage in KWOK's queue) are not still being worked through
+   * when the next run's pods arrive: every run gets the same KWOK.
+   */
+  restartKwok: () => Promise<void>;
 }
 
 function controlPlaneCpu(ctx: PeerContext): number {
@@ -85,6 +91,7 @@ export async function peerRun(
   n: number,
   order: number,
 ): Promise<PeerRun> {
+  await ctx.restartKwok();
   const client = await KubeClient.fromKubeconfig(ctx.kubeconfig);
   try {
     for (const crd of [c.crd].flat()) await installCrd(client, crd);

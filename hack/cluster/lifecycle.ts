@@ -306,6 +306,22 @@ async function credentials(paths: ClusterPaths) {
 }
 
 /** Brings the cluster up (or reuses/extends a running one); returns the kubeconfig path. */
+/**
+ * Stops one worker component of a running cluster and starts it again from its recorded
+ * configuration: a fresh process, holding none of the old one's in-memory state.
+ */
+export async function restartComponent(dir: string, name: ComponentName): Promise<void> {
+  if (CONTROL_PLANE.includes(name)) throw new Error(`${name} is not restarted alone`);
+  const paths = new ClusterPaths(dir);
+  const state = await readState(paths);
+  if (!state || !CONTROL_PLANE.every((n) => running(state, n))) {
+    throw new Error(`no running cluster in ${dir}`);
+  }
+  const pid = state.pids[name];
+  if (pid !== undefined && running(state, name)) await stopGroups([pid]);
+  await startMissing(paths, state, [name]);
+}
+
 export async function up(opts: UpOptions): Promise<string> {
   const t0 = performance.now();
   const paths = new ClusterPaths(opts.dir);
