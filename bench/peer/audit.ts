@@ -6,6 +6,8 @@
  * watch (which completes only when it ends).
  */
 
+import { basename, dirname, extname, join } from "node:path";
+
 /** The audit policy for `users`: Metadata for them, nothing for anyone else. */
 export function auditPolicy(users: readonly string[]): string {
   return [
@@ -67,29 +69,58 @@ export function countRequests(lines: Iterable<string>, user: string): Counts {
   return out;
 }
 
-/** The audit log read between byte offsets (`mark()` now, `since(mark)` later). */
+/**
+ * The audit log read between byte offsets (`mark()` now, `since(mark)` later). The apiserver
+ * rotates its log (lumberjack: at 100 MB when `--audit-log-maxsize` is 0), renaming it to
+ * `<name>-<timestamp>.log` beside the new one and keeping every backup; the offsets are into the
+ * backups (oldest first) and the current file read as one stream, so a rotation between `mark()`
+ * and `since()` loses nothing.
+ */
 export class AuditLog {
   constructor(readonly path: string) {}
 
-  mark(): number {
-    try {
-      return Deno.statSync(this.path).size;
-    } catch {
-      return 0;
-    }
+  /** The rotated backups, oldest first (their timestamps sort), then the current file. */
+  #files(): { path: string; size: number }[] {
+    const dir = dirname(this.path);
+    const ext = extname(this.path);
+    const stem = basename(this.path, ext);
+    const backups = [...Deno.readDirSync(dir)]
+      .map((e) => e.name)
+      .filter((n) => n.startsWith(`${stem}-`) && n.endsWith(ext))
+      .sort()
+      .map((n) => join(dir, n));
+    return [...backups, this.path].flatMap((path) => {
+      try {
+        return [{ path, size: Deno.statSync(path).size }];
+      } catch {
+        return [];
+      }
+    });
   }
 
-  /** The requests of `user` logged from byte `from` to now (whole lines only). */
+  mark(): number {
+    return this.#files().reduce((a, f) => a + f.size, 0);
+  }
+
+  /** The requests of `user` logged from offset `from` to now (whole lines only). */
   async since(from: number, user: string): Promise<Counts> {
-    const file = await Deno.open(this.path);
-    try {
-      await file.seek(from, Deno.SeekMode.Start);
-      const text = await new Response(file.readable).text();
-      const end = text.lastIndexOf("\n");
-      return countRequests(end < 0 ? [] : text.slice(0, end).split("\n"), user);
-    } catch (e) {
-      if (e instanceof Deno.errors.BadResource) return {};
-      throw e;
+    let text = "";
+    let skip = from;
+    for (const f of this.#files()) {
+      if (skip >= f.size) {
+        skip -= f.size;
+        continue;
+      }
+      const file = await Deno.open(f.path);
+      try {
+        await file.seek(skip, Deno.SeekMode.Start);
+        text += await new Response(file.readable).text();
+      } catch (e) {
+        if (!(e instanceof Deno.errors.BadResource)) throw e;
+      }
+      skip = 0;
     }
+    const end = text.lastIndexOf("\n");
+    return countRequests(end < 0 ? [] : text.slice(0, end).split("\n"), user);
   }
 }

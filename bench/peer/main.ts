@@ -86,8 +86,9 @@ export async function peerMain(f: Flags): Promise<number> {
       `as fast as they return; pods kept Running by KWOK. Children: ours ${children}, the Go ` +
       `operator 3 (entrypoint ConfigMap with the CURVE certificate, headless Service, Job).`,
       "Requests are the apiserver's audit events of each operator's own user (Metadata level, " +
-      "one per request; a watch counts when it starts), from the first create to every pod " +
-      "Ready plus 1 s; the idle window follows.",
+      "one per request; a watch counts when it starts), from the first create until the " +
+      "operator has written nothing for 5 s after every pod got Ready; the idle window follows. " +
+      "CPU and RSS at the end: 1 s after every pod Ready.",
       "Each operator authenticates as a user of group system:serviceaccounts bound to " +
       "cluster-admin, so API Priority and Fairness places it as a deployed operator's " +
       "ServiceAccount (FlowSchema service-accounts, priority level workload-low); the bench's " +

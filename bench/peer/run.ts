@@ -27,6 +27,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 const READY_STALL_MS = 300_000;
 
+/** Writes stopped for this long end a run's work (then the idle window starts). */
+const QUIET_MS = 5000;
+const QUIET_LIMIT_MS = 300_000;
+
 export interface PeerRun {
   operator: ContenderName;
   miniClusters: number;
@@ -42,7 +46,7 @@ export interface PeerRun {
   readyMiniClusters: number;
   childrenMs: Summary;
   readyMs: Summary;
-  /** From the first create to every pod Ready (+1 s for the last status writes). */
+  /** From the first create until the operator has written nothing for 5 s after every pod Ready. */
   requests: Counts;
   requestsPerMiniCluster: number;
   writesPerMiniCluster: number;
@@ -162,9 +166,10 @@ export async function peerRun(
       const cp1 = controlPlaneCpu(ctx);
       const apf = apfDelta(apf0, await ctx.apf.read());
       const rssEndBytes = op.rssBytes();
+      // The status writes and Events of the last MiniClusters to get Ready can trail their pods
+      // (at 10,000, by more than a minute): they are the run's work, not idleness.
+      await untilNoWrites(ctx.audit, c.user);
       const requests = await ctx.audit.since(a0, c.user);
-      // The last progress writes (at most one per 3 s per MiniCluster) are not idleness.
-      await sleep(3000);
       const a1 = ctx.audit.mark();
       say(`${c.name} N=${n}: idle window of ${ctx.idleMs / 1000} s`);
       const i0 = performance.now();
@@ -210,6 +215,17 @@ export async function peerRun(
   } finally {
     client.close();
   }
+}
+
+/** Waits until `user` has written nothing for `QUIET_MS` (at most `QUIET_LIMIT_MS`). */
+async function untilNoWrites(audit: AuditLog, user: string): Promise<void> {
+  const limit = performance.now() + QUIET_LIMIT_MS;
+  while (performance.now() < limit) {
+    const mark = audit.mark();
+    await sleep(QUIET_MS);
+    if (writes(await audit.since(mark, user)) === 0) return;
+  }
+  say(`${user} still writing after ${QUIET_LIMIT_MS / 1000} s; the idle window starts anyway`);
 }
 
 /**

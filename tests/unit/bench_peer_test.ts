@@ -1,7 +1,8 @@
 // The pure parts of `deno task bench --peer`: counting requests from audit events, APF deltas,
 // the side-by-side report and its plot.
 import assert from "node:assert/strict";
-import { auditPolicy, countRequests, total, writes } from "../../bench/peer/audit.ts";
+import { join } from "node:path";
+import { AuditLog, auditPolicy, countRequests, total, writes } from "../../bench/peer/audit.ts";
 import { apfDelta } from "../../bench/peer/apf.ts";
 import { formatPeerReport, peerPlot, type PeerResults } from "../../bench/peer/report.ts";
 import type { PeerRun } from "../../bench/peer/run.ts";
@@ -33,6 +34,35 @@ Deno.test("countRequests: one per request, a watch when it starts, only the user
   });
   assert.equal(total(c), 3);
   assert.equal(writes(c), 2);
+});
+
+Deno.test("AuditLog: a rotation between mark and since loses nothing", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = join(dir, "audit.log");
+    const put = (file: string, n: number) =>
+      Deno.writeTextFile(
+        file,
+        `${event("bench-ours", "create", "ResponseComplete", "configmaps")}\n`.repeat(n),
+        { append: true },
+      );
+    await Deno.writeTextFile(join(dir, "audit-policy.yaml"), "not a log\n");
+    await put(path, 2);
+    const log = new AuditLog(path);
+    const mark = log.mark();
+    await put(path, 3);
+    // lumberjack's rotation: the file renamed with a timestamp, a new one started.
+    await Deno.rename(path, join(dir, "audit-2026-11-24T08-24-11.609.log"));
+    await put(path, 4);
+    assert.deepEqual(await log.since(mark, "bench-ours"), { "create configmaps": 7 });
+    const second = log.mark();
+    await Deno.rename(path, join(dir, "audit-2026-11-24T09-00-00.000.log"));
+    await put(path, 1);
+    assert.deepEqual(await log.since(second, "bench-ours"), { "create configmaps": 1 });
+    assert.deepEqual(await log.since(0, "bench-ours"), { "create configmaps": 10 });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("auditPolicy: Metadata for the named users, nothing else", () => {
