@@ -3,9 +3,9 @@
  * how fast the children of N MiniClusters get made when nothing but those writes loads the
  * apiserver. On a control plane of its own (etcd and kube-apiserver only: no Job controller, so no
  * pods), N MiniClusters are created by 16 requests at once, as `deno task bench` creates them, and
- * timed from the first create to the last Job seen by a watch. Either our operator makes the children (`--workers`
- * is its --concurrency, FLAGS go to it as they are), or with `--raw` the raw client of the bench
- * does, with `--workers` workers (bench/raw_client.ts). One run per invocation, so that every run
+ * timed from the first create to the last Job seen by a watch. Either our operator makes the
+ * children (`--workers` is its --concurrency, FLAGS go to it as they are), or with `--raw` the raw
+ * client of the bench does, with `--workers` workers (bench/raw_client.ts). One run per invocation, so that every run
  * gets a fresh apiserver and etcd.
  */
 import { parseArgs } from "node:util";
