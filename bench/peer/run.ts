@@ -22,8 +22,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The wait for every pod Ready gives up when no MiniCluster got Ready for this long. Pods are run
- * by KWOK, the same for both operators; at 10,000 its pod controller once stopped for 18 minutes.
- * Every measure but the Ready times is still the operator's.
+ * by KWOK, the same for both operators; at 10,000 it stopped for minutes at a time (once for 18)
+ * when its pod watch fell behind and the apiserver cut it. Every measure but the Ready times is
+ * still the operator's.
  */
 const READY_STALL_MS = 300_000;
 

@@ -305,7 +305,6 @@ async function credentials(paths: ClusterPaths) {
   };
 }
 
-/** Brings the cluster up (or reuses/extends a running one); returns the kubeconfig path. */
 /**
  * Stops one worker component of a running cluster and starts it again from its recorded
  * configuration: a fresh process, holding none of the old one's in-memory state.
@@ -322,6 +321,7 @@ export async function restartComponent(dir: string, name: ComponentName): Promis
   await startMissing(paths, state, [name]);
 }
 
+/** Brings the cluster up (or reuses/extends a running one); returns the kubeconfig path. */
 export async function up(opts: UpOptions): Promise<string> {
   const t0 = performance.now();
   const paths = new ClusterPaths(opts.dir);
