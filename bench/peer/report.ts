@@ -25,6 +25,7 @@ const perMin = (r: PeerRun, count: number) => (count * 60_000) / r.idle.windowMs
 
 const ROWS: Row[] = [
   ["the user's creates returned", (r) => r.createsMs, sec],
+  ["operator writes during them", (r) => r.duringCreates ? writes(r.duringCreates) : NaN, num],
   ["all children", (r) => r.allChildrenMs, sec],
   ["children p50 per MiniCluster", (r) => r.childrenMs.p50, sec],
   ["children p99 per MiniCluster", (r) => r.childrenMs.p99, sec],

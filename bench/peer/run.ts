@@ -40,6 +40,8 @@ export interface PeerRun {
   order: number;
   /** From the first create to the last create returning: the user's own requests. */
   createsMs: number;
+  /** The operator's requests while the user's creates were being made: what they competed with. */
+  duringCreates: Counts;
   allChildrenMs: number;
   /** NaN when Ready stalled short of N (see `READY_STALL_MS`). */
   allReadyMs: number;
@@ -120,6 +122,7 @@ export async function peerRun(
         allReadyMs: number;
         readyMiniClusters: number;
         createsMs: number;
+        duringCreates: Counts;
       };
       const a0 = ctx.audit.mark();
       const cpu0 = op.cpuSeconds();
@@ -137,6 +140,7 @@ export async function peerRun(
           created.set(name, performance.now());
         });
         const createsMs = performance.now() - t0;
+        const duringCreates = await ctx.audit.since(a0, c.user);
         say(`${c.name} N=${n}: creates returned in ${(createsMs / 1000).toFixed(1)} s`);
         await observer.until(
           () => observer.childrenAt.size >= n,
@@ -157,7 +161,13 @@ export async function peerRun(
             : `${c.name} N=${n}: no MiniCluster got Ready for ${READY_STALL_MS / 1000} s; ` +
               `${observer.readyAt.size}/${n} Ready; going on without a Ready time`,
         );
-        done = { allChildrenMs, allReadyMs, readyMiniClusters: observer.readyAt.size, createsMs };
+        done = {
+          allChildrenMs,
+          allReadyMs,
+          readyMiniClusters: observer.readyAt.size,
+          createsMs,
+          duringCreates,
+        };
       } finally {
         clearInterval(timer);
         await observer.stop();

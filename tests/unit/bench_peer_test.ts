@@ -90,6 +90,7 @@ function run(operator: "ours" | "go", n: number, allChildrenMs: number): PeerRun
     size: 4,
     order: 0,
     createsMs: 1000,
+    duringCreates: { "patch jobs": 3, "watch jobs": 1 },
     allChildrenMs,
     allReadyMs: allChildrenMs * 2,
     readyMiniClusters: n,
@@ -116,6 +117,7 @@ Deno.test("formatPeerReport: side by side with the ratio line per N; the plot ha
   const text = formatPeerReport(results);
   assert.match(text, /peer ratio all-children \(ours\/go\): 0\.25 \(N=100\)/);
   assert.match(text, /all children\s+2\.00 s\s+8\.00 s\s+0\.25/);
+  assert.match(text, /operator writes during them\s+3\s+3\s+1\.00/);
   assert.match(text, /note: a note/);
   const svg = peerPlot(results);
   assert.match(svg, /^<svg /);
