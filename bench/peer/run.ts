@@ -117,13 +117,10 @@ export async function peerRun(
       );
       const created = new Map<string, number>();
       const all = names(n);
-      let done: {
-        allChildrenMs: number;
-        allReadyMs: number;
-        readyMiniClusters: number;
-        createsMs: number;
-        duringCreates: Counts;
-      };
+      let done: Pick<
+        PeerRun,
+        "allChildrenMs" | "allReadyMs" | "readyMiniClusters" | "createsMs" | "duringCreates"
+      >;
       const a0 = ctx.audit.mark();
       const cpu0 = op.cpuSeconds();
       const cp0 = controlPlaneCpu(ctx);
