@@ -146,8 +146,8 @@ export async function settle(
  * Which MiniClusters of `namespace` `op` has not yet finished with: none of its reconciles of the
  * key ended yet (it has not acted on the MiniCluster at all), or its last one is still running or
  * failed (a retry is pending, which may write when its backoff ends), or it is being deleted (the
- * finalizer is still to go). Read from the operator's
- * debug log (startOperator runs it with --log-level=debug).
+ * finalizer is still to go). Read from the operator's debug log (startOperator runs it with
+ * --log-level=debug).
  */
 export async function unfinished(
   client: KubeClient,
