@@ -7,4 +7,5 @@ export const MiniClusters = resourceType(
   "miniclusters",
   "MiniCluster",
   true,
+  "crds/minicluster.yaml",
 );

@@ -24,4 +24,5 @@ export const MiniClusterWorkspaces = resourceType(
   "miniclusterworkspaces",
   "MiniClusterWorkspace",
   true,
+  "crds/miniclusterworkspace.yaml",
 );

@@ -1,6 +1,6 @@
 // deno task demo [--simulated] — the whole thing in one command, on a fresh machine:
 //   local cluster (etcd, apiserver, controller manager, scheduler, KWOK nodes and a real node with
-//   the local images) → the MiniCluster CRD → the operator (a background process, logs in
+//   the local images) → the CRDs of crds/ → the operator (a background process, logs in
 //   .cluster/operator.log) → examples/hello-world.yaml on the real node, with the local Flux images
 //   → its brokers really run: wait until it Succeeded → print what the lead broker reported.
 //
@@ -13,6 +13,8 @@
 // on the current code and reuses the cluster.
 
 import { kubectl } from "./kubectl.ts";
+import { CRD_FILES } from "./crd_files.ts";
+import { installCrds } from "../testing/crds.ts";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parse, stringify } from "yaml";
@@ -26,7 +28,6 @@ const ROOT = resolve(new URL("..", import.meta.url).pathname);
 const DIR = join(ROOT, ".cluster");
 const OPERATOR_LOG = join(DIR, "operator.log");
 const EXAMPLE = join(ROOT, "examples", "hello-world.yaml");
-const CRD = join(ROOT, "crds", "minicluster.yaml");
 const READY_TIMEOUT = "180s";
 /** Printed by the demo's script before each Flux command, and read back from the pod's log. */
 const COMMAND_MARK = "demo$ ";
@@ -80,6 +81,35 @@ export function reportedByLeadBroker(log: string): string {
     .filter((l) => !/^<\d>/.test(l) && !l.startsWith("Flux finished with exit code"))
     .map((l) => l.startsWith(COMMAND_MARK) ? `$ ${l.slice(COMMAND_MARK.length)}` : l)
     .join("\n").trimEnd();
+}
+
+/**
+ * What a run of the demo on a real node must have printed, else what is missing: the lead broker's
+ * `flux resource list` with every broker of the example free, and its command's output from each
+ * rank. `./task test` runs the demo from a clean state and checks its output with this.
+ */
+export function demoOutputProblems(stdout: string, exampleYaml: string): string[] {
+  const mc = parse(exampleYaml);
+  const size: number = mc.spec.size ?? 1;
+  const problems: string[] = [];
+  const lines = stdout.split("\n");
+  const list = lines.findIndex((l) => l.trim() === "$ flux resource list");
+  if (list < 0) return ["no `$ flux resource list` in what the lead broker reported"];
+  const free = lines.slice(list + 1).find((l) => /^\s*free\s/.test(l));
+  const nodes = free?.trim().split(/\s+/)[1];
+  if (Number(nodes) !== size) {
+    problems.push(`flux resource list shows ${nodes ?? "no"} free nodes, not ${size}: ${free}`);
+  }
+  const echoed = String(mc.spec.containers[0].command).replace(/^echo\s+/, "");
+  for (let rank = 0; rank < size; rank++) {
+    if (!lines.includes(`${rank}: ${echoed}`)) {
+      problems.push(`no "${rank}: ${echoed}" from rank ${rank}`);
+    }
+  }
+  if (!/^MiniCluster \S+ Succeeded/m.test(stdout)) {
+    problems.push("no `MiniCluster … Succeeded` line");
+  }
+  return problems;
 }
 
 /** The example as the demo applies it with --simulated: KWOK's pods stay Running (Ready shows). */
@@ -139,14 +169,8 @@ async function main(argv: string[]): Promise<number> {
   );
   const kubeconfig = await up({ dir: DIR, mode: "full", nodes: 4, realNodes: simulated ? 0 : 1 });
 
-  say("MiniCluster CRD");
-  await kubectl(kubeconfig, ["apply", "--server-side", "-f", CRD]);
-  await kubectl(kubeconfig, [
-    "wait",
-    "--for=condition=Established",
-    "crd/miniclusters.flux-framework.org",
-    "--timeout=60s",
-  ]);
+  say(`the operator's CRDs (${CRD_FILES.join(", ")})`);
+  await installCrds(kubeconfig);
 
   const permissions = compilePermissions(await Deno.readTextFile(join(ROOT, "deno.json")));
   const port = freePort();

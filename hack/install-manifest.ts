@@ -11,6 +11,7 @@
  * through `deno fmt`, so `deno task check` and this generator agree on the bytes.
  */
 import { parseAllDocuments } from "yaml";
+import { CRD_FILES } from "./crd_files.ts";
 import { denoFmt, writeOrCheck } from "./generated_file.ts";
 
 const ROOT = new URL("../", import.meta.url);
@@ -19,8 +20,7 @@ export const OUTPUT = "deploy/install.yaml";
 /** The sources in apply order; any other deploy/*.yaml is an error (it would be left out). */
 export const SOURCES = [
   "deploy/namespace.yaml",
-  "crds/minicluster.yaml",
-  "crds/miniclusterworkspace.yaml",
+  ...CRD_FILES,
   "deploy/service-account.yaml",
   "deploy/cluster-role.yaml",
   "deploy/cluster-role-binding.yaml",

@@ -14,6 +14,11 @@ export interface ResourceType {
   plural: string;
   kind: string;
   namespaced: boolean;
+  /**
+   * The file of this repository whose CustomResourceDefinition defines the kind (operator-defined
+   * kinds only), so that an API server without it can be answered with what to apply.
+   */
+  definedIn?: string;
 }
 
 export function resourceType(
@@ -22,8 +27,16 @@ export function resourceType(
   plural: string,
   kind: string,
   namespaced: boolean,
+  definedIn?: string,
 ): ResourceType {
-  return Object.freeze({ group, version, plural, kind, namespaced });
+  return Object.freeze({
+    group,
+    version,
+    plural,
+    kind,
+    namespaced,
+    ...(definedIn === undefined ? {} : { definedIn }),
+  });
 }
 
 export const ConfigMaps = resourceType("", "v1", "configmaps", "ConfigMap", true);

@@ -9,6 +9,9 @@
  *   added/updated/deleted events, so a delete that happened in the gap still reaches controllers.
  * - Other failures back off with jitter (0.8 s doubling to 30 s) so that a recovering apiserver is
  *   not stormed by every client at once.
+ * - A kind the API server does not serve (404 on the first list: a CustomResourceDefinition that
+ *   was never applied) stops the watcher at once, naming what to apply: retrying cannot fix it,
+ *   and waiting for the sync timeout would only hide the cause.
  * - A permission error before the first list completes stops the watcher (default: the operator's
  *   RBAC is wrong and retrying cannot fix it, so fail loudly at start-up) or, when configured,
  *   retries forever like any other error (RBAC may be applied after the operator).
@@ -18,7 +21,7 @@
 import { Backoff, type BackoffPolicy, WATCH_BACKOFF } from "./backoff.ts";
 import type { ApiClient } from "./api_client.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";
-import { isForbidden, isGone, isUnauthorized } from "./errors.ts";
+import { isForbidden, isGone, isNotFound, isUnauthorized } from "./errors.ts";
 import { apiVersionOf, resourceName, type ResourceType } from "./resources.ts";
 import { Cache, type IndexFunc, type KubeObject, type Store } from "./store.ts";
 import { type RuntimeLog, silentLog } from "./log.ts";
@@ -64,6 +67,17 @@ export interface WatcherOptions<T> {
   clock?: Clock;
   log?: RuntimeLog;
   metrics?: WatcherMetrics;
+}
+
+/**
+ * What the operator says when the API server answers 404 to the list of a kind: which API is
+ * missing and, for a kind this repository defines, the CRD file to apply.
+ */
+export function notServedMessage(type: ResourceType): string {
+  const api = `${resourceName(type)}/${type.version}`;
+  if (type.definedIn === undefined) return `the API server does not serve ${api}`;
+  return `the API server does not serve ${api}: its CustomResourceDefinition is not installed; ` +
+    `apply ${type.definedIn} (every CRD of the operator: kubectl apply --server-side -f crds/)`;
 }
 
 /** A watcher failed for good (e.g. forbidden at start-up); `synced` rejects with it. */
@@ -190,6 +204,12 @@ export class Watcher<T extends KubeObject> {
             wait = budget!.take();
           }
           continue;
+        }
+        if (isNotFound(e) && !this.#listed.has(namespace)) {
+          const err = new WatcherError(notServedMessage(this.type));
+          log.error("kind not served at start-up; giving up", { ...fields, error: err.message });
+          this.#rejectSynced(err);
+          return;
         }
         const denied = isForbidden(e) || isUnauthorized(e);
         if (denied && !this.#listed.has(namespace) && this.#opts.stopOnForbidden !== false) {

@@ -1,10 +1,12 @@
 /**
- * Installs the CRDs of crds/ on a test or benchmark cluster: server-side applied (idempotent, so
- * every suite of a run may do it) and waited for until Established.
+ * Installs the CRDs of crds/ (hack/crd_files.ts) on a cluster of the demo, a test or a benchmark:
+ * server-side applied (idempotent, so every suite of a run may do it) and waited for until
+ * Established.
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
+import { CRD_FILES } from "../hack/crd_files.ts";
 import { KubeClient } from "../runtime/client.ts";
 import { CustomResourceDefinitions } from "../runtime/resources.ts";
 
@@ -17,11 +19,9 @@ interface Crd {
 }
 
 export async function installCrds(kubeconfig: string, timeoutMs = 60_000): Promise<void> {
-  const dir = join(ROOT, "crds");
   const crds: Crd[] = [];
-  for await (const entry of Deno.readDir(dir)) {
-    if (!entry.isFile || !/\.ya?ml$/.test(entry.name)) continue;
-    const text = await Deno.readTextFile(join(dir, entry.name));
+  for (const file of CRD_FILES) {
+    const text = await Deno.readTextFile(join(ROOT, file));
     for (const doc of parseAllDocuments(text)) {
       const obj = doc.toJS();
       if (obj?.kind === "CustomResourceDefinition") crds.push(obj);

@@ -30,6 +30,7 @@ import { OperatorProcess } from "../../testing/operator_process.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { runGoOperator } from "../peer/go_operator.ts";
+import { CRD_FILES } from "../crd_files.ts";
 import type { Manifest } from "./manifests.ts";
 import { REPO } from "./manifests.ts";
 
@@ -380,7 +381,4 @@ export async function startOurOperator(kubeconfig: string): Promise<RunningOpera
   };
 }
 
-export const OUR_CRD = [
-  join(REPO, "crds", "minicluster.yaml"),
-  join(REPO, "crds", "miniclusterworkspace.yaml"),
-];
+export const OUR_CRD = CRD_FILES.map((file) => join(REPO, file));

@@ -14,7 +14,13 @@ import { join } from "node:path";
 import type { ConfigMap, Secret } from "kubernetes-types/core/v1.d.ts";
 import { KubeClient } from "../../runtime/client.ts";
 import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
-import { ConfigMaps, Namespaces, Secrets, ServiceAccounts } from "../../runtime/resources.ts";
+import {
+  ConfigMaps,
+  Namespaces,
+  resourceType,
+  Secrets,
+  ServiceAccounts,
+} from "../../runtime/resources.ts";
 import { type RestartReason, Watcher, WatcherError } from "../../runtime/watcher.ts";
 import { apiserverArgs, type ComponentContext } from "../../hack/cluster/components.ts";
 import { renderKubeconfig } from "../../hack/cluster/kubeconfig.ts";
@@ -246,6 +252,43 @@ integrationTest(
       await patient.stop();
     } finally {
       nobody.close();
+    }
+  },
+);
+
+integrationTest(
+  "watcher: a kind the apiserver does not serve stops at start-up, naming the CRD file to apply",
+  async ({ client, namespace }) => {
+    // The operator's own kind under a group no CRD defines: the apiserver answers the list 404,
+    // as it does for a MiniClusterWorkspace when only crds/minicluster.yaml was applied.
+    const missing = resourceType(
+      "not-installed.flux-framework.org",
+      "v1alpha2",
+      "miniclusterworkspaces",
+      "MiniClusterWorkspace",
+      true,
+      "crds/miniclusterworkspace.yaml",
+    );
+    const watcher = new Watcher(client, missing, {
+      namespaces: [namespace],
+      backoff: { initialMs: 50, maxMs: 100 },
+    });
+    const t0 = performance.now();
+    watcher.start();
+    try {
+      await assert.rejects(watcher.synced, (e: Error) => {
+        assert.ok(e instanceof WatcherError);
+        assert.match(
+          e.message,
+          /does not serve miniclusterworkspaces\.not-installed\.flux-framework\.org\/v1alpha2/,
+        );
+        assert.match(e.message, /apply crds\/miniclusterworkspace\.yaml/);
+        return true;
+      });
+      // At once, not after retries until a sync timeout.
+      assert.ok(performance.now() - t0 < 5_000, `${performance.now() - t0} ms`);
+    } finally {
+      await watcher.stop();
     }
   },
 );
