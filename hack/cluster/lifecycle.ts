@@ -32,7 +32,14 @@ import {
 } from "./state.ts";
 
 // Stopping a cluster and the processes recorded with it lives in teardown.ts.
-export { clusterGroups, down, downSync, recordedGroups, startRecorded } from "./teardown.ts";
+export {
+  clusterGroups,
+  down,
+  downSync,
+  recordedGroups,
+  startRecorded,
+  stopRecorded,
+} from "./teardown.ts";
 
 export interface UpOptions {
   dir: string;

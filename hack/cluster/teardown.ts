@@ -67,6 +67,17 @@ export async function startRecorded(dir: string, name: string, spec: DaemonSpec)
   return pid;
 }
 
+/** Stops the process recorded by `startRecorded(dir, name)`, if it runs, and forgets it. */
+export async function stopRecorded(dir: string, name: string): Promise<void> {
+  const paths = new ClusterPaths(dir);
+  const file = paths.processRecord(name);
+  const pid = readRecord(paths, file);
+  if (pid !== undefined) await stopGroups([pid], 30_000);
+  await Deno.remove(file).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+}
+
 function readRecord(paths: ClusterPaths, file: string): number | undefined {
   let text: string;
   try {

@@ -1,7 +1,12 @@
 /** The pure parts of `deno task demo` (hack/demo.ts). */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { realManifest, reportedByLeadBroker, simulatedManifest } from "../../hack/demo.ts";
+import {
+  demoOutputProblems,
+  realManifest,
+  reportedByLeadBroker,
+  simulatedManifest,
+} from "../../hack/demo.ts";
 import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "../../hack/images/refs.ts";
 import { compilePermissions } from "../../hack/permissions.ts";
 
@@ -57,4 +62,31 @@ Deno.test("demo: the lead broker's report is the commands and their output, with
     "$ flux resource list\n     STATE NNODES\n      free      2\n$ flux run -N2 --label-io echo hi\n0: hi",
   );
   assert.equal(reportedByLeadBroker("no marks"), "");
+});
+
+Deno.test("demo: its output is checked for the lead broker's resource list and every rank's echo", () => {
+  const example = read("examples/hello-world.yaml");
+  const good = [
+    "$ kubectl get mc,job,pods,svc,cm,secret",
+    "What the lead broker (hello-world-0) reported:",
+    "$ flux resource list",
+    "     STATE NNODES NCORES NGPUS NODELIST",
+    "      free      2      4     0 hello-world-[0-1]",
+    " allocated      0      0     0",
+    "      down      0      0     0",
+    "$ flux run -N2 --label-io echo hello world",
+    "0: hello world",
+    "1: hello world",
+    "",
+    "MiniCluster hello-world Succeeded (95 s).",
+  ].join("\n");
+  assert.deepEqual(demoOutputProblems(good, example), []);
+  assert.deepEqual(demoOutputProblems("MiniCluster hello-world Succeeded (1 s).", example), [
+    "no `$ flux resource list` in what the lead broker reported",
+  ]);
+  const oneDown = good.replace("free      2", "free      1").replace("1: hello world\n", "");
+  assert.deepEqual(demoOutputProblems(oneDown, example), [
+    "flux resource list shows 1 free nodes, not 2:       free      1      4     0 hello-world-[0-1]",
+    'no "1: hello world" from rank 1',
+  ]);
 });
