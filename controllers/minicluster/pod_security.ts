@@ -12,7 +12,8 @@
  * `k8s.io/pod-security-admission` policy checks, one entry of CHECKS each, under the same IDs), on
  * the built pods (the Job's template and the services pod, annotations included), so what the
  * operator adds itself is judged too; tests/integration/pod_security_standards_test.ts holds them
- * against the apiserver's own verdict, rule by rule. Pure: no IO.
+ * against the apiserver's own verdict, rule by rule. Beyond the standards, the two system priority
+ * classes are refused at baseline and restricted (SYSTEM_PRIORITY_CLASSES). Pure: no IO.
  */
 import type { Container, PodSpec, SecurityContext } from "kubernetes-types/core/v1.d.ts";
 import type { Problem } from "../../runtime/dependents.ts";
@@ -377,6 +378,29 @@ function seLinux(
   if (opts.role) say(`${who} sets an SELinux role`);
 }
 
+/**
+ * Priority classes that only the cluster's own components should use: pods with them preempt
+ * (and are not evicted before) every other pod of the node. The Pod Security Standards do not
+ * cover priority and Kubernetes admits them in any namespace; at baseline and restricted the
+ * operator refuses them, so that creating a MiniCluster cannot claim the node before its tenants.
+ */
+export const SYSTEM_PRIORITY_CLASSES = new Set(["system-node-critical", "system-cluster-critical"]);
+
+/** The system priority class `spec` asks for under `level`, as a violation naming `where`. */
+export function priorityViolations(
+  spec: PodSpec,
+  level: PodSecurityLevel,
+  where: string,
+): string[] {
+  if (level === "privileged" || !SYSTEM_PRIORITY_CLASSES.has(spec.priorityClassName ?? "")) {
+    return [];
+  }
+  return [
+    `${where}: priorityClassName ${spec.priorityClassName} is reserved for the cluster's own ` +
+    `components (--pod-security=${level} refuses ${[...SYSTEM_PRIORITY_CLASSES].join(", ")})`,
+  ];
+}
+
 /** Parses the flag's value. */
 export function parsePodSecurityLevel(value: string): PodSecurityLevel {
   const level = POD_SECURITY_LEVELS.find((l) => l === value);
@@ -408,7 +432,10 @@ export function policed<T extends DesiredChildren>(
       spec: desired.servicesPod.spec,
     }, "services pod"]);
   }
-  const violations = pods.flatMap(([pod, where]) => podSecurityViolations(pod, level, where));
+  const violations = pods.flatMap(([pod, where]) => [
+    ...podSecurityViolations(pod, level, where),
+    ...priorityViolations(pod.spec, level, where),
+  ]);
   if (violations.length === 0) return desired;
   const shown = violations.slice(0, 10);
   const more = violations.length > shown.length

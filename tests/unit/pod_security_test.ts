@@ -8,6 +8,7 @@ import {
   parsePodSecurityLevel,
   podSecurityFindings,
   podSecurityViolations,
+  priorityViolations,
 } from "../../controllers/minicluster/pod_security.ts";
 import { parseOptions } from "../../runtime/options.ts";
 import { FakeOperator } from "./fake_operator.ts";
@@ -126,6 +127,28 @@ Deno.test("pod security: restricted judges the pod-level setting even when conta
   ]);
 });
 
+Deno.test("pod security: the system priority classes are refused at baseline and restricted only", () => {
+  const critical: PodSpec = { ...plain, priorityClassName: "system-node-critical" };
+  assert.deepEqual(priorityViolations(critical, "privileged", "pods"), []);
+  assert.deepEqual(
+    priorityViolations({ ...plain, priorityClassName: "high" }, "baseline", "pods"),
+    [],
+  );
+  assert.deepEqual(priorityViolations(critical, "baseline", "pods"), [
+    "pods: priorityClassName system-node-critical is reserved for the cluster's own components " +
+    "(--pod-security=baseline refuses system-node-critical, system-cluster-critical)",
+  ]);
+  assert.equal(
+    priorityViolations(
+      { ...plain, priorityClassName: "system-cluster-critical" },
+      "restricted",
+      "pods",
+    )
+      .length,
+    1,
+  );
+});
+
 Deno.test("pod security: the flag parses the three levels and refuses others", () => {
   assert.equal(parseOptions([]).podSecurity, "privileged");
   assert.equal(parseOptions(["--pod-security=baseline"]).podSecurity, "baseline");
@@ -160,6 +183,19 @@ Deno.test("pod security: a privileged MiniCluster under --pod-security=baseline 
   assert.match(invalid!.message!, /volume "root" is a hostPath \(\/\)/);
   assert.match(invalid!.message!, /container "[^"]+" is privileged/);
   assert.ok(op.events("evil").includes("PodSecurity"));
+
+  // The system priority classes are refused the same way, for the Job's pods and the services pod.
+  const critical = new FakeOperator({ podSecurity: "baseline" });
+  await critical.create("critical", {
+    containers: [{ image: "i", command: "hostname" }],
+    services: [{ name: "db", image: "mongo" }],
+    pod: { priorityClassName: "system-node-critical" },
+  });
+  await critical.converge("critical");
+  const refused = critical.condition("critical", "SpecInvalid");
+  assert.equal(refused?.reason, "PodSecurity");
+  assert.match(refused!.message!, /pods: priorityClassName system-node-critical is reserved/);
+  assert.match(refused!.message!, /services pod: priorityClassName system-node-critical/);
 
   // The same spec without the escapes is built.
   const fine = new FakeOperator({ podSecurity: "baseline" });
