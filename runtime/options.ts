@@ -197,7 +197,8 @@ export const FLAGS: readonly FlagSpec[] = [
     key: "podSecurity",
     kind: "string",
     help: "Pod Security Standard (privileged, baseline, restricted) that MiniClusters' pods must " +
-      "meet; others are refused as SpecInvalid. privileged: no check.",
+      "meet; others are refused as SpecInvalid. baseline and restricted also refuse the " +
+      "system-node-critical and system-cluster-critical priority classes. privileged: no check.",
     default: "privileged",
   },
   { name: "help", key: "help", kind: "bool", help: "Print this help and exit.", default: "false" },

@@ -8,9 +8,12 @@
  * FailedCreate, which the Ready condition names); this policy refuses the MiniCluster itself, as
  * `SpecInvalid`, so that nothing is created at all and the message names the field to change.
  *
- * The checks follow https://kubernetes.io/docs/concepts/security/pod-security-standards/ (v1.30)
- * and are run on the built pod specs (the Job's template and the services pod), so what the
- * operator adds itself is judged too. Pure: no IO.
+ * The checks are those of Pod Security Admission as kube-apiserver v1.33 runs them (the
+ * `k8s.io/pod-security-admission` policy checks, one entry of CHECKS each, under the same IDs), on
+ * the built pods (the Job's template and the services pod, annotations included), so what the
+ * operator adds itself is judged too; tests/integration/pod_security_standards_test.ts holds them
+ * against the apiserver's own verdict, rule by rule. Beyond the standards, the two system priority
+ * classes are refused at baseline and restricted (SYSTEM_PRIORITY_CLASSES). Pure: no IO.
  */
 import type { Container, PodSpec, SecurityContext } from "kubernetes-types/core/v1.d.ts";
 import type { Problem } from "../../runtime/dependents.ts";
@@ -58,6 +61,8 @@ const SAFE_SYSCTLS = new Set([
   "net.ipv4.tcp_fin_timeout",
   "net.ipv4.tcp_keepalive_intvl",
   "net.ipv4.tcp_keepalive_probes",
+  "net.ipv4.tcp_rmem",
+  "net.ipv4.tcp_wmem",
 ]);
 /** Volume sources the restricted level allows. */
 const RESTRICTED_VOLUMES = new Set([
@@ -66,74 +71,306 @@ const RESTRICTED_VOLUMES = new Set([
   "downwardAPI",
   "emptyDir",
   "ephemeral",
+  "image",
   "persistentVolumeClaim",
   "projected",
   "secret",
 ]);
+/** Seccomp and AppArmor profile types that keep the container confined. */
+const CONFINED_PROFILES = new Set(["RuntimeDefault", "Localhost"]);
+/** The AppArmor annotation of each container (kube-apiserver copies it into the field). */
+const APPARMOR_ANNOTATION_PREFIX = "container.apparmor.security.beta.kubernetes.io/";
+
+/** A pod as the checks see it: its annotations and its spec. */
+export interface JudgedPod {
+  annotations?: Record<string, string>;
+  spec: PodSpec;
+}
+
+/** One rule broken: the check's ID (Pod Security Admission's) and what breaks it. */
+export interface PodSecurityFinding {
+  check: string;
+  message: string;
+}
+
+type Say = (what: string) => void;
+
+/** A rule of the standards: its level, the baseline check it replaces at restricted, the test. */
+interface Check {
+  id: string;
+  level: "baseline" | "restricted";
+  overrides?: string;
+  run(pod: JudgedPod, say: Say): void;
+}
 
 /**
- * What `spec` breaks of `level`, one readable line per violation, each naming `where` (e.g. "the
- * Job's pods") and the container or volume. Empty when the pods are allowed.
+ * Every container of the pod: init, regular and ephemeral (each rule about containers covers all
+ * three).
  */
-export function podSecurityViolations(
+function containers(spec: PodSpec): Container[] {
+  return [
+    ...spec.initContainers ?? [],
+    ...spec.containers ?? [],
+    ...(spec.ephemeralContainers ?? []) as Container[],
+  ];
+}
+
+function eachContainer(
   spec: PodSpec,
-  level: PodSecurityLevel,
-  where: string,
-): string[] {
-  if (level === "privileged") return [];
-  const out: string[] = [];
-  const say = (what: string) => out.push(`${where}: ${what}`);
-  if (spec.hostNetwork) say("hostNetwork is true");
-  if (spec.hostPID) say("hostPID is true");
-  if (spec.hostIPC) say("hostIPC is true");
-  for (const v of spec.volumes ?? []) {
-    if (v.hostPath) say(`volume "${v.name}" is a hostPath (${v.hostPath.path})`);
-  }
-  for (const s of spec.securityContext?.sysctls ?? []) {
-    if (!SAFE_SYSCTLS.has(s.name)) say(`sysctl ${s.name} is not a safe sysctl`);
-  }
-  const podSc = spec.securityContext;
-  if (podSc?.seccompProfile?.type === "Unconfined") say("the pod's seccompProfile is Unconfined");
-  seLinux(podSc?.seLinuxOptions, "the pod", say);
-  const containers = [...spec.initContainers ?? [], ...spec.containers ?? []];
-  for (const c of containers) baseline(c, say);
-  if (level === "restricted") {
-    for (const v of spec.volumes ?? []) {
-      const source = Object.keys(v).find((k) => k !== "name");
-      if (source && !RESTRICTED_VOLUMES.has(source)) {
+  fn: (sc: SecurityContext, who: string, c: Container) => void,
+): void {
+  for (const c of containers(spec)) fn(c.securityContext ?? {}, `container "${c.name}"`, c);
+}
+
+/** Windows pods are exempt from the restricted rules that are about Linux. */
+function linuxOnly(run: (pod: JudgedPod, say: Say) => void): (pod: JudgedPod, say: Say) => void {
+  return (pod, say) => {
+    if (pod.spec.os?.name !== "windows") run(pod, say);
+  };
+}
+
+const CHECKS: Check[] = [
+  {
+    id: "hostNamespaces",
+    level: "baseline",
+    run({ spec }, say) {
+      if (spec.hostNetwork) say("hostNetwork is true");
+      if (spec.hostPID) say("hostPID is true");
+      if (spec.hostIPC) say("hostIPC is true");
+    },
+  },
+  {
+    id: "hostPathVolumes",
+    level: "baseline",
+    run({ spec }, say) {
+      for (const v of spec.volumes ?? []) {
+        if (v.hostPath) say(`volume "${v.name}" is a hostPath (${v.hostPath.path})`);
+      }
+    },
+  },
+  {
+    id: "privileged",
+    level: "baseline",
+    run({ spec }, say) {
+      eachContainer(spec, (sc, who) => {
+        if (sc.privileged) say(`${who} is privileged`);
+      });
+    },
+  },
+  {
+    id: "capabilities_baseline",
+    level: "baseline",
+    run({ spec }, say) {
+      eachContainer(spec, (sc, who) => {
+        const added = (sc.capabilities?.add ?? []).filter((c) => !BASELINE_CAPABILITIES.has(c));
+        if (added.length) say(`${who} adds capabilities ${added.join(", ")}`);
+      });
+    },
+  },
+  {
+    id: "hostPorts",
+    level: "baseline",
+    run({ spec }, say) {
+      eachContainer(spec, (_, who, c) => {
+        for (const p of c.ports ?? []) if (p.hostPort) say(`${who} uses hostPort ${p.hostPort}`);
+      });
+    },
+  },
+  {
+    id: "appArmorProfile",
+    level: "baseline",
+    run({ spec, annotations }, say) {
+      const type = spec.securityContext?.appArmorProfile?.type;
+      if (type !== undefined && !CONFINED_PROFILES.has(type)) {
+        say(`the pod's appArmorProfile is ${type}`);
+      }
+      eachContainer(spec, (sc, who) => {
+        const type = sc.appArmorProfile?.type;
+        if (type !== undefined && !CONFINED_PROFILES.has(type)) {
+          say(`${who} has appArmorProfile ${type}`);
+        }
+      });
+      for (const [key, value] of Object.entries(annotations ?? {})) {
+        if (!key.startsWith(APPARMOR_ANNOTATION_PREFIX)) continue;
+        if (value === "" || value === "runtime/default" || value.startsWith("localhost/")) continue;
+        say(`annotation ${key} is "${value}" (allowed: runtime/default, localhost/<profile>)`);
+      }
+    },
+  },
+  {
+    id: "procMount",
+    level: "baseline",
+    run({ spec }, say) {
+      eachContainer(spec, (sc, who) => {
+        if (sc.procMount && sc.procMount !== "Default") say(`${who} has procMount ${sc.procMount}`);
+      });
+    },
+  },
+  {
+    id: "seccompProfile_baseline",
+    level: "baseline",
+    run({ spec }, say) {
+      const type = spec.securityContext?.seccompProfile?.type;
+      if (type !== undefined && !CONFINED_PROFILES.has(type)) {
+        say(`the pod's seccompProfile is ${type}`);
+      }
+      eachContainer(spec, (sc, who) => {
+        const type = sc.seccompProfile?.type;
+        if (type !== undefined && !CONFINED_PROFILES.has(type)) {
+          say(`${who} has seccompProfile ${type}`);
+        }
+      });
+    },
+  },
+  {
+    id: "seLinuxOptions",
+    level: "baseline",
+    run({ spec }, say) {
+      seLinux(spec.securityContext?.seLinuxOptions, "the pod", say);
+      eachContainer(spec, (sc, who) => seLinux(sc.seLinuxOptions, who, say));
+    },
+  },
+  {
+    id: "sysctls",
+    level: "baseline",
+    run({ spec }, say) {
+      for (const s of spec.securityContext?.sysctls ?? []) {
+        if (!SAFE_SYSCTLS.has(s.name)) say(`sysctl ${s.name} is not a safe sysctl`);
+      }
+    },
+  },
+  {
+    id: "windowsHostProcess",
+    level: "baseline",
+    run({ spec }, say) {
+      if (spec.securityContext?.windowsOptions?.hostProcess) {
+        say("the pod is a Windows host process");
+      }
+      eachContainer(spec, (sc, who) => {
+        if (sc.windowsOptions?.hostProcess) say(`${who} is a Windows host process`);
+      });
+    },
+  },
+  {
+    id: "allowPrivilegeEscalation",
+    level: "restricted",
+    run: linuxOnly(({ spec }, say) => {
+      eachContainer(spec, (sc, who) => {
+        if (sc.allowPrivilegeEscalation !== false) {
+          say(`${who} must set allowPrivilegeEscalation false`);
+        }
+      });
+    }),
+  },
+  {
+    id: "runAsNonRoot",
+    level: "restricted",
+    run({ spec }, say) {
+      const pod = spec.securityContext?.runAsNonRoot;
+      if (pod === false) say("the pod sets runAsNonRoot false");
+      eachContainer(spec, (sc, who) => {
+        if (sc.runAsNonRoot === false) say(`${who} sets runAsNonRoot false`);
+        else if (sc.runAsNonRoot === undefined && pod !== true) {
+          say(`${who} must set runAsNonRoot true`);
+        }
+      });
+    },
+  },
+  {
+    id: "runAsUser",
+    level: "restricted",
+    run({ spec }, say) {
+      if (spec.securityContext?.runAsUser === 0) say("the pod runs as uid 0");
+      eachContainer(spec, (sc, who) => {
+        if (sc.runAsUser === 0) say(`${who} runs as uid 0`);
+      });
+    },
+  },
+  {
+    id: "seccompProfile_restricted",
+    level: "restricted",
+    overrides: "seccompProfile_baseline",
+    run: linuxOnly(({ spec }, say) => {
+      const pod = spec.securityContext?.seccompProfile?.type;
+      if (pod !== undefined && !CONFINED_PROFILES.has(pod)) {
+        say(`the pod's seccompProfile is ${pod}`);
+      }
+      const podConfined = pod !== undefined && CONFINED_PROFILES.has(pod);
+      eachContainer(spec, (sc, who) => {
+        const type = sc.seccompProfile?.type;
+        if (type !== undefined && !CONFINED_PROFILES.has(type)) {
+          say(`${who} has seccompProfile ${type}`);
+        } else if (type === undefined && !podConfined) {
+          say(`${who} must set seccompProfile RuntimeDefault or Localhost`);
+        }
+      });
+    }),
+  },
+  {
+    id: "capabilities_restricted",
+    level: "restricted",
+    overrides: "capabilities_baseline",
+    run: linuxOnly(({ spec }, say) => {
+      eachContainer(spec, (sc, who) => {
+        if (!(sc.capabilities?.drop ?? []).includes("ALL")) say(`${who} must drop capability ALL`);
+        const added = (sc.capabilities?.add ?? []).filter((c) => c !== "NET_BIND_SERVICE");
+        if (added.length) {
+          say(`${who} adds capabilities ${added.join(", ")} (restricted: NET_BIND_SERVICE only)`);
+        }
+      });
+    }),
+  },
+  {
+    id: "restrictedVolumes",
+    level: "restricted",
+    overrides: "hostPathVolumes",
+    run({ spec }, say) {
+      for (const v of spec.volumes ?? []) {
+        const source = Object.keys(v).find((k) => k !== "name");
+        if (source && RESTRICTED_VOLUMES.has(source)) continue;
         say(
-          `volume "${v.name}" is of type ${source} (restricted allows ${
+          `volume "${v.name}" is of type ${source ?? "unknown"} (restricted allows ${
             [...RESTRICTED_VOLUMES].join(", ")
           })`,
         );
       }
-    }
-    for (const c of containers) restricted(c, podSc, say);
+    },
+  },
+];
+
+/** The checks of `level`: restricted runs baseline's too, except those it replaces. */
+function checksOf(level: PodSecurityLevel): Check[] {
+  if (level === "privileged") return [];
+  if (level === "baseline") return CHECKS.filter((c) => c.level === "baseline");
+  const replaced = new Set(CHECKS.map((c) => c.overrides).filter(Boolean));
+  return CHECKS.filter((c) => !replaced.has(c.id));
+}
+
+/** Each rule of `level` that `pod` breaks, with what breaks it. */
+export function podSecurityFindings(pod: JudgedPod, level: PodSecurityLevel): PodSecurityFinding[] {
+  const out: PodSecurityFinding[] = [];
+  for (const check of checksOf(level)) {
+    check.run(pod, (message) => out.push({ check: check.id, message }));
   }
   return out;
 }
 
-function baseline(c: Container, say: (what: string) => void): void {
-  const sc: SecurityContext = c.securityContext ?? {};
-  const who = `container "${c.name}"`;
-  if (sc.privileged) say(`${who} is privileged`);
-  if (sc.windowsOptions?.hostProcess) say(`${who} is a Windows host process`);
-  const added = (sc.capabilities?.add ?? []).filter((cap) => !BASELINE_CAPABILITIES.has(cap));
-  if (added.length) say(`${who} adds capabilities ${added.join(", ")}`);
-  for (const p of c.ports ?? []) {
-    if (p.hostPort) say(`${who} uses hostPort ${p.hostPort}`);
-  }
-  if (sc.procMount && sc.procMount !== "Default") say(`${who} has procMount ${sc.procMount}`);
-  if (sc.seccompProfile?.type === "Unconfined") say(`${who} has seccompProfile Unconfined`);
-  const apparmor = sc.appArmorProfile?.type;
-  if (apparmor === "Unconfined") say(`${who} has appArmorProfile Unconfined`);
-  seLinux(sc.seLinuxOptions, who, say);
+/**
+ * What `pod` breaks of `level`, one readable line per violation, each naming `where` (e.g. "the
+ * Job's pods") and the container or volume. Empty when the pod is allowed.
+ */
+export function podSecurityViolations(
+  pod: JudgedPod,
+  level: PodSecurityLevel,
+  where: string,
+): string[] {
+  return podSecurityFindings(pod, level).map((f) => `${where}: ${f.message}`);
 }
 
 function seLinux(
   opts: { type?: string; user?: string; role?: string } | undefined,
   who: string,
-  say: (what: string) => void,
+  say: Say,
 ): void {
   if (!opts) return;
   if (!BASELINE_SELINUX_TYPES.has(opts.type ?? "")) say(`${who} has SELinux type ${opts.type}`);
@@ -141,28 +378,27 @@ function seLinux(
   if (opts.role) say(`${who} sets an SELinux role`);
 }
 
-function restricted(
-  c: Container,
-  pod: PodSpec["securityContext"],
-  say: (what: string) => void,
-): void {
-  const sc: SecurityContext = c.securityContext ?? {};
-  const who = `container "${c.name}"`;
-  if (sc.allowPrivilegeEscalation !== false) say(`${who} must set allowPrivilegeEscalation false`);
-  if (!(sc.runAsNonRoot ?? pod?.runAsNonRoot)) say(`${who} must set runAsNonRoot true`);
-  if ((sc.runAsUser ?? pod?.runAsUser) === 0) say(`${who} runs as uid 0`);
-  const seccomp = sc.seccompProfile?.type ?? pod?.seccompProfile?.type;
-  if (seccomp !== "RuntimeDefault" && seccomp !== "Localhost") {
-    say(`${who} must set seccompProfile RuntimeDefault or Localhost`);
+/**
+ * Priority classes that only the cluster's own components should use: pods with them preempt
+ * (and are not evicted before) every other pod of the node. The Pod Security Standards do not
+ * cover priority and Kubernetes admits them in any namespace; at baseline and restricted the
+ * operator refuses them, so that creating a MiniCluster cannot claim the node before its tenants.
+ */
+export const SYSTEM_PRIORITY_CLASSES = new Set(["system-node-critical", "system-cluster-critical"]);
+
+/** The system priority class `spec` asks for under `level`, as a violation naming `where`. */
+export function priorityViolations(
+  spec: PodSpec,
+  level: PodSecurityLevel,
+  where: string,
+): string[] {
+  if (level === "privileged" || !SYSTEM_PRIORITY_CLASSES.has(spec.priorityClassName ?? "")) {
+    return [];
   }
-  if (!(sc.capabilities?.drop ?? []).includes("ALL")) say(`${who} must drop capability ALL`);
-  // Those beyond baseline's list were named already.
-  const added = (sc.capabilities?.add ?? []).filter((cap) =>
-    cap !== "NET_BIND_SERVICE" && BASELINE_CAPABILITIES.has(cap)
-  );
-  if (added.length) {
-    say(`${who} adds capabilities ${added.join(", ")} (restricted: NET_BIND_SERVICE only)`);
-  }
+  return [
+    `${where}: priorityClassName ${spec.priorityClassName} is reserved for the cluster's own ` +
+    `components (--pod-security=${level} refuses ${[...SYSTEM_PRIORITY_CLASSES].join(", ")})`,
+  ];
 }
 
 /** Parses the flag's value. */
@@ -185,12 +421,21 @@ export function policed<T extends DesiredChildren>(
   level: PodSecurityLevel,
 ): T | { invalid: Problem } {
   if ("invalid" in desired || level === "privileged") return desired;
-  const violations = [
-    ...podSecurityViolations(desired.job.spec?.template.spec ?? { containers: [] }, level, "pods"),
-    ...(desired.servicesPod?.spec
-      ? podSecurityViolations(desired.servicesPod.spec, level, "services pod")
-      : []),
-  ];
+  const template = desired.job.spec?.template;
+  const pods: [JudgedPod, string][] = [[{
+    annotations: template?.metadata?.annotations,
+    spec: template?.spec ?? { containers: [] },
+  }, "pods"]];
+  if (desired.servicesPod?.spec) {
+    pods.push([{
+      annotations: desired.servicesPod.metadata?.annotations,
+      spec: desired.servicesPod.spec,
+    }, "services pod"]);
+  }
+  const violations = pods.flatMap(([pod, where]) => [
+    ...podSecurityViolations(pod, level, where),
+    ...priorityViolations(pod.spec, level, where),
+  ]);
   if (violations.length === 0) return desired;
   const shown = violations.slice(0, 10);
   const more = violations.length > shown.length

@@ -4,8 +4,11 @@
 import assert from "node:assert/strict";
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
 import {
+  type JudgedPod,
   parsePodSecurityLevel,
+  podSecurityFindings,
   podSecurityViolations,
+  priorityViolations,
 } from "../../controllers/minicluster/pod_security.ts";
 import { parseOptions } from "../../runtime/options.ts";
 import { FakeOperator } from "./fake_operator.ts";
@@ -25,9 +28,9 @@ const hostile: PodSpec = {
 };
 
 Deno.test("pod security: privileged checks nothing; baseline names every host-level escape", () => {
-  assert.deepEqual(podSecurityViolations(hostile, "privileged", "pods"), []);
-  assert.deepEqual(podSecurityViolations(plain, "baseline", "pods"), []);
-  assert.deepEqual(podSecurityViolations(hostile, "baseline", "pods"), [
+  assert.deepEqual(podSecurityViolations({ spec: hostile }, "privileged", "pods"), []);
+  assert.deepEqual(podSecurityViolations({ spec: plain }, "baseline", "pods"), []);
+  assert.deepEqual(podSecurityViolations({ spec: hostile }, "baseline", "pods"), [
     "pods: hostNetwork is true",
     "pods: hostPID is true",
     "pods: hostIPC is true",
@@ -39,7 +42,7 @@ Deno.test("pod security: privileged checks nothing; baseline names every host-le
 });
 
 Deno.test("pod security: restricted also wants non-root, no escalation, seccomp, drop ALL", () => {
-  const problems = podSecurityViolations(plain, "restricted", "pods");
+  const problems = podSecurityViolations({ spec: plain }, "restricted", "pods");
   assert.deepEqual(problems, [
     'pods: container "c" must set allowPrivilegeEscalation false',
     'pods: container "c" must set runAsNonRoot true',
@@ -55,7 +58,95 @@ Deno.test("pod security: restricted also wants non-root, no escalation, seccomp,
       securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
     }],
   };
-  assert.deepEqual(podSecurityViolations(tight, "restricted", "pods"), []);
+  assert.deepEqual(podSecurityViolations({ spec: tight }, "restricted", "pods"), []);
+});
+
+Deno.test("pod security: baseline refuses AppArmor Unconfined in every spelling", () => {
+  const unconfined = { type: "Unconfined" };
+  const spellings: JudgedPod[] = [
+    { spec: { ...plain, securityContext: { appArmorProfile: unconfined } } },
+    { spec: { containers: [{ name: "c", securityContext: { appArmorProfile: unconfined } }] } },
+    {
+      spec: {
+        ...plain,
+        initContainers: [{ name: "i", securityContext: { appArmorProfile: unconfined } }],
+      },
+    },
+    {
+      spec: {
+        ...plain,
+        ephemeralContainers: [{ name: "e", securityContext: { appArmorProfile: unconfined } }],
+      },
+    },
+    {
+      annotations: { "container.apparmor.security.beta.kubernetes.io/c": "unconfined" },
+      spec: plain,
+    },
+  ];
+  for (const pod of spellings) {
+    assert.deepEqual(
+      podSecurityFindings(pod, "baseline").map((f) => f.check),
+      ["appArmorProfile"],
+      JSON.stringify(pod),
+    );
+  }
+  const confined: JudgedPod[] = [
+    { spec: { ...plain, securityContext: { appArmorProfile: { type: "RuntimeDefault" } } } },
+    {
+      annotations: { "container.apparmor.security.beta.kubernetes.io/c": "localhost/p" },
+      spec: plain,
+    },
+    {
+      annotations: { "container.apparmor.security.beta.kubernetes.io/c": "runtime/default" },
+      spec: plain,
+    },
+  ];
+  for (const pod of confined) assert.deepEqual(podSecurityFindings(pod, "baseline"), []);
+});
+
+Deno.test("pod security: restricted judges the pod-level setting even when containers override it", () => {
+  const overridden: PodSpec = {
+    securityContext: {
+      runAsNonRoot: false,
+      runAsUser: 0,
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+    containers: [{
+      name: "c",
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 1000,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ["ALL"] },
+      },
+    }],
+  };
+  assert.deepEqual(podSecurityViolations({ spec: overridden }, "restricted", "pods"), [
+    "pods: the pod sets runAsNonRoot false",
+    "pods: the pod runs as uid 0",
+  ]);
+});
+
+Deno.test("pod security: the system priority classes are refused at baseline and restricted only", () => {
+  const critical: PodSpec = { ...plain, priorityClassName: "system-node-critical" };
+  assert.deepEqual(priorityViolations(critical, "privileged", "pods"), []);
+  assert.deepEqual(
+    priorityViolations({ ...plain, priorityClassName: "high" }, "baseline", "pods"),
+    [],
+  );
+  assert.deepEqual(priorityViolations(critical, "baseline", "pods"), [
+    "pods: priorityClassName system-node-critical is reserved for the cluster's own components " +
+    "(--pod-security=baseline refuses system-node-critical, system-cluster-critical)",
+  ]);
+  assert.equal(
+    priorityViolations(
+      { ...plain, priorityClassName: "system-cluster-critical" },
+      "restricted",
+      "pods",
+    )
+      .length,
+    1,
+  );
 });
 
 Deno.test("pod security: the flag parses the three levels and refuses others", () => {
@@ -92,6 +183,19 @@ Deno.test("pod security: a privileged MiniCluster under --pod-security=baseline 
   assert.match(invalid!.message!, /volume "root" is a hostPath \(\/\)/);
   assert.match(invalid!.message!, /container "[^"]+" is privileged/);
   assert.ok(op.events("evil").includes("PodSecurity"));
+
+  // The system priority classes are refused the same way, for the Job's pods and the services pod.
+  const critical = new FakeOperator({ podSecurity: "baseline" });
+  await critical.create("critical", {
+    containers: [{ image: "i", command: "hostname" }],
+    services: [{ name: "db", image: "mongo" }],
+    pod: { priorityClassName: "system-node-critical" },
+  });
+  await critical.converge("critical");
+  const refused = critical.condition("critical", "SpecInvalid");
+  assert.equal(refused?.reason, "PodSecurity");
+  assert.match(refused!.message!, /pods: priorityClassName system-node-critical is reserved/);
+  assert.match(refused!.message!, /services pod: priorityClassName system-node-critical/);
 
   // The same spec without the escapes is built.
   const fine = new FakeOperator({ podSecurity: "baseline" });
