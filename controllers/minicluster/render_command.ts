@@ -59,12 +59,16 @@ export async function renderCommand(args: string[]): Promise<number> {
     const report = (what: string, message: string) => {
       console.error(`minicluster-operator render: ${what}(document ${i + 1}): ${message}`);
     };
-    if (doc.errors.length > 0) {
-      report("", doc.errors[0].message);
+    let obj: MiniCluster | null;
+    try {
+      if (doc.errors.length > 0) throw doc.errors[0];
+      obj = doc.toJS(); // throws on an alias bomb
+    } catch (e) {
+      // The parser's messages go on with a picture of the place; the first line says what and where.
+      report("", (e instanceof Error ? e.message : String(e)).split("\n")[0]);
       failed++;
       continue;
     }
-    const obj = doc.toJS() as MiniCluster | null;
     if (obj === null || obj === undefined) continue;
     const kind = typeof obj === "object" ? `${obj.kind ?? "?"}` : typeof obj;
     const name = typeof obj === "object" ? obj.metadata?.name : undefined;
