@@ -5,8 +5,8 @@
  * should be greater than or equal to 1`), so that `render` refuses what `kubectl apply` would and
  * says it the same way. tests/integration/render_messages_test.ts compares the two.
  *
- * Left out, as they need more than the object: list-type map/set uniqueness and the rules'
- * cost budget.
+ * Left out: the rules' cost budget, list-type set (the CRD has none) and the object metadata
+ * checks other than the name's.
  */
 import { CelError, compileCel, type Program } from "./cel.ts";
 
@@ -96,7 +96,8 @@ const TYPE_TITLES: Record<FieldError["type"], string> = {
 /** `field: body`, the text of one cause of the API server's Invalid status. */
 export function fieldErrorText(e: FieldError): string {
   const title = TYPE_TITLES[e.type];
-  const shown = ["Required", "Forbidden", "TooLong"].includes(e.type) || !("value" in e)
+  const shown = ["Required", "Forbidden", "TooLong", "Duplicate"].includes(e.type) ||
+      !("value" in e)
     ? title
     : `${title}: ${goValue(e.value)}`;
   return `${e.field}: ${shown}${e.detail ? `: ${e.detail}` : ""}`;
@@ -266,7 +267,34 @@ function program(rule: string): Program | CelError {
   return p;
 }
 
-/** The x-kubernetes-validations rules of every node the object has, depth first. */
+/**
+ * Calls `visit` for every node of `value` that has a schema, depth first, with its path as the
+ * API server's post-schema checks name it (field.Path: a map's entries as volumes[data]).
+ */
+function walk(
+  value: Json,
+  schema: OpenApiSchema,
+  path: string,
+  visit: (value: Json, schema: OpenApiSchema, path: string) => void,
+): void {
+  visit(value, schema, path);
+  if (Array.isArray(value) && schema.items) {
+    value.forEach((item, i) => walk(item, schema.items!, `${path}[${i}]`, visit));
+  }
+  if (isMap(value)) {
+    const additional = typeof schema.additionalProperties === "object"
+      ? schema.additionalProperties
+      : undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const [s, at] = schema.properties?.[k]
+        ? [schema.properties[k], childPath(path, k)]
+        : [additional, `${path}[${k}]`];
+      if (s) walk(v, s, at, visit);
+    }
+  }
+}
+
+/** A node's x-kubernetes-validations rules that do not hold. */
 function ruleErrors(value: Json, schema: OpenApiSchema, path: string): FieldError[] {
   const errors: FieldError[] = [];
   for (const rule of schema["x-kubernetes-validations"] ?? []) {
@@ -293,21 +321,39 @@ function ruleErrors(value: Json, schema: OpenApiSchema, path: string): FieldErro
       : "Invalid";
     errors.push({ field, type, value: schema.type, detail });
   }
-  if (Array.isArray(value) && schema.items) {
-    value.forEach((item, i) => errors.push(...ruleErrors(item, schema.items!, `${path}[${i}]`)));
+  return errors;
+}
+
+/** Go's %#v of a list-map key: map[string]interface {}{"name":"a"}. */
+function goMapLiteral(key: JsonMap): string {
+  const entries = Object.keys(key).sort().map((k) =>
+    `${JSON.stringify(k)}:${typeof key[k] === "string" ? JSON.stringify(key[k]) : goPrint(key[k])}`
+  );
+  return `map[string]interface {}{${entries.join(", ")}}`;
+}
+
+/** A list of x-kubernetes-list-type map with two items of the same keys: each second one. */
+function listMapErrors(value: Json, schema: OpenApiSchema, path: string): FieldError[] {
+  const keyFields = schema["x-kubernetes-list-map-keys"] as string[] | undefined;
+  if (schema["x-kubernetes-list-type"] !== "map" || !keyFields || !Array.isArray(value)) return [];
+  const notObject = value.findIndex((x) => x !== null && !isMap(x));
+  if (notObject >= 0) {
+    const field = `${path}[${notObject}]`;
+    const detail = "must be an object for an array of list-type map";
+    return [{ field, type: "Invalid", value: value[notObject], detail }];
   }
-  if (isMap(value)) {
-    const additional = typeof schema.additionalProperties === "object"
-      ? schema.additionalProperties
-      : undefined;
-    for (const [k, v] of Object.entries(value)) {
-      // The rules name a map's entries as field.Path does: volumes[data], not volumes.data.
-      const [s, at] = schema.properties?.[k]
-        ? [schema.properties[k], childPath(path, k)]
-        : [additional, `${path}[${k}]`];
-      if (s) errors.push(...ruleErrors(v, s, at));
+  const seen = new Map<string, number>();
+  const errors: FieldError[] = [];
+  value.forEach((x, i) => {
+    const key: JsonMap = {};
+    for (const k of keyFields) if (isMap(x) && k in x) key[k] = x[k];
+    const id = JSON.stringify(Object.keys(key).sort().map((k) => [k, key[k]]));
+    const times = seen.get(id) ?? 0;
+    seen.set(id, times + 1);
+    if (times === 1) {
+      errors.push({ field: `${path}[${i}]`, type: "Duplicate", detail: goMapLiteral(key) });
     }
-  }
+  });
   return errors;
 }
 
@@ -439,6 +485,7 @@ export function crdValidationErrors(
     ...schemaErrors(defaulted, schema, ""),
     ...scaleErrors(defaulted, specReplicasPath),
   ];
+  walk(defaulted, schema, "", (v, s, path) => errors.push(...listMapErrors(v, s, path)));
   if (errors.some((e) => BLOCKING.has(e.type))) {
     errors.push({
       field: "<nil>",
@@ -448,7 +495,7 @@ export function crdValidationErrors(
         "the existing errors to complete validation",
     });
   } else {
-    errors.push(...ruleErrors(defaulted, schema, ""));
+    walk(defaulted, schema, "", (v, s, path) => errors.push(...ruleErrors(v, s, path)));
   }
   // The API server reports each distinct message once.
   return [...new Set(errors.map(fieldErrorText))];

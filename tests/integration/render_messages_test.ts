@@ -31,6 +31,12 @@ const minimal = (name: string, spec: Obj): Obj => ({
 const SEVERAL: Obj[] = [
   minimal("several-types", { size: "four", tasks: "x", interactive: 3 }),
   minimal("several-bounds", { size: -3, maxSize: 2, flux: { logLevel: 9 } }),
+  minimal("claims-twice", {
+    containers: [{
+      image: "ubuntu:noble",
+      resources: { claims: [{ name: "gpu" }, { name: "gpu" }, { name: "gpu" }, {}, {}] },
+    }],
+  }),
 ];
 
 /** Rejected cases whose refusal is not a validation: the request's size, before any check. */
