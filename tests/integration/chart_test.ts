@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { ensureBinaries } from "../../hack/cluster/binaries.ts";
-import { CHART_DIR } from "../../hack/chart.ts";
+import { CHART_DIR, flagValueName, NAMED_FLAG_VALUES } from "../../hack/chart.ts";
+import { FLAGS, parseOptions } from "../../runtime/options.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const CHART = join(ROOT, CHART_DIR);
@@ -96,4 +97,73 @@ Deno.test("chart: another release, watched namespaces, scheduling values and a S
   const monitor = rendered.find((o) => o.kind === "ServiceMonitor")!;
   assert.equal(monitor.metadata.labels.release, "prometheus");
   assert.equal(monitor.spec.endpoints[0].port, "http-metrics");
+});
+
+/** A value for each operator flag that is not its default and passes the operator's checks. */
+function flagTestValue(flag: (typeof FLAGS)[number]): unknown {
+  const special: Record<string, unknown> = {
+    kubeconfig: "/etc/minicluster-operator/kubeconfig",
+    "pod-security": "restricted",
+    "lease-duration": "40s",
+    "renew-deadline": "30s",
+    "retry-period": "5s",
+    namespaces: ["team-a", "team-b"],
+  };
+  if (flag.name in special) return special[flag.name];
+  switch (flag.kind) {
+    case "string":
+      return `set-${flag.name}`;
+    case "list":
+      return ["a", "b"];
+    case "int":
+      return 7;
+    case "bool":
+      return flag.default !== "true";
+    case "duration":
+      return "3m";
+    case "level":
+      return "debug";
+    case "format":
+      return "text";
+  }
+}
+
+Deno.test("chart: every operator flag is a value that reaches the operator's container", async () => {
+  const flags = FLAGS.filter((f) => f.name !== "help");
+  const values: Obj = { flags: {} };
+  for (const f of flags) {
+    const path = (NAMED_FLAG_VALUES[f.name] ?? `flags.${flagValueName(f.name)}`).split(".");
+    let node = values;
+    for (const k of path.slice(0, -1)) node = node[k] ??= {};
+    node[path.at(-1)!] = flagTestValue(f);
+  }
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  try {
+    await Deno.writeTextFile(file, JSON.stringify(values));
+    const rendered = objects(await render("mc-flags", "mc-flags-system", ["-f", file]));
+    const pod = rendered.find((o) => o.kind === "Deployment")!.spec.template.spec;
+    const [container] = pod.containers;
+    // What the operator parses in that container: its env (the literal values) and its args.
+    const env = Object.fromEntries(
+      container.env.filter((e: Obj) => e.value !== undefined).map((e: Obj) => [e.name, e.value]),
+    );
+    const got = parseOptions(container.args ?? [], env);
+    const wanted = parseOptions(
+      flags.map((f) => {
+        const v = flagTestValue(f);
+        return `--${f.name}=${Array.isArray(v) ? v.join(",") : v}`;
+      }),
+    );
+    const defaults = parseOptions([]);
+    for (const f of flags) {
+      assert.notDeepEqual(wanted[f.key], defaults[f.key], `--${f.name}: test value is the default`);
+      assert.deepEqual(got[f.key], wanted[f.key], `--${f.name}`);
+    }
+    // The container's port and the Lease the Role grants follow the flags that name them.
+    assert.equal(container.ports[0].containerPort, wanted.healthPort);
+    const role = rendered.find((o) => o.kind === "Role")!;
+    assert.deepEqual(role.rules[1].resourceNames, [wanted.leaderElectionId]);
+  } finally {
+    await Deno.remove(file);
+  }
 });

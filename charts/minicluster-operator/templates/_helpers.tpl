@@ -2,3 +2,13 @@
 {{- define "minicluster-operator.fullname" -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
+{{/* "true" when a flag's value is set: not empty, not null (false and 0 are set). */}}
+{{- define "minicluster-operator.flagSet" -}}
+{{- if not (or (kindIs "invalid" .) (eq (toString .) "")) }}true{{ end -}}
+{{- end -}}
+{{/* A flag's value as the operator parses it: whole numbers without an exponent, lists joined. */}}
+{{- define "minicluster-operator.flagValue" -}}
+{{- if and (kindIs "float64" .) (eq . (float64 (int64 .))) }}{{ int64 . }}
+{{- else if kindIs "slice" . }}{{ join "," . }}
+{{- else }}{{ toString . }}{{ end -}}
+{{- end -}}
