@@ -1,0 +1,49 @@
+// What a finished MiniCluster does next on the fake API server: a time to live far in the future is
+// one requeue, not a loop.
+import assert from "node:assert/strict";
+import { systemClock } from "../../runtime/clock.ts";
+import { Controller } from "../../runtime/controller.ts";
+import { Jobs } from "../../runtime/resources.ts";
+import { FakeOperator, NS } from "./fake_operator.ts";
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** The Job of `name` finished (`type`: Complete or Failed) at the operator's current time. */
+async function finishJob(op: FakeOperator, name: string, type = "Complete"): Promise<void> {
+  const at = new Date(op.time).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const conditions = [{ type, status: "True", lastTransitionTime: at }];
+  await op.api.patch(Jobs, NS, name, { status: { conditions } }, "merge", {
+    subresource: "status",
+  });
+  op.sync();
+}
+
+Deno.test("reconcile finished: a 30-day TTL is one requeue far in the future, not a loop", async () => {
+  const op = new FakeOperator();
+  await op.create("month", { ttlSecondsAfterFinished: 30 * 24 * 3600 });
+  await op.converge("month");
+  await finishJob(op, "month");
+  op.time += 3600_000;
+  const action = await op.reconcile("month");
+  assert.equal(action.requeueAfter, 30 * DAY_MS - 3600_000, "when the TTL ends");
+  assert.ok(op.miniCluster("month"), "kept until then");
+
+  // The controller on the real clock: the requeue's timer must hold, not fire at once.
+  op.sync();
+  let runs = 0;
+  const reconciler = op.definition.reconciler;
+  const controller = new Controller({
+    ...op.definition,
+    reconciler: {
+      reconcile: (mc, ctx) => (runs++, reconciler.reconcile(mc, ctx)),
+      deleted: (key) => reconciler.deleted(key),
+    },
+    clock: systemClock,
+    resyncPeriodMs: 0,
+  });
+  await controller.start();
+  await new Promise((r) => setTimeout(r, 300));
+  await controller.stop();
+  assert.equal(runs, 1, `${runs} reconciles in 300 ms`);
+  assert.equal(controller.queue.delayed, 0, "stop cleared the timer");
+});
