@@ -4,7 +4,6 @@
  * after its Job finished, and until then asks to be reconciled when the time is up.
  */
 import type { DefaultedMiniCluster } from "../../api/mod.ts";
-import { jobName } from "./children/names.ts";
 import { ttlRemainingMs } from "./lifecycle.ts";
 import { brokerFinished } from "./status.ts";
 import { type MiniClusterStores, ownJob, podsOf } from "./stores.ts";
@@ -20,7 +19,7 @@ export function afterFinish(
   stores: Pick<MiniClusterStores, "jobs" | "pods">,
   now: Date,
 ): { delete: Deletion } | { requeueAfterMs?: number } {
-  if (mc.spec.cleanup && brokerFinished(podsOf(stores, mc), jobName(mc))) {
+  if (mc.spec.cleanup && brokerFinished(podsOf(stores, mc), ownJob(stores, mc))) {
     return {
       delete: {
         reason: "CleanupAfterCompletion",

@@ -70,10 +70,10 @@ Deno.test("podView: a Job's pod keeps identity, owner, labels, phase and readine
   // status.ts reads the same answers from the view as from the whole pod.
   const whole = [jobPod("5", "Running", true)];
   const viewed = whole.map(podView);
-  const job = { metadata: { uid: "job-1" } } as Job;
+  const job = { metadata: { name: "mc", uid: "job-1" } } as Job;
   assert.equal(countReadyPods(viewed, job), countReadyPods(whole, job));
   assert.equal(activePods(viewed, job).length, activePods(whole, job).length);
-  assert.equal(brokerPod(viewed, "mc")?.metadata?.uid, "p1");
+  assert.equal(brokerPod(viewed, job)?.metadata?.uid, "p1");
 });
 
 Deno.test("podView: a pod that cannot start keeps why, and status reads the same from it", () => {
@@ -118,7 +118,7 @@ Deno.test("podView: a pod that cannot start keeps why, and status reads the same
       state: { waiting: { reason: "CrashLoopBackOff", message: "back-off 40s" } },
     }],
   });
-  const job = { metadata: { uid: "job-1" } } as Job;
+  const job = { metadata: { name: "mc", uid: "job-1" } } as Job;
   assert.deepEqual(podProblems([podView(stuck)], job), podProblems([stuck], job));
   assert.equal(podProblems([stuck], job).length, 2);
 });

@@ -1,0 +1,72 @@
+// What ends a MiniCluster on the real apiserver (no Job controller here: the tests play its part
+// and the kubelet's through the status subresources):
+// - spec.cleanup: a bare pod wearing the labels of a MiniCluster's lead broker is not its lead
+//   broker, and its completion ends nothing.
+import assert from "node:assert/strict";
+import type { Pod } from "kubernetes-types/core/v1.d.ts";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import { Jobs, Pods } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
+import {
+  COMPLETION_INDEX_LABEL,
+  JOB_NAME_LABEL,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  MINICLUSTER_LABEL,
+} from "../../controllers/minicluster/children/names.ts";
+import { eventually, integrationTest, type TestEnv } from "../harness.ts";
+import {
+  eventsFor,
+  getMiniCluster,
+  miniCluster,
+  quiescent,
+  withOperator,
+} from "./minicluster_operator.ts";
+
+const getJob = (env: TestEnv, name: string) => env.client.get<Job>(Jobs, env.namespace, name);
+
+integrationTest(
+  "minicluster finished: a forged lead-broker pod that completes does not end a cleanup MiniCluster",
+  async (env) => {
+    const { client, namespace } = env;
+    await withOperator(env, async (op) => {
+      await client.create(MiniClusters, miniCluster("victim", namespace, { cleanup: true }));
+      await eventually(() => getJob(env, "victim"), { timeoutMs: 20_000 });
+      await quiescent(op, 1_000);
+
+      // Anyone who may create pods in the namespace can wear the labels; only the Job controller
+      // makes the Job's pods (their controller is the Job).
+      await client.create<Pod>(Pods, {
+        metadata: {
+          name: "victim-0-forged",
+          namespace,
+          labels: {
+            [JOB_NAME_LABEL]: "victim",
+            [COMPLETION_INDEX_LABEL]: "0",
+            [MINICLUSTER_LABEL]: "victim",
+            [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
+          },
+        },
+        spec: { containers: [{ name: "c", image: "busybox", command: ["true"] }] },
+      });
+      const before = op.reconciles();
+      await client.patch(
+        Pods,
+        namespace,
+        "victim-0-forged",
+        { status: { phase: "Succeeded" } },
+        "merge",
+        { subresource: "status" },
+      );
+      // The operator saw the pod finish (its label maps it to the MiniCluster) and settled.
+      await eventually(() => assert.ok(op.reconciles() > before, "reconciled after the pod"));
+      await quiescent(op, 1_500);
+
+      const mc = await getMiniCluster(env, "victim");
+      assert.equal(mc.metadata?.deletionTimestamp, undefined, "the MiniCluster is not deleted");
+      const reasons = (await eventsFor(env, "victim")).map((e) => e.reason);
+      assert.ok(!reasons.includes("CleanupAfterCompletion"), `events: ${reasons.join(", ")}`);
+    });
+  },
+  { timeoutMs: 90_000 },
+);
