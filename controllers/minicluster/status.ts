@@ -15,8 +15,6 @@ import type {
   PodCondition,
 } from "kubernetes-types/core/v1.d.ts";
 import type { Problem } from "../../runtime/dependents.ts";
-import { controllerOf } from "../../runtime/store.ts";
-import { COMPLETION_INDEX_LABEL } from "./children/names.ts";
 import { jobCondition, jobSucceeded, SUSPENDED, suspendedCondition } from "./lifecycle.ts";
 import { boundedMessage } from "./messages.ts";
 
@@ -284,32 +282,6 @@ export function countReadyPods(pods: readonly Pod[], job?: Job): number {
     p.status?.phase === "Running" &&
     p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True")
   ).length;
-}
-
-/**
- * The lead broker's pod: completion index 0 of this MiniCluster's Job, found by the Job controller's
- * own labels (never by name guessing, which could match someone else's pod) on a pod the Job
- * controls: labels alone are anyone's to set on a pod of their own. The newest one wins when a
- * failed pod was replaced. None while the Job is not known.
- */
-export function brokerPod(pods: readonly Pod[], job: Job | undefined): Pod | undefined {
-  const uid = job?.metadata?.uid;
-  if (!uid) return undefined;
-  return pods
-    .filter((p) =>
-      p.metadata?.labels?.["job-name"] === job.metadata?.name &&
-      p.metadata?.labels?.[COMPLETION_INDEX_LABEL] === "0" &&
-      controllerOf(p)?.uid === uid
-    )
-    .sort((a, b) =>
-      (b.metadata?.creationTimestamp ?? "").localeCompare(a.metadata?.creationTimestamp ?? "")
-    )[0];
-}
-
-/** True when the broker pod ran and finished (the cluster's work is done). */
-export function brokerFinished(pods: readonly Pod[], job: Job | undefined): boolean {
-  const phase = brokerPod(pods, job)?.status?.phase;
-  return phase === "Succeeded" || phase === "Failed";
 }
 
 /**

@@ -1,10 +1,12 @@
 // What ends a MiniCluster on the real apiserver (no Job controller here: the tests play its part
 // and the kubelet's through the status subresources):
 // - spec.cleanup: a bare pod wearing the labels of a MiniCluster's lead broker is not its lead
-//   broker, and its completion ends nothing.
+//   broker, and its completion ends nothing;
+// - spec.cleanup: a failed lead broker (the Job replaces it) ends nothing; the Job failing does.
 import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import { isNotFound } from "../../runtime/errors.ts";
 import { Jobs, Pods } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import {
@@ -66,6 +68,86 @@ integrationTest(
       assert.equal(mc.metadata?.deletionTimestamp, undefined, "the MiniCluster is not deleted");
       const reasons = (await eventsFor(env, "victim")).map((e) => e.reason);
       assert.ok(!reasons.includes("CleanupAfterCompletion"), `events: ${reasons.join(", ")}`);
+    });
+  },
+  { timeoutMs: 90_000 },
+);
+
+integrationTest(
+  "minicluster finished: cleanup waits for the Job to fail, not for its lead broker's pod to",
+  async (env) => {
+    const { client, namespace } = env;
+    await withOperator(env, async (op) => {
+      await client.create(MiniClusters, miniCluster("evicted", namespace, { cleanup: true }));
+      const job = await eventually(() => getJob(env, "evicted"), { timeoutMs: 20_000 });
+      await quiescent(op, 1_000);
+
+      // The Job's own lead-broker pod, evicted: the Job controller would make another.
+      await client.create<Pod>(Pods, {
+        metadata: {
+          name: "evicted-0-abcde",
+          namespace,
+          labels: { ...job.spec?.template.metadata?.labels, [COMPLETION_INDEX_LABEL]: "0" },
+          ownerReferences: [{
+            apiVersion: "batch/v1",
+            kind: "Job",
+            name: "evicted",
+            uid: job.metadata!.uid!,
+            controller: true,
+          }],
+        },
+        spec: { containers: [{ name: "c", image: "busybox", command: ["true"] }] },
+      });
+      const before = op.reconciles();
+      await client.patch(
+        Pods,
+        namespace,
+        "evicted-0-abcde",
+        { status: { phase: "Failed", reason: "Evicted" } },
+        "merge",
+        { subresource: "status" },
+      );
+      await eventually(() => assert.ok(op.reconciles() > before, "reconciled after the pod"));
+      await quiescent(op, 1_500);
+      const kept = await getMiniCluster(env, "evicted");
+      assert.equal(kept.metadata?.deletionTimestamp, undefined, "kept while the Job goes on");
+
+      // The Job controller gives up (backoffLimit): the Job fails.
+      const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+      const failed = (type: string) => ({
+        type,
+        status: "True",
+        reason: "BackoffLimitExceeded",
+        message: "Job has reached the specified backoff limit",
+        lastProbeTime: now,
+        lastTransitionTime: now,
+      });
+      await client.patch(
+        Jobs,
+        namespace,
+        "evicted",
+        {
+          status: {
+            startTime: now,
+            failed: 1,
+            conditions: [failed("FailureTarget"), failed("Failed")],
+          },
+        },
+        "merge",
+        { subresource: "status" },
+      );
+      await eventually(async () => {
+        const mc = await getMiniCluster(env, "evicted").catch((e) => {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        });
+        assert.ok(!mc || mc.metadata?.deletionTimestamp, "deleted once the Job failed");
+      }, { timeoutMs: 20_000, intervalMs: 200 });
+      await eventually(async () => {
+        const events = await eventsFor(env, "evicted");
+        const cleanup = events.find((e) => e.reason === "CleanupAfterCompletion");
+        assert.match(cleanup?.message ?? "", /the Job failed and spec\.cleanup is true/);
+      });
     });
   },
   { timeoutMs: 90_000 },

@@ -1,9 +1,9 @@
 // What a finished MiniCluster does next on the fake API server: a time to live far in the future is
-// one requeue, not a loop.
+// one requeue, not a loop; cleanup: true waits for the Job to finish.
 import assert from "node:assert/strict";
 import { systemClock } from "../../runtime/clock.ts";
 import { Controller } from "../../runtime/controller.ts";
-import { Jobs } from "../../runtime/resources.ts";
+import { Events, Jobs, Pods } from "../../runtime/resources.ts";
 import { FakeOperator, NS } from "./fake_operator.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -46,4 +46,40 @@ Deno.test("reconcile finished: a 30-day TTL is one requeue far in the future, no
   await controller.stop();
   assert.equal(runs, 1, `${runs} reconciles in 300 ms`);
   assert.equal(controller.queue.delayed, 0, "stop cleared the timer");
+});
+
+Deno.test("reconcile finished: cleanup true waits for the Job, not for one failed lead-broker pod", async () => {
+  const op = new FakeOperator();
+  await op.create("oneshot", { cleanup: true, size: 2 });
+  await op.converge("oneshot");
+  op.seedPods("oneshot", 2, 2);
+  // Evicted or preempted: the Job controller replaces the pod (backoffLimit), the cluster goes on.
+  await op.api.patch(Pods, NS, "oneshot-0-x", { status: { phase: "Failed" } }, "merge", {
+    subresource: "status",
+  });
+  op.sync();
+  await op.reconcile("oneshot");
+  assert.equal(op.miniCluster("oneshot")?.metadata?.deletionTimestamp, undefined, "kept");
+  assert.ok(!op.events("oneshot").includes("CleanupAfterCompletion"));
+
+  await finishJob(op, "oneshot", "Failed");
+  await op.reconcile("oneshot");
+  assert.ok(op.miniCluster("oneshot")?.metadata?.deletionTimestamp, "deleted once the Job failed");
+  const event = op.api.objects<{ reason?: string; message?: string }>(Events)
+    .find((e) => e.reason === "CleanupAfterCompletion");
+  assert.match(event?.message ?? "", /the Job failed and spec\.cleanup is true/);
+});
+
+Deno.test("reconcile finished: cleanup true deletes the MiniCluster once its Job completed", async () => {
+  const op = new FakeOperator();
+  await op.create("done", { cleanup: true });
+  await op.converge("done");
+  await op.reconcile("done");
+  assert.equal(op.miniCluster("done")?.metadata?.deletionTimestamp, undefined, "running: kept");
+  await finishJob(op, "done", "Complete");
+  await op.reconcile("done");
+  assert.ok(op.miniCluster("done")?.metadata?.deletionTimestamp, "deleted (the finalizer runs)");
+  const event = op.api.objects<{ reason?: string; message?: string }>(Events)
+    .find((e) => e.reason === "CleanupAfterCompletion");
+  assert.match(event?.message ?? "", /the Job completed and spec\.cleanup is true/);
 });
