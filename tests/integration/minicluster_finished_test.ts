@@ -2,11 +2,14 @@
 // and the kubelet's through the status subresources):
 // - spec.cleanup: a bare pod wearing the labels of a MiniCluster's lead broker is not its lead
 //   broker, and its completion ends nothing;
-// - spec.cleanup: a failed lead broker (the Job replaces it) ends nothing; the Job failing does.
+// - spec.cleanup: a failed lead broker (the Job replaces it) ends nothing; the Job failing does;
+// - a reconcile from a stale view whose TTL ended does not delete a MiniCluster whose TTL was
+//   raised meanwhile.
 import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import { isNotFound } from "../../runtime/errors.ts";
+import { silentLog } from "../../runtime/log.ts";
 import { Jobs, Pods } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import {
@@ -22,6 +25,7 @@ import {
   getMiniCluster,
   miniCluster,
   quiescent,
+  waitForCondition,
   withOperator,
 } from "./minicluster_operator.ts";
 
@@ -148,6 +152,74 @@ integrationTest(
         const cleanup = events.find((e) => e.reason === "CleanupAfterCompletion");
         assert.match(cleanup?.message ?? "", /the Job failed and spec\.cleanup is true/);
       });
+    });
+  },
+  { timeoutMs: 90_000 },
+);
+
+integrationTest(
+  "minicluster finished: a stale view whose TTL ended does not delete the MiniCluster whose TTL was raised",
+  async (env) => {
+    const { client, namespace } = env;
+    await withOperator(env, async (op) => {
+      await client.create(
+        MiniClusters,
+        miniCluster("raised", namespace, { ttlSecondsAfterFinished: 60 }),
+      );
+      await eventually(() => getJob(env, "raised"), { timeoutMs: 20_000 });
+      await quiescent(op, 1_000);
+    });
+    // What a lagging cache would hold: the MiniCluster as it was before the user raised its TTL.
+    const stale = await getMiniCluster(env, "raised");
+    await client.patch(
+      MiniClusters,
+      namespace,
+      "raised",
+      { spec: { ttlSecondsAfterFinished: 3600 } },
+      "merge",
+    );
+    // The Job finished two minutes ago: the stale view's TTL has ended, the live one's has not.
+    const ago = new Date(Date.now() - 120_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const complete = (type: string) => ({
+      type,
+      status: "True",
+      reason: "SuccessPolicy",
+      message: "",
+      lastProbeTime: ago,
+      lastTransitionTime: ago,
+    });
+    await client.patch(
+      Jobs,
+      namespace,
+      "raised",
+      {
+        status: {
+          startTime: ago,
+          completionTime: ago,
+          succeeded: 1,
+          completedIndexes: "0",
+          conditions: [complete("SuccessCriteriaMet"), complete("Complete")],
+        },
+      },
+      "merge",
+      { subresource: "status" },
+    );
+    await withOperator(env, async (op) => {
+      // The operator has seen the finished Job (it reports it from the live view).
+      await waitForCondition(env, "raised", "Succeeded", "True");
+      await op.reconciler.reconcile(stale, {
+        key: `${namespace}/raised`,
+        namespace,
+        name: "raised",
+        retries: 0,
+        signal: new AbortController().signal,
+        log: silentLog,
+      });
+      const live = await getMiniCluster(env, "raised");
+      assert.equal(live.metadata?.deletionTimestamp, undefined, "not deleted from the stale view");
+      assert.equal(live.spec?.ttlSecondsAfterFinished, 3600);
+      const reasons = (await eventsFor(env, "raised")).map((e) => e.reason);
+      assert.ok(!reasons.includes("TTLExpired"), `events: ${reasons.join(", ")}`);
     });
   },
   { timeoutMs: 90_000 },

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { systemClock } from "../../runtime/clock.ts";
 import { Controller } from "../../runtime/controller.ts";
 import { Events, Jobs, Pods } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
 import { FakeOperator, NS } from "./fake_operator.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -82,4 +83,40 @@ Deno.test("reconcile finished: cleanup true deletes the MiniCluster once its Job
   const event = op.api.objects<{ reason?: string; message?: string }>(Events)
     .find((e) => e.reason === "CleanupAfterCompletion");
   assert.match(event?.message ?? "", /the Job completed and spec\.cleanup is true/);
+});
+
+Deno.test("reconcile finished: a stale view whose TTL ended does not delete a MiniCluster whose TTL was raised", async () => {
+  const op = new FakeOperator();
+  await op.create("raised", { ttlSecondsAfterFinished: 60 });
+  await op.converge("raised");
+  await finishJob(op, "raised");
+  op.time += 120_000;
+  // Just before, the user gave it an hour; the cache has not seen that yet.
+  await op.api.patch(
+    MiniClusters,
+    NS,
+    "raised",
+    { spec: { ttlSecondsAfterFinished: 3600 } },
+    "merge",
+  );
+  const action = await op.reconcile("raised");
+  assert.equal(op.miniCluster("raised")?.metadata?.deletionTimestamp, undefined, "not deleted");
+  assert.ok(!op.events("raised").includes("TTLExpired"), "no Event for what did not happen");
+  assert.ok(action.requeueAfter && action.requeueAfter <= 1_000, "decides again soon");
+
+  op.sync();
+  assert.deepEqual(await op.reconcile("raised"), { requeueAfter: 3480_000 }, "from the live TTL");
+  assert.equal(op.miniCluster("raised")?.metadata?.deletionTimestamp, undefined);
+});
+
+Deno.test("reconcile finished: a stale view with cleanup true does not delete a MiniCluster whose cleanup was cleared", async () => {
+  const op = new FakeOperator();
+  await op.create("kept", { cleanup: true });
+  await op.converge("kept");
+  await finishJob(op, "kept");
+  // Just before, the user cleared cleanup; the cache has not seen that yet.
+  await op.api.patch(MiniClusters, NS, "kept", { spec: { cleanup: false } }, "merge");
+  await op.reconcile("kept");
+  assert.equal(op.miniCluster("kept")?.metadata?.deletionTimestamp, undefined, "not deleted");
+  assert.ok(!op.events("kept").includes("CleanupAfterCompletion"));
 });
