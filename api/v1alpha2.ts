@@ -65,7 +65,7 @@ export interface MiniClusterSpec {
    */
   suspend?: boolean;
   /**
-   * Delete the MiniCluster (and so its children) this many seconds after its Job finished (succeeded or failed); 0 deletes it at once. Unset keeps it. A gentler cleanup, which deletes it as soon as the lead broker pod ends.
+   * Delete the MiniCluster (and so its children) this many seconds after its Job finished (succeeded or failed); 0 deletes it at once, as cleanup does. Unset keeps it.
    */
   ttlSecondsAfterFinished?: number;
   /**
@@ -80,7 +80,7 @@ export interface MiniClusterSpec {
    */
   shareProcessNamespace?: boolean;
   /**
-   * Delete the MiniCluster (and its children) once the lead broker pod has finished. Defaults to false.
+   * Delete the MiniCluster (and its children) once its Job has finished (succeeded or failed); a failed pod the Job replaces is not the end. Defaults to false.
    */
   cleanup?: boolean;
   /**
@@ -987,7 +987,7 @@ export interface DefaultedMiniClusterSpec {
    */
   suspend?: boolean;
   /**
-   * Delete the MiniCluster (and so its children) this many seconds after its Job finished (succeeded or failed); 0 deletes it at once. Unset keeps it. A gentler cleanup, which deletes it as soon as the lead broker pod ends.
+   * Delete the MiniCluster (and so its children) this many seconds after its Job finished (succeeded or failed); 0 deletes it at once, as cleanup does. Unset keeps it.
    */
   ttlSecondsAfterFinished?: number;
   /**
@@ -1002,7 +1002,7 @@ export interface DefaultedMiniClusterSpec {
    */
   shareProcessNamespace?: boolean;
   /**
-   * Delete the MiniCluster (and its children) once the lead broker pod has finished. Defaults to false.
+   * Delete the MiniCluster (and its children) once its Job has finished (succeeded or failed); a failed pod the Job replaces is not the end. Defaults to false.
    */
   cleanup: boolean;
   /**

@@ -19,6 +19,7 @@ import type {
   WatchOptions,
   WriteOptions,
 } from "./api_client.ts";
+import { systemClock, type TimerId } from "./clock.ts";
 import { ApiError } from "./errors.ts";
 import {
   type ClusterConnection,
@@ -468,11 +469,14 @@ export class KubeClient implements ApiClient {
   ): Promise<R> {
     const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
     const timeout = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: TimerId | undefined;
+    const disarm = () => {
+      if (timer !== undefined) systemClock.clearTimeout(timer);
+    };
     const rearm = () => {
       if (timeoutMs <= 0) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => {
+      disarm();
+      timer = systemClock.setTimeout(() => {
         timeout.abort(
           new DOMException(`${method} ${path}: no data for ${timeoutMs} ms`, "TimeoutError"),
         );
@@ -485,7 +489,7 @@ export class KubeClient implements ApiClient {
       if (!response.ok) {
         const text = await response.text();
         if (response.status === 401 && !retried && this.#credentials.invalidate()) {
-          clearTimeout(timer);
+          disarm();
           return await this.#attempt(method, path, body, opts, read, true);
         }
         throw ApiError.fromResponse(response.status, text, `${method} ${path}`);
@@ -495,7 +499,7 @@ export class KubeClient implements ApiClient {
       if (timeout.signal.aborted && !(e instanceof ApiError)) throw timeout.signal.reason;
       throw e;
     } finally {
-      clearTimeout(timer);
+      disarm();
     }
   }
 

@@ -3,7 +3,8 @@
  *
  * Everything in the runtime that waits (workqueue delays, backoff, resync, lease renewal) takes a
  * `Clock` instead of calling `setTimeout`/`Date.now` directly, so that unit tests drive time by hand
- * with `FakeClock` and are exact and instant instead of sleeping and flaky.
+ * with `FakeClock` and are exact and instant instead of sleeping and flaky. Every timer's delay is
+ * bounded here (`timerDelay`), for both clocks alike.
  */
 
 /** Opaque handle of a scheduled callback. */
@@ -16,10 +17,25 @@ export interface Clock {
   clearTimeout(id: TimerId): void;
 }
 
+/**
+ * The longest delay a timer takes: the event loop keeps it as a signed 32-bit millisecond count
+ * (about 24.8 days), and a longer one overflows and fires after 1 ms.
+ */
+export const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The delay a timer of `ms` is set for: at most the longest one, so a far deadline (a TTL of
+ * months) fires early once and its owner, deciding from the time then, sets the next timer; a
+ * negative delay or one that is no number is 0.
+ */
+export function timerDelay(ms: number): number {
+  return ms > 0 ? Math.min(ms, LONGEST_TIMER_MS) : 0;
+}
+
 /** The real clock. Timers are unref'd nowhere: callers clear what they start. */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, Math.max(0, ms)),
+  setTimeout: (fn, ms) => setTimeout(fn, timerDelay(ms)),
   clearTimeout: (id) => clearTimeout(id as ReturnType<typeof setTimeout>),
 };
 
@@ -52,7 +68,8 @@ interface FakeTimer {
 
 /**
  * A clock that only moves when told to. `advance(ms)` fires every timer that falls due in order,
- * letting promise continuations run between timers, as the real event loop would.
+ * letting promise continuations run between timers, as the real event loop would. A delay is bounded
+ * as the system clock bounds it, so a test sees what the operator would.
  */
 export class FakeClock implements Clock {
   #now: number;
@@ -70,7 +87,7 @@ export class FakeClock implements Clock {
 
   setTimeout(fn: () => void, ms: number): number {
     const id = this.#nextId++;
-    this.#timers.set(id, { id, due: this.#now + Math.max(0, ms), seq: this.#seq++, fn });
+    this.#timers.set(id, { id, due: this.#now + timerDelay(ms), seq: this.#seq++, fn });
     return id;
   }
 

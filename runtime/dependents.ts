@@ -347,6 +347,31 @@ export async function deleteObserved(
   }
 }
 
+/**
+ * Deletes an object only while it is still the version observed (uid and resourceVersion
+ * preconditions), for a deletion decided from that version's spec: a change made since (a view
+ * behind the live object) answers 409 and deletes nothing. Says which of the three happened.
+ */
+export async function deleteUnchanged(
+  client: ApiClient,
+  resource: ResourceType,
+  obj: KubeObject,
+  opts: { propagationPolicy?: "Foreground" | "Background" } = {},
+): Promise<"deleted" | "changed" | "gone"> {
+  const { namespace, name, uid, resourceVersion } = obj.metadata ?? {};
+  try {
+    await client.delete(resource, namespace, name!, {
+      ...opts,
+      preconditions: { uid, resourceVersion },
+    });
+    return "deleted";
+  } catch (e) {
+    if (isNotFound(e)) return "gone";
+    if (isConflict(e)) return "changed";
+    throw e;
+  }
+}
+
 /** True when `owner` is the controller of `obj`. */
 export function ownedBy(obj: KubeObject, owner: KubeObject): boolean {
   return controllerOf(obj)?.uid === owner.metadata?.uid;

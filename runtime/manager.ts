@@ -12,6 +12,7 @@
  * Caches run on standbys too, so a standby that takes over starts reconciling at once.
  */
 import { KubeClient } from "./client.ts";
+import { systemClock, type TimerId } from "./clock.ts";
 import { Controller, type ControllerOptions } from "./controller.ts";
 import { startHealthServer } from "./http.ts";
 import { LeaderElector } from "./leader.ts";
@@ -224,11 +225,11 @@ export class Manager {
 
   /** 0 when every cache synced; 1 on a fatal watcher error or the sync timeout. */
   async #waitForCaches(signal: AbortSignal): Promise<number> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: TimerId | undefined;
     let onAbort: (() => void) | undefined;
     const all = Promise.all(this.#allWatchers().map((w) => w.synced)).then(() => "ok");
     const timeout = new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), this.#opts.cacheSyncTimeoutMs);
+      timer = systemClock.setTimeout(() => resolve("timeout"), this.#opts.cacheSyncTimeoutMs);
     });
     const stopped = new Promise<string>((resolve) => {
       onAbort = () => resolve("stopped");
@@ -249,7 +250,7 @@ export class Manager {
       this.log.error("cannot start", { error: e instanceof WatcherError ? e.message : String(e) });
       return 1;
     } finally {
-      clearTimeout(timer);
+      if (timer !== undefined) systemClock.clearTimeout(timer);
       signal.removeEventListener("abort", onAbort!);
     }
   }
@@ -272,10 +273,10 @@ export class Manager {
 
   /** Controllers drain first, then the Lease goes (so no two leaders overlap), then the caches. */
   async #shutdown(elector?: LeaderElector): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: TimerId | undefined;
     const drained = Promise.all(this.#controllers.map((c) => c.stop()));
     const timedOut = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
+      timer = systemClock.setTimeout(() => {
         this.log.warn("reconciles still running at the drain deadline; exiting anyway", {
           timeoutMs: DRAIN_TIMEOUT_MS,
         });
@@ -283,18 +284,18 @@ export class Manager {
       }, DRAIN_TIMEOUT_MS);
     });
     await Promise.race([drained, timedOut]);
-    clearTimeout(timer);
+    if (timer !== undefined) systemClock.clearTimeout(timer);
     await elector?.release();
     const stopped = Promise.all(this.#allWatchers().map((w) => w.stop())).then(() => true);
     const late = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), WATCH_STOP_TIMEOUT_MS);
+      timer = systemClock.setTimeout(() => resolve(false), WATCH_STOP_TIMEOUT_MS);
     });
     if (!(await Promise.race([stopped, late]))) {
       this.log.warn("watches still open at the stop deadline; closing the client", {
         timeoutMs: WATCH_STOP_TIMEOUT_MS,
       });
     }
-    clearTimeout(timer);
+    if (timer !== undefined) systemClock.clearTimeout(timer);
   }
 }
 

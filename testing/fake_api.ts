@@ -11,7 +11,7 @@
  *   that manager stated before and no longer does (lists are atomic); `force` is implied;
  * - the status subresource changes only `status`, and the main resource never does;
  * - immutable fields answer 422 Invalid: a Service's clusterIP, a Pod's spec, a Job's template;
- * - delete honours a uid precondition (409) and finalizers (deletionTimestamp set; the object goes
+ * - delete honours uid and resourceVersion preconditions (409) and finalizers (deletionTimestamp set; the object goes
  *   when its last finalizer is removed); nothing is garbage-collected, so a Foreground or Orphan
  *   delete leaves the object with the `foregroundDeletion` or `orphan` finalizer for good, as a
  *   kube-apiserver without a controller manager does;
@@ -222,6 +222,15 @@ export class FakeApiClient implements ApiClient {
       const uid = opts.preconditions?.uid;
       if (uid && uid !== live.metadata?.uid) {
         throw apiError(409, "Conflict", `Precondition failed: UID in precondition: ${uid}`);
+      }
+      const version = opts.preconditions?.resourceVersion;
+      if (version && version !== live.metadata?.resourceVersion) {
+        throw apiError(
+          409,
+          "Conflict",
+          `Precondition failed: ResourceVersion in precondition: ${version}, ` +
+            `ResourceVersion in object meta: ${live.metadata?.resourceVersion}`,
+        );
       }
       if (live.metadata?.deletionTimestamp) return clone(live);
       // The garbage collector's finalizer, which only the garbage collector removes.

@@ -24,7 +24,7 @@ import type { ApiClient } from "../../runtime/api_client.ts";
 import { Action, type ReconcileContext, type Reconciler } from "../../runtime/controller.ts";
 import {
   created,
-  deleteObserved,
+  deleteUnchanged,
   DependentResources,
   type Problem,
 } from "../../runtime/dependents.ts";
@@ -186,11 +186,22 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     );
   }
 
-  /** The MiniCluster finished and its spec says to go (finished.ts): it deletes itself. */
+  /**
+   * The MiniCluster finished and its spec says to go (finished.ts): it deletes itself, but only as
+   * the version this was decided from. A view behind the live object (the TTL raised or cleanup
+   * cleared while the watch lags) deletes nothing and decides again from a fresher one.
+   */
   async #deleteSelf(mc: MiniCluster, why: Deletion, log: RuntimeLog): Promise<Action> {
-    log.info(why.message);
-    await this.#recorder.emit(mc, { type: "Normal", reason: why.reason, message: why.message });
-    await deleteObserved(this.#client, MiniClusters, mc, { propagationPolicy: "Background" });
+    const outcome = await deleteUnchanged(this.#client, MiniClusters, mc, {
+      propagationPolicy: "Background",
+    });
+    if (outcome === "changed") {
+      throw new StaleViewError(`the MiniCluster changed since ${mc.metadata?.resourceVersion}`);
+    }
+    if (outcome === "deleted") {
+      log.info(why.message);
+      await this.#recorder.emit(mc, { type: "Normal", reason: why.reason, message: why.message });
+    }
     return Action.awaitChange();
   }
 }

@@ -15,7 +15,6 @@ import type {
   PodCondition,
 } from "kubernetes-types/core/v1.d.ts";
 import type { Problem } from "../../runtime/dependents.ts";
-import { COMPLETION_INDEX_LABEL } from "./children/names.ts";
 import { jobCondition, jobSucceeded, SUSPENDED, suspendedCondition } from "./lifecycle.ts";
 import { boundedMessage } from "./messages.ts";
 
@@ -283,28 +282,6 @@ export function countReadyPods(pods: readonly Pod[], job?: Job): number {
     p.status?.phase === "Running" &&
     p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True")
   ).length;
-}
-
-/**
- * The lead broker's pod: completion index 0 of this MiniCluster's Job, found by the Job controller's
- * own labels (never by name guessing, which could match someone else's pod). The newest one wins
- * when a failed pod was replaced.
- */
-export function brokerPod(pods: readonly Pod[], jobName: string): Pod | undefined {
-  return pods
-    .filter((p) =>
-      p.metadata?.labels?.["job-name"] === jobName &&
-      p.metadata.labels[COMPLETION_INDEX_LABEL] === "0"
-    )
-    .sort((a, b) =>
-      (b.metadata?.creationTimestamp ?? "").localeCompare(a.metadata?.creationTimestamp ?? "")
-    )[0];
-}
-
-/** True when the broker pod ran and finished (the cluster's work is done). */
-export function brokerFinished(pods: readonly Pod[], jobName: string): boolean {
-  const phase = brokerPod(pods, jobName)?.status?.phase;
-  return phase === "Succeeded" || phase === "Failed";
 }
 
 /**

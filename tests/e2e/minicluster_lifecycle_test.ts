@@ -217,7 +217,7 @@ for (const d of DISRUPTIONS) {
   });
 
   e2eTest(
-    `e2e cleanup: true deletes the MiniCluster once the broker completed (${d})`,
+    `e2e cleanup: true deletes the MiniCluster once its Job completed (${d})`,
     async (env) => {
       let op = await env.startOperator();
       await env.client.create(

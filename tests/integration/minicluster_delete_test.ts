@@ -65,7 +65,7 @@ integrationTest("minicluster delete: the finalizer leaves nothing behind", async
 }, { timeoutMs: 120_000 });
 
 integrationTest(
-  "minicluster delete: cleanup true deletes the MiniCluster once the broker finished",
+  "minicluster delete: cleanup true deletes the MiniCluster once its Job finished",
   async (env) => {
     const { client, namespace } = env;
     await withOperator(env, async () => {

@@ -4,12 +4,7 @@ import type { ConfigMap, Pod, PodCondition, Secret } from "kubernetes-types/core
 import { dataView, digestOf, jobView, podView } from "../../controllers/minicluster/cache_view.ts";
 import { upToDate } from "../../controllers/minicluster/diff.ts";
 import { WORKSPACE_ROLE, WORKSPACE_ROLE_LABEL } from "../../controllers/minicluster/workspace.ts";
-import {
-  activePods,
-  brokerPod,
-  countReadyPods,
-  podProblems,
-} from "../../controllers/minicluster/status.ts";
+import { activePods, countReadyPods, podProblems } from "../../controllers/minicluster/status.ts";
 import { Cache, type StoreEvent } from "../../runtime/store.ts";
 import { dropManagedFields } from "../../runtime/transforms.ts";
 
@@ -73,7 +68,6 @@ Deno.test("podView: a Job's pod keeps identity, owner, labels, phase and readine
   const job = { metadata: { uid: "job-1" } } as Job;
   assert.equal(countReadyPods(viewed, job), countReadyPods(whole, job));
   assert.equal(activePods(viewed, job).length, activePods(whole, job).length);
-  assert.equal(brokerPod(viewed, "mc")?.metadata?.uid, "p1");
 });
 
 Deno.test("podView: a pod that cannot start keeps why, and status reads the same from it", () => {

@@ -1,6 +1,6 @@
 // Reconcile paths around a MiniCluster's life on the fake API server: an invalid spec, the
 // workspace deciding the sizes, the certificate made once, status progress, deletion (cleanup and
-// its timeout) and cleanup after the lead broker finished.
+// its timeout). What a finished MiniCluster does next: reconcile_finished_test.ts.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Secret } from "kubernetes-types/core/v1.d.ts";
@@ -218,21 +218,6 @@ Deno.test("reconcile lifecycle: deletion gives up waiting for pods after the tim
   await op.reconcile("stuck");
   assert.equal(op.miniCluster("stuck"), undefined);
   assert.ok(op.events("stuck").includes("CleanupTimedOut"));
-});
-
-Deno.test("reconcile lifecycle: cleanup true deletes the MiniCluster once the lead broker finished", async () => {
-  const op = new FakeOperator();
-  await op.create("oneshot", { cleanup: true });
-  await op.converge("oneshot");
-  op.seedPods("oneshot", 2, 2);
-  const lead = op.api.objects<{ metadata: { name: string } }>(Pods)[0];
-  await op.api.patch(Pods, NS, lead.metadata.name, { status: { phase: "Succeeded" } }, "merge", {
-    subresource: "status",
-  });
-  op.sync();
-  await op.reconcile("oneshot");
-  assert.ok(op.events("oneshot").includes("CleanupAfterCompletion"));
-  assert.ok(op.miniCluster("oneshot")?.metadata?.deletionTimestamp, "deleted (the finalizer runs)");
 });
 
 Deno.test("reconcile lifecycle: a MiniCluster deleted and created again under its name gets its own Job at once", async () => {

@@ -2,8 +2,6 @@ import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import {
-  brokerFinished,
-  brokerPod,
   computeStatus,
   type Condition,
   sameStatus,
@@ -174,16 +172,6 @@ Deno.test("status: lastTransitionTime is kept while status holds, so equal input
   assert.equal(cond(flipped, "Ready").lastTransitionTime, LATER);
   assert.equal(cond(flipped, "Failed").lastTransitionTime, NOW);
   assert.ok(!sameStatus(first, flipped));
-});
-
-Deno.test("status: the broker pod is index 0 of this Job, found by the Job's labels", () => {
-  const other = pod(0, "Succeeded", false);
-  other.metadata!.labels!["job-name"] = "someone-else";
-  assert.equal(brokerPod([other, pod(1, "Succeeded", false)], "mc"), undefined);
-  assert.ok(!brokerFinished([other], "mc"));
-  assert.ok(!brokerFinished([pod(0, "Running", true)], "mc"));
-  assert.ok(brokerFinished([pod(0, "Succeeded", false)], "mc"));
-  assert.ok(brokerFinished([pod(0, "Failed", false)], "mc"));
 });
 
 /** A pod of the Job that is not running yet, with the given status parts. */
