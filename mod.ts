@@ -55,6 +55,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
       log: manager.log.child({ controller: "minicluster" }),
       instance: opts.leaderElectionIdentity,
       podSecurity: opts.podSecurity,
+      inlineCurveCert: opts.inlineCurveCert,
     }),
   );
   return manager;

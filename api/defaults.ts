@@ -36,6 +36,7 @@ export const DEFAULTS = {
   logLevel: 6,
   queuePolicy: "fcfs",
   leadBrokerPort: 8050,
+  curveCertKey: "curve.cert",
 } as const;
 
 /** Derived default: Job backoffLimit when spec.backoffLimit is 0 or unset (Go operator parity). */
@@ -115,7 +116,7 @@ function defaultVolume(v: ContainerVolume): DefaultedContainerVolume {
 
 function defaultFlux(flux: FluxSpec | undefined, size: number): DefaultedFluxSpec {
   const f = flux ?? {};
-  const { bursting, ...rest } = f;
+  const { bursting, curveCertSecretRef, ...rest } = f;
   const out: DefaultedFluxSpec = {
     ...rest,
     container: {
@@ -134,6 +135,12 @@ function defaultFlux(flux: FluxSpec | undefined, size: number): DefaultedFluxSpe
     scheduler: { ...f.scheduler, queuePolicy: f.scheduler?.queuePolicy ?? DEFAULTS.queuePolicy },
   };
   if (bursting) out.bursting = defaultBursting(bursting, size);
+  if (curveCertSecretRef) {
+    out.curveCertSecretRef = {
+      ...curveCertSecretRef,
+      key: curveCertSecretRef.key || DEFAULTS.curveCertKey,
+    };
+  }
   return out;
 }
 

@@ -553,6 +553,13 @@ export const MINICLUSTER_SCHEMA: OpenApiSchema = {
               "bursting.hostlist and bursting.clusters cannot both be set; give a custom hostlist or clusters to burst to",
             "fieldPath": ".bursting",
             "reason": "FieldValueForbidden",
+          }, {
+            "rule":
+              "!has(self.curveCert) || size(self.curveCert) == 0 || !has(self.curveCertSecretRef)",
+            "message":
+              "curveCert and curveCertSecretRef cannot both be set; give the certificate inline or by reference",
+            "fieldPath": ".curveCertSecretRef",
+            "reason": "FieldValueForbidden",
           }],
           "properties": {
             "container": {
@@ -697,6 +704,19 @@ export const MINICLUSTER_SCHEMA: OpenApiSchema = {
               "maximum": 7,
             },
             "curveCert": { "type": "string" },
+            "curveCertSecretRef": {
+              "type": "object",
+              "required": ["name"],
+              "properties": {
+                "name": { "type": "string", "minLength": 1, "maxLength": 253 },
+                "key": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 253,
+                  "default": "curve.cert",
+                },
+              },
+            },
             "scheduler": {
               "type": "object",
               "default": {},

@@ -539,9 +539,22 @@ export interface FluxSpec {
    */
   logLevel?: number;
   /**
-   * A ZeroMQ CURVE certificate to use instead of generating one (needed when several clusters must share one overlay network).
+   * A ZeroMQ CURVE certificate to use instead of generating one (needed when several clusters must share one overlay network). It holds the secret key in the MiniCluster itself, which everyone who may read MiniClusters sees (the view role included) while the Secrets are forbidden to them: prefer curveCertSecretRef. An operator started with --inline-curve-cert=refuse refuses it.
    */
   curveCert?: string;
+  /**
+   * A Secret of the MiniCluster's namespace that holds the ZeroMQ CURVE certificate to use instead of generating one, so that the secret key stays out of the MiniCluster. The operator reads it, checks it as Flux would and copies it into the cluster's CURVE Secret; until it exists and holds a certificate Flux accepts, the Job is not created. Not in the Go operator's API.
+   */
+  curveCertSecretRef?: {
+    /**
+     * Name of the Secret.
+     */
+    name: string;
+    /**
+     * Key of the certificate in the Secret. Defaults to curve.cert.
+     */
+    key?: string;
+  };
   scheduler?: FluxScheduler;
   /**
    * Name of a Secret with a munge key, mounted at /etc/munge/munge.key (for bursting).
@@ -1245,9 +1258,22 @@ export interface DefaultedFluxSpec {
    */
   logLevel: number;
   /**
-   * A ZeroMQ CURVE certificate to use instead of generating one (needed when several clusters must share one overlay network).
+   * A ZeroMQ CURVE certificate to use instead of generating one (needed when several clusters must share one overlay network). It holds the secret key in the MiniCluster itself, which everyone who may read MiniClusters sees (the view role included) while the Secrets are forbidden to them: prefer curveCertSecretRef. An operator started with --inline-curve-cert=refuse refuses it.
    */
   curveCert?: string;
+  /**
+   * A Secret of the MiniCluster's namespace that holds the ZeroMQ CURVE certificate to use instead of generating one, so that the secret key stays out of the MiniCluster. The operator reads it, checks it as Flux would and copies it into the cluster's CURVE Secret; until it exists and holds a certificate Flux accepts, the Job is not created. Not in the Go operator's API.
+   */
+  curveCertSecretRef?: {
+    /**
+     * Name of the Secret.
+     */
+    name: string;
+    /**
+     * Key of the certificate in the Secret. Defaults to curve.cert.
+     */
+    key: string;
+  };
   scheduler: DefaultedFluxScheduler;
   /**
    * Name of a Secret with a munge key, mounted at /etc/munge/munge.key (for bursting).

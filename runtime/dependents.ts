@@ -16,10 +16,11 @@
  * 6. otherwise let the kind's drift policy bring it in line (apply, recreate, patch what may change
  *    and report the rest).
  *
- * Then `prune` deletes what the primary controls in the given stores and no dependent names. A
- * write the API refuses for good becomes a `Problem` of that dependent (the others still go ahead).
- * A transient failure (throttling, a server error such as etcd's "request is too large", which may
- * well never pass) is a problem too, and the outcome carries the error (`retry`): the plan stops
+ * A dependent that later waves need (`needed`) and that its wave leaves missing stops the plan
+ * there. Then `prune` deletes what the primary controls in the given stores and no dependent names.
+ * A write the API refuses for good becomes a `Problem` of that dependent (the others still go
+ * ahead). A transient failure (throttling, a server error such as etcd's "request is too large",
+ * which may well never pass, a ResourceQuota without room) is a problem too, and the outcome carries the error (`retry`): the plan stops
  * after that wave, so that the owner can report the problem before the error is thrown for the
  * controller to retry with backoff. Deletes carry the uid
  * precondition of the object observed, so they never hit a newer object of the same name.
@@ -31,6 +32,7 @@ import {
   isAlreadyExists,
   isConflict,
   isNotFound,
+  isQuotaExceeded,
   isRetryable,
 } from "./errors.ts";
 import type { FreshnessFence } from "./freshness_fence.ts";
@@ -98,6 +100,11 @@ export interface Dependent<C extends KubeObject = KubeObject> {
   /** The desired object, built when first needed (a create-once one only to create it). */
   desired(): C | Promise<C>;
   drift: DriftPolicy<C>;
+  /**
+   * Later waves need it (what pods mount): while its wave leaves it without an object of the
+   * owner's, the plan stops there (`heldBack`) and its problem says why.
+   */
+  needed?: boolean;
 }
 
 /** A dependent whose desired object is at hand (its name and namespace are the object's). */
@@ -144,6 +151,8 @@ export interface DependentsOutcome {
   requeueAfterMs?: number;
   /** The plan's `proceed` stopped it before its last wave. */
   stopped?: boolean;
+  /** A `needed` dependent is missing: the later waves were not written. */
+  heldBack?: boolean;
   /**
    * A write failed for a reason retrying may fix (the first such error; its problem is among
    * `problems`): the plan stopped after that wave. The owner reports it, then throws it.
@@ -172,6 +181,8 @@ export class DependentResources {
       );
       wave.forEach((d, j) => note(outcome, d, results[j]));
       if (outcome.retry !== undefined) return outcome;
+      const missing = wave.some((d, j) => d.needed && !results[j].object);
+      if (missing && i < plan.waves.length - 1) return { ...outcome, heldBack: true };
     }
     const wanted = plan.waves.flat();
     try {
@@ -391,7 +402,7 @@ function nameTaken(what: string, owner: KubeObject, taken: KubeObject): Dependen
  * (transient API errors, conflicts, a stale view, a bug) is thrown.
  */
 function problemOf(e: unknown, what: string): Problem {
-  if (!(e instanceof ApiError) || isRetryable(e) || isConflict(e)) throw e;
+  if (!(e instanceof ApiError) || transient(e) || isConflict(e)) throw e;
   return { reason: "ApiError", message: `${what}: ${errorMessage(e)}` };
 }
 
@@ -403,13 +414,19 @@ export function created(outcome: DependentsOutcome, resource: ResourceType): boo
   return false;
 }
 
-/** Errors the controller retries (conflicts are not reported: they are races, not problems). */
+/**
+ * Errors the controller retries (conflicts are not reported: they are races, not problems). A
+ * quota's refusal is one: nothing we watch says when the quota has room again.
+ */
 function transient(e: unknown): e is ApiError {
-  return e instanceof ApiError && isRetryable(e) && !isConflict(e);
+  return e instanceof ApiError && (isRetryable(e) || isQuotaExceeded(e)) && !isConflict(e);
 }
 
 function transientProblem(e: ApiError, what: string): Problem {
-  return { reason: "WriteFailing", message: `${what}: ${errorMessage(e)} (retrying with backoff)` };
+  return {
+    reason: isQuotaExceeded(e) ? "QuotaExceeded" : "WriteFailing",
+    message: `${what}: ${errorMessage(e)} (retrying with backoff)`,
+  };
 }
 
 function note(outcome: DependentsOutcome, dep: Dependent, result: DependentResult): void {

@@ -130,6 +130,17 @@ export function isTooManyRequests(e: unknown): boolean {
   return apiError(e)?.code === 429;
 }
 
+/**
+ * 403 from the quota admission plugin: a ResourceQuota of the namespace has no room for the object
+ * (or the quota controller has not computed its usage yet). It passes when the quota is raised or
+ * other objects go, which no watch of ours announces.
+ */
+export function isQuotaExceeded(e: unknown): boolean {
+  const err = apiError(e);
+  return err?.code === 403 &&
+    /exceeded quota|status unknown for quota/.test(err.status.message ?? "");
+}
+
 /** Errors worth retrying as-is: throttling, timeouts and server-side failures. */
 export function isRetryable(e: unknown): boolean {
   const err = apiError(e);

@@ -40,6 +40,11 @@ export interface OperatorOptions {
    * MiniCluster whose pods would not is refused as SpecInvalid before anything is created.
    */
   podSecurity: "privileged" | "baseline" | "restricted";
+  /**
+   * Whether a MiniCluster may carry its CURVE certificate inline (`spec.flux.curveCert`, readable
+   * by everyone who may read MiniClusters): "refuse" makes it SpecInvalid.
+   */
+  inlineCurveCert: "allow" | "refuse";
   help: boolean;
 }
 
@@ -201,6 +206,15 @@ export const FLAGS: readonly FlagSpec[] = [
       "system-node-critical and system-cluster-critical priority classes. privileged: no check.",
     default: "privileged",
   },
+  {
+    name: "inline-curve-cert",
+    key: "inlineCurveCert",
+    kind: "string",
+    help: "allow or refuse spec.flux.curveCert, a CURVE secret key inline in the MiniCluster " +
+      "(readable by everyone who may read MiniClusters); refused ones are SpecInvalid. " +
+      "spec.flux.curveCertSecretRef is always accepted.",
+    default: "allow",
+  },
   { name: "help", key: "help", kind: "bool", help: "Print this help and exit.", default: "false" },
 ];
 
@@ -328,6 +342,11 @@ function validate(o: OperatorOptions): void {
   if (!["privileged", "baseline", "restricted"].includes(o.podSecurity)) {
     throw new OptionsError(
       `--pod-security: "${o.podSecurity}" is not one of privileged, baseline, restricted`,
+    );
+  }
+  if (!["allow", "refuse"].includes(o.inlineCurveCert)) {
+    throw new OptionsError(
+      `--inline-curve-cert: "${o.inlineCurveCert}" is not one of allow, refuse`,
     );
   }
 }

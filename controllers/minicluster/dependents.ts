@@ -14,7 +14,7 @@
  * |                                     | changed, with backoff (services_pod_drift.ts)            |
  * | Job                                 | what a running Job accepts is patched, the rest reported |
  *
- * The Job comes in a second wave, after the objects its pods mount.
+ * The Job comes in a second wave, after the objects its pods mount, and only once they exist.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Secret, Service } from "kubernetes-types/core/v1.d.ts";
@@ -107,6 +107,7 @@ export function miniClusterDependents(
     desired: async () =>
       owned(mc, withCurveDigest(io.curve.build(mc, await io.curve.generate(mc)))),
     drift: "createOnce",
+    needed: true,
   };
   const services = watched("services");
   // The sizes' values, never the spec's: this creates the workspace only for a new MiniCluster
@@ -118,8 +119,8 @@ export function miniClusterDependents(
   const waves = [
     [
       workspace,
-      child("configMaps", desired.configMap),
-      desired.curveSecret ? child("secrets", desired.curveSecret) : generatedCurveSecret,
+      needed(child("configMaps", desired.configMap)),
+      desired.curveSecret ? needed(child("secrets", desired.curveSecret)) : generatedCurveSecret,
       ...desired.services.map((s) => child("services", s, serviceDrift(matcher(services)))),
       ...(desired.servicesPod
         ? [child("pods", desired.servicesPod, servicesPodDrift(mc, io.recorder, io.recreates))]
@@ -137,6 +138,9 @@ export function miniClusterDependents(
 }
 
 const matcher = (kind: WatchedKind) => kind.matches!;
+
+/** The Job's pods mount it: without it they could not start (or would read someone else's). */
+const needed = <C extends KubeObject>(d: Dependent<C>): Dependent<C> => ({ ...d, needed: true });
 
 const isHeadless = (s: Service) => s.spec?.clusterIP === "None";
 

@@ -14,6 +14,7 @@ import type { DefaultedMiniCluster } from "../../api/mod.ts";
 import { ConfigMaps, Pods, type ResourceType, Secrets, Services } from "../../runtime/resources.ts";
 import { buildEntrypointConfigMap } from "./children/entrypoint.ts";
 import { buildCurveSecret, checkCurveCertificate, userCurveCert } from "./children/curve.ts";
+import type { GivenCurveCert } from "./curve_source.ts";
 import { buildJob } from "./children/job.ts";
 import { childLabels } from "./children/names.ts";
 import { ownerReference } from "./children/owner.ts";
@@ -34,7 +35,10 @@ export interface DesiredChildren {
   services: Service[];
   job: Job;
   servicesPod?: Pod;
-  /** Only when the user gave `flux.curveCert`; a generated certificate is created once elsewhere. */
+  /**
+   * Only when the user gave a certificate (curve_source.ts); a generated one is created once
+   * elsewhere.
+   */
   curveSecret?: Secret;
 }
 
@@ -50,12 +54,14 @@ export class BuildError extends Error {
 }
 
 /**
- * The desired children of `mc` at `sizing`. Throws BuildError when the spec cannot be built (the
- * builders' own errors are wrapped, so any builder exception becomes a spec condition).
+ * The desired children of `mc` at `sizing`, with the user's CURVE certificate `given` (by default
+ * the inline one). Throws BuildError when the spec cannot be built (the builders' own errors are
+ * wrapped, so any builder exception becomes a spec condition).
  */
 export async function desiredChildren(
   mc: DefaultedMiniCluster,
   sizing: Sizing,
+  given: GivenCurveCert | undefined = inlineCurveCert(mc),
 ): Promise<DesiredChildren> {
   const sized: DefaultedMiniCluster = {
     ...mc,
@@ -63,10 +69,9 @@ export async function desiredChildren(
   };
   let built: DesiredChildren;
   try {
-    const given = userCurveCert(sized);
     if (given) {
-      const problems = await checkCurveCertificate(given);
-      if (problems.length > 0) throw new BuildError(`spec.flux.curveCert: ${problems.join("; ")}`);
+      const problems = await checkCurveCertificate(given.text);
+      if (problems.length > 0) throw new BuildError(`${given.field}: ${problems.join("; ")}`);
     }
     const servicesPod = buildServicesPod(sized);
     built = {
@@ -74,7 +79,7 @@ export async function desiredChildren(
       services: [buildHeadlessService(sized), ...buildPortServices(sized)],
       job: buildJob(sized, { size: sizing.size }),
       ...(servicesPod ? { servicesPod } : {}),
-      ...(given ? { curveSecret: buildCurveSecret(sized, given) } : {}),
+      ...(given ? { curveSecret: buildCurveSecret(sized, given.text) } : {}),
     };
   } catch (e) {
     if (e instanceof BuildError) throw e;
@@ -100,6 +105,12 @@ export async function desiredChildren(
     ...(built.servicesPod ? { servicesPod: await own(built.servicesPod) } : {}),
     ...(built.curveSecret ? { curveSecret: await own(built.curveSecret) } : {}),
   };
+}
+
+/** `flux.curveCert` as a given certificate. */
+function inlineCurveCert(mc: DefaultedMiniCluster): GivenCurveCert | undefined {
+  const text = userCurveCert(mc);
+  return text ? { text, field: "spec.flux.curveCert" } : undefined;
 }
 
 /** The kinds of children other than the Job (which has its own update rules). */

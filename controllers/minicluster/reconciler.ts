@@ -36,6 +36,7 @@ import { MiniClusters } from "../../api/resource.ts";
 import type { RuntimeLog } from "../../runtime/log.ts";
 import { curveSecretName, FIELD_MANAGER, FINALIZER } from "./children/names.ts";
 import { curveProblems } from "./curve_integrity.ts";
+import { curveSource, type GivenCurveCert, type InlineCurveCertPolicy } from "./curve_source.ts";
 import { Cleanup } from "./cleanup.ts";
 import { type CurveBuilders, defaultCurve, miniClusterDependents } from "./dependents.ts";
 import { BuildError, type DesiredChildren, desiredChildren } from "./desired.ts";
@@ -65,6 +66,8 @@ export interface MiniClusterReconcilerOptions {
   curve?: CurveBuilders;
   /** The Pod Security Standard the pods must meet (pod_security.ts); default privileged. */
   podSecurity?: PodSecurityLevel;
+  /** Whether `flux.curveCert` is accepted (curve_source.ts); default allow. */
+  inlineCurveCert?: InlineCurveCertPolicy;
   now?: () => Date;
 }
 
@@ -84,6 +87,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #recreates: RecreateBudget;
   readonly #now: () => Date;
   readonly #podSecurity: PodSecurityLevel;
+  readonly #inlineCurveCert: InlineCurveCertPolicy;
 
   constructor(opts: MiniClusterReconcilerOptions) {
     const { client, stores, recorder } = opts;
@@ -94,6 +98,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#recorder = recorder;
     this.#curve = opts.curve ?? defaultCurve;
     this.#podSecurity = opts.podSecurity ?? "privileged";
+    this.#inlineCurveCert = opts.inlineCurveCert ?? "allow";
     this.#finalizer = new Finalizer(client, MiniClusters, FINALIZER, FIELD_MANAGER);
     this.#dependents = new DependentResources(client, FIELD_MANAGER);
     this.#workspace = new WorkspaceResolver(this.#dependents, client, stores, recorder);
@@ -129,7 +134,14 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         const action = await this.#status.write(mc, { requestedSize, unappliable: sizes.problem });
         return Action.soonest(action, sizes.requeueAfterMs);
       }
-      const desired = policed(await built(spec, sizes), this.#podSecurity);
+      const curve = await curveSource(this.#client, spec, this.#inlineCurveCert);
+      if ("invalid" in curve) return await this.#status.write(mc, { ...sizes, ...curve });
+      if ("problem" in curve) {
+        const action = await this.#status.write(mc, { ...sizes, unappliable: curve.problem });
+        return Action.soonest(action, curve.recheckMs);
+      }
+      const given = "text" in curve ? curve : undefined;
+      const desired = policed(await built(spec, sizes, given), this.#podSecurity);
       if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
 
       const plan = miniClusterDependents(spec, desired, sizes, this.#stores, {
@@ -221,9 +233,11 @@ function validated(mc: MiniCluster): DefaultedMiniCluster | { invalid: Problem }
 async function built(
   mc: DefaultedMiniCluster,
   sizes: Sizes,
+  curve: GivenCurveCert | undefined,
 ): Promise<DesiredChildren | { invalid: Problem }> {
   try {
-    return await desiredChildren(mc, { size: sizes.effectiveSize, maxSize: sizes.maximumSize });
+    const sizing = { size: sizes.effectiveSize, maxSize: sizes.maximumSize };
+    return await desiredChildren(mc, sizing, curve);
   } catch (e) {
     if (!(e instanceof BuildError)) throw e;
     return { invalid: { reason: "BuildFailed", message: e.message } };

@@ -328,8 +328,10 @@ integrationTest(
           assert.equal(warning?.type, "Warning");
           assert.match(warning?.message ?? "", /forbidden/i);
         }, { timeoutMs: 10_000 });
-        // Everything it may write was still written.
-        await client.get<Job>(Jobs, namespace, jobName(mc));
+        // Everything else it may write was still written, but the Job, whose pods would mount
+        // the missing Secret, waits for it.
+        await client.get<ConfigMap>(ConfigMaps, namespace, entrypointConfigMapName(mc));
+        await assert.rejects(client.get<Job>(Jobs, namespace, jobName(mc)), isNotFound);
         assert.ok(forbiddenRequests(op.manager).some((l) => l.includes('resource="secrets"')));
         assert.ok(await op.running(), "the operator still runs");
       } finally {

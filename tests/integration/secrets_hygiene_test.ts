@@ -3,7 +3,8 @@
  * certificate, a given one, a broken given one, a munge key and environment variables and volumes
  * from Secrets — scaled, updated and deleted — no secret material appears anywhere but in Secrets:
  * not in ConfigMaps, Events, MiniCluster status, the other children (Job, Services, pods), nor in
- * any line the operator logged (captured at debug level).
+ * any line the operator logged (captured at debug level), nor in the spec of a MiniCluster that
+ * names its certificate's Secret (spec.flux.curveCertSecretRef).
  *
  * Secret material: the secret keys of every certificate, the munge key, the values of referenced
  * Secrets, each also base64-encoded (how Secrets hold them). The given certificates are in the
@@ -53,6 +54,16 @@ integrationTest(
     const broken = await generateCurveCertificate();
     // A valid secret key next to a broken public key: refused, and the refusal must not quote it.
     const brokenText = curveCertificateText("x".repeat(39), broken.secretKey);
+    // Certificates by reference (spec.flux.curveCertSecretRef): one good, one Flux would refuse.
+    const byRef = await generateCurveCertificate({ name: "by-ref" });
+    const brokenByRef = await generateCurveCertificate();
+    await client.create<Secret>(Secrets, {
+      metadata: { name: "curve-certs", namespace },
+      stringData: {
+        "curve.cert": byRef.text,
+        broken: curveCertificateText("x".repeat(39), brokenByRef.secretKey),
+      },
+    });
 
     await client.create<Secret>(Secrets, {
       metadata: { name: "app-token", namespace },
@@ -84,6 +95,16 @@ integrationTest(
         MiniClusters,
         mc("broken", namespace, { flux: { curveCert: brokenText } }),
       );
+      await client.create(
+        MiniClusters,
+        mc("by-ref", namespace, { flux: { curveCertSecretRef: { name: "curve-certs" } } }),
+      );
+      await client.create(
+        MiniClusters,
+        mc("broken-by-ref", namespace, {
+          flux: { curveCertSecretRef: { name: "curve-certs", key: "broken" } },
+        }),
+      );
       // A given certificate with a spec the API refuses later (the Job's env name).
       await client.create(
         MiniClusters,
@@ -103,6 +124,8 @@ integrationTest(
       await settled("generated", "Unappliable", "False");
       await settled("given", "Unappliable", "False");
       await settled("broken", "SpecInvalid", "True");
+      await settled("by-ref", "Unappliable", "False");
+      await settled("broken-by-ref", "SpecInvalid", "True");
       await settled("refused", "Unappliable", "True");
 
       // More paths through the operator: scale, change, delete with the finalizer.
@@ -137,6 +160,8 @@ integrationTest(
         ["the generated CURVE secret key", generated.secretKey],
         ["the given CURVE secret key", given.secretKey],
         ["the broken certificate's secret key", broken.secretKey],
+        ["the referenced CURVE secret key", byRef.secretKey],
+        ["the broken referenced certificate's secret key", brokenByRef.secretKey],
         ["the munge key", mungeKey],
         ["the referenced Secret's value", token],
       ] as const
@@ -155,6 +180,8 @@ integrationTest(
     }
     for (const m of (await client.list<MiniCluster>(MiniClusters, { namespace })).items) {
       add(`status of MiniCluster ${m.metadata?.name}`, m.status);
+      // A certificate by reference keeps the key out of the spec too.
+      if (m.spec.flux?.curveCertSecretRef) add(`spec of MiniCluster ${m.metadata?.name}`, m.spec);
       add(`metadata of MiniCluster ${m.metadata?.name}`, {
         ...m.metadata,
         managedFields: undefined,

@@ -11,6 +11,7 @@ import { miniClusterController } from "../../controllers/minicluster/controller.
 import type { CurveBuilders } from "../../controllers/minicluster/dependents.ts";
 import { EventRecorder } from "../../controllers/minicluster/events.ts";
 import type { PodSecurityLevel } from "../../controllers/minicluster/pod_security.ts";
+import type { InlineCurveCertPolicy } from "../../controllers/minicluster/curve_source.ts";
 import { type MiniClusterStores, WATCHED } from "../../controllers/minicluster/stores.ts";
 import type { Action } from "../../runtime/controller.ts";
 import { Events, Jobs, Pods, resourceName } from "../../runtime/resources.ts";
@@ -31,7 +32,12 @@ export class FakeOperator {
   #seen = 0;
 
   constructor(
-    opts: { curve?: CurveBuilders; cleanupTimeoutMs?: number; podSecurity?: PodSecurityLevel } = {},
+    opts: {
+      curve?: CurveBuilders;
+      cleanupTimeoutMs?: number;
+      podSecurity?: PodSecurityLevel;
+      inlineCurveCert?: InlineCurveCertPolicy;
+    } = {},
   ) {
     this.api.now = () => new Date(this.time);
     const caches: Partial<Record<keyof MiniClusterStores, Cache<KubeObject>>> = {};
@@ -50,6 +56,7 @@ export class FakeOperator {
         curve: opts.curve,
         cleanupTimeoutMs: opts.cleanupTimeoutMs,
         podSecurity: opts.podSecurity,
+        inlineCurveCert: opts.inlineCurveCert,
         cleanupPollMs: 2_000,
       },
     );

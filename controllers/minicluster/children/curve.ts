@@ -6,7 +6,8 @@
  * anyone who can read ConfigMaps sees the secret key. We generate it natively with WebCrypto and
  * keep it in a Secret, `<name>-curve-cert`, that the Job projects next to the scripts at
  * `/flux_operator/curve.cert` (volumes.ts). The reconciler generates it once, stores it, and never regenerates
- * it (brokers restarted later must present the same key); `flux.curveCert`, when given, is used
+ * it (brokers restarted later must present the same key); a certificate the user gives
+ * (`flux.curveCert`, or the Secret `flux.curveCertSecretRef` names: curve_source.ts) is used
  * verbatim instead. The text is never logged.
  */
 import type { Secret } from "kubernetes-types/core/v1.d.ts";

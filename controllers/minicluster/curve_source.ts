@@ -1,0 +1,96 @@
+/**
+ * The user's CURVE certificate, when the spec gives one: inline (`flux.curveCert`, the Go
+ * operator's field) or by reference to a Secret of the namespace (`flux.curveCertSecretRef`).
+ *
+ * The inline field puts the secret key in the MiniCluster, which everyone who may read
+ * MiniClusters sees (the `view` role aggregates `minicluster-view`) while the Secrets holding the
+ * same key are forbidden to them. The reference keeps it in a Secret: the operator reads that
+ * Secret from the API (the label-selected Secret cache holds only the operator's own children)
+ * each reconcile, so the cluster's CURVE Secret follows it. `--inline-curve-cert=refuse` refuses
+ * the inline field.
+ *
+ * The text is checked as the inline one is (desired.ts) and is never logged nor put in a message.
+ */
+import type { Secret } from "kubernetes-types/core/v1.d.ts";
+import type { DefaultedMiniCluster } from "../../api/mod.ts";
+import type { ApiClient } from "../../runtime/api_client.ts";
+import type { Problem } from "../../runtime/dependents.ts";
+import { errorMessage, isNotFound, isRetryable } from "../../runtime/errors.ts";
+import { Secrets } from "../../runtime/resources.ts";
+import { CURVE_CERT_KEY } from "./children/scripts/paths.ts";
+
+/** What `--inline-curve-cert` lets through. */
+export type InlineCurveCertPolicy = "allow" | "refuse";
+
+/** How often a referenced Secret that is missing, or lacks its key, is looked for again. */
+export const CURVE_SECRET_RECHECK_MS = 10_000;
+
+/** The user's certificate and the field it came from (for messages). */
+export interface GivenCurveCert {
+  text: string;
+  field: string;
+}
+
+export type CurveSource =
+  /** No certificate given: the operator generates one. */
+  | { generated: true }
+  | GivenCurveCert
+  /** The spec's certificate is refused by this operator's policy: SpecInvalid. */
+  | { invalid: Problem }
+  /** The referenced Secret cannot be used yet: Unappliable, looked at again after `recheckMs`. */
+  | { problem: Problem; recheckMs: number };
+
+const FIELD_INLINE = "spec.flux.curveCert";
+const FIELD_REF = "spec.flux.curveCertSecretRef";
+
+/**
+ * Where `mc`'s certificate comes from, reading a referenced Secret from the API. Transient API
+ * errors are thrown (the controller retries them with backoff).
+ */
+export async function curveSource(
+  client: ApiClient,
+  mc: DefaultedMiniCluster,
+  policy: InlineCurveCertPolicy,
+): Promise<CurveSource> {
+  const inline = mc.spec.flux?.curveCert;
+  if (inline) {
+    if (policy === "allow") return { text: inline, field: FIELD_INLINE };
+    return {
+      invalid: {
+        reason: "InlineCurveCertRefused",
+        message: `${FIELD_INLINE} puts the secret key where everyone who may read MiniClusters ` +
+          `reads it, and this operator refuses it (--inline-curve-cert=refuse): put the ` +
+          `certificate in a Secret and name it in ${FIELD_REF}`,
+      },
+    };
+  }
+  const ref = mc.spec.flux?.curveCertSecretRef;
+  if (!ref) return { generated: true };
+  const key = ref.key || CURVE_CERT_KEY;
+  const where = `${FIELD_REF}: Secret ${ref.name}`;
+  const missing = (message: string) => ({
+    problem: {
+      reason: "CurveCertSecretMissing",
+      message: `${where}${message} (looked for again every ${CURVE_SECRET_RECHECK_MS / 1000} s)`,
+    },
+    recheckMs: CURVE_SECRET_RECHECK_MS,
+  });
+  let secret: Secret;
+  try {
+    secret = await client.get<Secret>(Secrets, mc.metadata?.namespace, ref.name);
+  } catch (e) {
+    if (isNotFound(e)) return missing(" does not exist");
+    if (isRetryable(e)) throw e;
+    return missing(`: ${errorMessage(e)}`);
+  }
+  const text = secretText(secret, key);
+  if (text === undefined) return missing(` has no key ${key}`);
+  return { text, field: `${where}, key ${key}` };
+}
+
+/** The value of `key` in `secret` as text (`data` is base64; `stringData` is write-only). */
+function secretText(secret: Secret, key: string): string | undefined {
+  const encoded = secret.data?.[key];
+  if (encoded === undefined) return undefined;
+  return new TextDecoder().decode(Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0)));
+}
