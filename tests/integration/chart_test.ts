@@ -104,6 +104,7 @@ function flagTestValue(flag: (typeof FLAGS)[number]): unknown {
   const special: Record<string, unknown> = {
     kubeconfig: "/etc/minicluster-operator/kubeconfig",
     "pod-security": "restricted",
+    "inline-curve-cert": "refuse",
     "lease-duration": "40s",
     "renew-deadline": "30s",
     "retry-period": "5s",
