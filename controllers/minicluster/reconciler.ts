@@ -136,6 +136,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         curve: this.#curve,
         recorder: this.#recorder,
         recreates: this.#recreates,
+        client: this.#client,
       });
       const outcome = await this.#dependents.reconcile(mc, plan, fence);
       if (outcome.retry !== undefined) {
