@@ -239,10 +239,14 @@ function immutableFields(observed: Job, desired: Job): Problem {
   );
   const immutable = paths.filter((p) => /^spec\.(template|completionMode|successPolicy)/.test(p));
   const fields = immutable.length > 0 ? immutable.join(", ") : "spec.template (fields removed)";
+  const subdomain = observed.spec?.template?.spec?.subdomain;
+  const kept = immutable.includes("spec.template.spec.subdomain")
+    ? `; until then its brokers keep the headless Service ${subdomain} and its domain`
+    : "";
   return {
     reason: "JobFieldsImmutable",
     message: `the running Job ${desired.metadata?.name} cannot take changes to ${fields}; ` +
-      "they apply when the MiniCluster is created again",
+      `they apply when the MiniCluster is created again${kept}`,
   };
 }
 

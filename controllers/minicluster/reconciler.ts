@@ -129,7 +129,9 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         const action = await this.#status.write(mc, { requestedSize, unappliable: sizes.problem });
         return Action.soonest(action, sizes.requeueAfterMs);
       }
-      const desired = policed(await built(spec, sizes), this.#podSecurity);
+      // What the running brokers depend on follows their Job's subdomain, not the spec's.
+      const subdomain = ownJob(this.#stores, spec)?.spec?.template?.spec?.subdomain;
+      const desired = policed(await built(spec, sizes, subdomain), this.#podSecurity);
       if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
 
       const plan = miniClusterDependents(spec, desired, sizes, this.#stores, {
@@ -207,13 +209,18 @@ function validated(mc: MiniCluster): DefaultedMiniCluster | { invalid: Problem }
   }
 }
 
-/** The desired children at `sizes`, or why the builders cannot make them. */
+/**
+ * The desired children at `sizes` (beside a running Job in `runningSubdomain`), or why the
+ * builders cannot make them.
+ */
 async function built(
   mc: DefaultedMiniCluster,
   sizes: Sizes,
+  runningSubdomain?: string,
 ): Promise<DesiredChildren | { invalid: Problem }> {
   try {
-    return await desiredChildren(mc, { size: sizes.effectiveSize, maxSize: sizes.maximumSize });
+    const sizing = { size: sizes.effectiveSize, maxSize: sizes.maximumSize };
+    return await desiredChildren(mc, sizing, runningSubdomain);
   } catch (e) {
     if (!(e instanceof BuildError)) throw e;
     return { invalid: { reason: "BuildFailed", message: e.message } };
