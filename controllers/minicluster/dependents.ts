@@ -40,6 +40,7 @@ import type { MiniClusterInput } from "./children/scripts/input.ts";
 import { DESIRED_HASH_ANNOTATION, differingPaths } from "./diff.ts";
 import { type DesiredChildren, owned, TEMPLATE_HASH_ANNOTATION } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
+import type { HeldSuspensions } from "./held_suspensions.ts";
 import { suspendedOnlyBy } from "./lifecycle.ts";
 import { type RecreateBudget, servicesPodDrift } from "./services_pod_drift.ts";
 import { type MiniClusterStores, watched, type WatchedKind } from "./stores.ts";
@@ -185,10 +186,13 @@ function jobDrift(mc: MiniCluster, io: JobIo): DriftPolicy<Job> {
     });
   };
   const upToDate = matcher(watched("jobs")) as (o: Job, d: Job) => boolean;
+  // Suspended while the spec does not suspend, and not known to be held by someone else.
+  const mayResume = (observed: Job, desired: Job) =>
+    observed.spec?.suspend === true && desired.spec?.suspend !== true && !io.held.holds(observed);
   return {
     matches: (observed, desired) => upToDate(observed, desired) && !mayResume(observed, desired),
     async update(observed, desired, writes) {
-      const resume = mayResume(observed, desired) && await suspendedByUs(io.client, observed);
+      const resume = mayResume(observed, desired) && await suspendedByUs(io, observed);
       const hash = (j: Job) => j.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION];
       if (hash(observed) === hash(desired)) {
         if (!resume && upToDate(observed, desired)) return { object: observed };
@@ -215,22 +219,23 @@ interface JobIo {
   recorder: EventRecorder;
   /** Reads the live Job (with its managedFields). */
   client: ApiClient;
-}
-
-/** The Job is suspended and the spec does not suspend it: resumed if only we suspended it. */
-function mayResume(observed: Job, desired: Job): boolean {
-  return observed.spec?.suspend === true && desired.spec?.suspend !== true;
+  /** Jobs a live read found held by someone else, not read again until they change. */
+  held: HeldSuspensions;
 }
 
 /** The live Job is suspended by the operator alone (not by a queue controller). */
-async function suspendedByUs(client: ApiClient, observed: Job): Promise<boolean> {
+async function suspendedByUs(io: JobIo, observed: Job): Promise<boolean> {
   const { namespace, name } = observed.metadata ?? {};
+  let live: Job;
   try {
-    return suspendedOnlyBy(await client.get<Job>(Jobs, namespace, name!), FIELD_MANAGER);
+    live = await io.client.get<Job>(Jobs, namespace, name!);
   } catch (e) {
     if (isNotFound(e)) return false;
     throw e;
   }
+  const ours = suspendedOnlyBy(live, FIELD_MANAGER);
+  io.held.note(live, live.spec?.suspend === true && !ours);
+  return ours;
 }
 
 function immutableFields(observed: Job, desired: Job): Problem {

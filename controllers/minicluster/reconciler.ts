@@ -43,6 +43,7 @@ import type { EventRecorder } from "./events.ts";
 import { afterFinish, type Deletion } from "./finished.ts";
 import { type PodSecurityLevel, policed } from "./pod_security.ts";
 import { joinedMessages } from "./messages.ts";
+import { HeldSuspensions } from "./held_suspensions.ts";
 import { RecreateBudget } from "./services_pod_drift.ts";
 import { StatusWriter } from "./status_writer.ts";
 import { type MiniClusterStores, ownJob } from "./stores.ts";
@@ -82,6 +83,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #status: StatusWriter;
   readonly #cleanup: Cleanup;
   readonly #recreates: RecreateBudget;
+  readonly #held = new HeldSuspensions();
   readonly #now: () => Date;
   readonly #podSecurity: PodSecurityLevel;
 
@@ -115,6 +117,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   /** The MiniCluster is gone from the cache: forget what this process remembered of it. */
   deleted(key: string): Promise<void> {
     this.#status.forget(key);
+    this.#held.forget(key);
     return Promise.resolve();
   }
 
@@ -139,6 +142,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         recorder: this.#recorder,
         recreates: this.#recreates,
         client: this.#client,
+        held: this.#held,
       });
       const outcome = await this.#dependents.reconcile(mc, plan, fence);
       if (outcome.retry !== undefined) {
