@@ -29,16 +29,19 @@ import {
   type DriftPolicy,
   type Problem,
 } from "../../runtime/dependents.ts";
-import { isInvalid } from "../../runtime/errors.ts";
-import { Secrets } from "../../runtime/resources.ts";
+import type { ApiClient } from "../../runtime/api_client.ts";
+import { isInvalid, isNotFound } from "../../runtime/errors.ts";
+import { Jobs, Secrets } from "../../runtime/resources.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import { buildCurveSecret, curveMetadataFor, generateCurveCertificate } from "./children/curve.ts";
-import { curveSecretName } from "./children/names.ts";
+import { curveSecretName, FIELD_MANAGER } from "./children/names.ts";
 import { withCurveDigest } from "./curve_integrity.ts";
 import type { MiniClusterInput } from "./children/scripts/input.ts";
 import { DESIRED_HASH_ANNOTATION, differingPaths } from "./diff.ts";
 import { type DesiredChildren, owned, TEMPLATE_HASH_ANNOTATION } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
+import type { HeldSuspensions } from "./held_suspensions.ts";
+import { suspendedOnlyBy } from "./lifecycle.ts";
 import { type RecreateBudget, servicesPodDrift } from "./services_pod_drift.ts";
 import { type MiniClusterStores, watched, type WatchedKind } from "./stores.ts";
 import { confirms, type Sizes, workspaceDependent } from "./workspace.ts";
@@ -57,7 +60,7 @@ export const defaultCurve: CurveBuilders = {
 
 /**
  * Job spec fields a running Job accepts; everything else in the template is immutable. `suspend`
- * is in desired Jobs only when the user suspends (true), so a patch never resumes a Job.
+ * is in desired Jobs only when the user suspends (true); resuming is decided apart (jobDrift).
  */
 const MUTABLE_JOB_FIELDS = [
   "parallelism",
@@ -84,7 +87,7 @@ export function miniClusterDependents(
   desired: DesiredChildren,
   sizes: Sizes,
   stores: MiniClusterStores,
-  io: { curve: CurveBuilders; recorder: EventRecorder; recreates: RecreateBudget },
+  io: { curve: CurveBuilders; recreates: RecreateBudget } & JobIo,
 ): DependentPlan {
   const child = <C extends KubeObject>(
     key: keyof MiniClusterStores,
@@ -126,7 +129,7 @@ export function miniClusterDependents(
         ? [child("pods", desired.servicesPod, servicesPodDrift(mc, io.recorder, io.recreates))]
         : []),
     ],
-    [child("jobs", desired.job, jobDrift(mc, io.recorder))],
+    [child("jobs", desired.job, jobDrift(mc, io))],
   ] as Dependent[][];
   const pruned = PRUNED_KINDS.map((key) => ({
     resource: watched(key).rt,
@@ -168,9 +171,14 @@ function serviceDrift(matches: (o: KubeObject, d: KubeObject) => boolean): Drift
 /**
  * The Job: created whole; later only what a running Job accepts. A changed pod template (or
  * completion mode) is reported with the fields that differ and left alone — recreating the Job
- * would kill the running cluster — while size and limits still follow the spec.
+ * would kill the running cluster — while size, limits and suspension still follow the spec.
+ *
+ * A suspended Job the spec no longer suspends is resumed when the operator alone suspended it,
+ * whichever of its writes did (the apply, or a patch while the template differed), as read from
+ * the live Job's managedFields (the cache keeps none); one a queue controller holds is left alone.
  */
-function jobDrift(mc: MiniCluster, recorder: EventRecorder): DriftPolicy<Job> {
+function jobDrift(mc: MiniCluster, io: JobIo): DriftPolicy<Job> {
+  const { recorder } = io;
   const scaled = async (before: Job, after?: Job) => {
     const from = before.spec?.parallelism;
     const to = after?.spec?.parallelism;
@@ -181,17 +189,27 @@ function jobDrift(mc: MiniCluster, recorder: EventRecorder): DriftPolicy<Job> {
       message: `scaled the Job from ${from} to ${to} pods`,
     });
   };
+  const upToDate = matcher(watched("jobs")) as (o: Job, d: Job) => boolean;
+  // Suspended while the spec does not suspend, and not known to be held by someone else.
+  const mayResume = (observed: Job, desired: Job) =>
+    observed.spec?.suspend === true && desired.spec?.suspend !== true && !io.held.holds(observed);
   return {
-    matches: matcher(watched("jobs")) as (o: Job, d: Job) => boolean,
+    matches: (observed, desired) => upToDate(observed, desired) && !mayResume(observed, desired),
     async update(observed, desired, writes) {
+      const resume = mayResume(observed, desired) && await suspendedByUs(io, observed);
       const hash = (j: Job) => j.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION];
       if (hash(observed) === hash(desired)) {
-        const applied = await writes.apply(desired);
-        await scaled(observed, applied.object);
-        return applied;
+        if (!resume && upToDate(observed, desired)) return { object: observed };
+        // An apply that leaves spec.suspend out resumes only a Job no other write of ours holds.
+        let result = await writes.apply(desired);
+        if (resume && result.object?.spec?.suspend === true) {
+          result = await writes.patch(result.object, { spec: { suspend: false } });
+        }
+        await scaled(observed, result.object);
+        return result;
       }
       const problem = immutableFields(observed, desired);
-      const patch = mutableJobPatch(observed, desired);
+      const patch = mutableJobPatch(observed, desired, resume);
       if (!patch) return { object: observed, problem };
       const patched = await writes.patch(observed, patch);
       await scaled(observed, patched.object);
@@ -200,27 +218,63 @@ function jobDrift(mc: MiniCluster, recorder: EventRecorder): DriftPolicy<Job> {
   };
 }
 
+/** What the Job's drift policy needs besides its writes. */
+interface JobIo {
+  recorder: EventRecorder;
+  /** Reads the live Job (with its managedFields). */
+  client: ApiClient;
+  /** Jobs a live read found held by someone else, not read again until they change. */
+  held: HeldSuspensions;
+}
+
+/** The live Job is suspended by the operator alone (not by a queue controller). */
+async function suspendedByUs(io: JobIo, observed: Job): Promise<boolean> {
+  const { namespace, name } = observed.metadata ?? {};
+  let live: Job;
+  try {
+    live = await io.client.get<Job>(Jobs, namespace, name!);
+  } catch (e) {
+    if (isNotFound(e)) return false;
+    throw e;
+  }
+  const ours = suspendedOnlyBy(live, FIELD_MANAGER);
+  io.held.note(live, live.spec?.suspend === true && !ours);
+  return ours;
+}
+
 function immutableFields(observed: Job, desired: Job): Problem {
   const paths = differingPaths(observed, desired).filter((p) =>
     !p.startsWith("metadata.annotations")
   );
   const immutable = paths.filter((p) => /^spec\.(template|completionMode|successPolicy)/.test(p));
   const fields = immutable.length > 0 ? immutable.join(", ") : "spec.template (fields removed)";
+  const subdomain = observed.spec?.template?.spec?.subdomain;
+  const kept = immutable.includes("spec.template.spec.subdomain")
+    ? `; until then its brokers keep the headless Service ${subdomain} and its domain`
+    : "";
   return {
     reason: "JobFieldsImmutable",
     message: `the running Job ${desired.metadata?.name} cannot take changes to ${fields}; ` +
-      "they apply when the MiniCluster is created again",
+      `they apply when the MiniCluster is created again${kept}`,
   };
 }
 
-/** The merge patch of the fields a running Job takes, or undefined when they already match. */
-function mutableJobPatch(observed: Job, desired: Job): Record<string, unknown> | undefined {
+/**
+ * The merge patch of the fields a running Job takes, or undefined when they already match; with
+ * `resume`, also `suspend: false`.
+ */
+function mutableJobPatch(
+  observed: Job,
+  desired: Job,
+  resume: boolean,
+): Record<string, unknown> | undefined {
   const spec: Record<string, unknown> = {};
   for (const field of MUTABLE_JOB_FIELDS) {
     const want = (desired.spec as Record<string, unknown> | undefined)?.[field];
     const have = (observed.spec as Record<string, unknown> | undefined)?.[field];
     if (want !== undefined && want !== have) spec[field] = want;
   }
+  if (resume) spec.suspend = false;
   const labels = desired.metadata?.labels ?? {};
   const labelsDiffer = Object.entries(labels).some(([k, v]) =>
     observed.metadata?.labels?.[k] !== v

@@ -16,7 +16,7 @@ import { buildEntrypointConfigMap } from "./children/entrypoint.ts";
 import { buildCurveSecret, checkCurveCertificate, userCurveCert } from "./children/curve.ts";
 import type { GivenCurveCert } from "./curve_source.ts";
 import { buildJob } from "./children/job.ts";
-import { childLabels } from "./children/names.ts";
+import { childLabels, headlessServiceName } from "./children/names.ts";
 import { ownerReference } from "./children/owner.ts";
 import { buildPortServices } from "./children/port_services.ts";
 import { buildHeadlessService } from "./children/service.ts";
@@ -55,28 +55,31 @@ export class BuildError extends Error {
 
 /**
  * The desired children of `mc` at `sizing`, with the user's CURVE certificate `given` (by default
- * the inline one). Throws BuildError when the spec cannot be built (the builders' own errors are
- * wrapped, so any builder exception becomes a spec condition).
+ * the inline one), what the brokers depend on in `runningSubdomain` (the subdomain of the running
+ * Job's pods, when there is a Job). Throws BuildError when the spec cannot be built (the builders'
+ * own errors are wrapped, so any builder exception becomes a spec condition).
  */
 export async function desiredChildren(
   mc: DefaultedMiniCluster,
   sizing: Sizing,
-  given: GivenCurveCert | undefined = inlineCurveCert(mc),
+  opts: { given?: GivenCurveCert; runningSubdomain?: string } = {},
 ): Promise<DesiredChildren> {
   const sized: DefaultedMiniCluster = {
     ...mc,
     spec: { ...mc.spec, size: sizing.size, maxSize: sizing.maxSize },
   };
+  const brokers = inSubdomain(sized, opts.runningSubdomain);
+  const given = opts.given ?? inlineCurveCert(mc);
   let built: DesiredChildren;
   try {
     if (given) {
       const problems = await checkCurveCertificate(given.text);
       if (problems.length > 0) throw new BuildError(`${given.field}: ${problems.join("; ")}`);
     }
-    const servicesPod = buildServicesPod(sized);
+    const servicesPod = buildServicesPod(brokers);
     built = {
-      configMap: buildEntrypointConfigMap(sized),
-      services: [buildHeadlessService(sized), ...buildPortServices(sized)],
+      configMap: buildEntrypointConfigMap(brokers),
+      services: [buildHeadlessService(brokers), ...buildPortServices(brokers)],
       job: buildJob(sized, { size: sizing.size }),
       ...(servicesPod ? { servicesPod } : {}),
       ...(given ? { curveSecret: buildCurveSecret(sized, given.text) } : {}),
@@ -111,6 +114,17 @@ export async function desiredChildren(
 function inlineCurveCert(mc: DefaultedMiniCluster): GivenCurveCert | undefined {
   const text = userCurveCert(mc);
   return text ? { text, field: "spec.flux.curveCert" } : undefined;
+}
+
+/**
+ * `mc` as the brokers of its running Job see it: their pods stay in the Job's subdomain (a Job's
+ * pod template cannot change), so the headless Service, the domain in broker.toml and the services
+ * pod keep that name until the Job is created again; the Job itself is built from the spec, and
+ * the difference is reported as a field the running Job cannot take.
+ */
+function inSubdomain(mc: DefaultedMiniCluster, subdomain?: string): DefaultedMiniCluster {
+  if (!subdomain || subdomain === headlessServiceName(mc)) return mc;
+  return { ...mc, spec: { ...mc.spec, network: { ...mc.spec.network, headlessName: subdomain } } };
 }
 
 /** The kinds of children other than the Job (which has its own update rules). */

@@ -43,6 +43,26 @@ function admissionMessage(job: Job): string {
     "the operator leaves it to that controller to resume";
 }
 
+/** The field managers that own the Job's `spec.suspend` (its managedFields: who set it). */
+export function suspendOwners(job: Job): string[] {
+  return (job.metadata?.managedFields ?? [])
+    .filter((m) => {
+      const spec = (m.fieldsV1 as Record<string, Record<string, unknown>> | undefined)?.["f:spec"];
+      return !m.subresource && spec?.["f:suspend"] !== undefined;
+    })
+    .map((m) => m.manager ?? "");
+}
+
+/**
+ * The Job is suspended and `manager` alone set that (by apply or patch, before a restart or not):
+ * no queue controller holds it, so the operator resumes it when spec.suspend is no longer true. A
+ * suspension nobody owns (set by a mutating webhook at creation) is not the operator's.
+ */
+export function suspendedOnlyBy(job: Job, manager: string): boolean {
+  const owners = suspendOwners(job);
+  return job.spec?.suspend === true && owners.length > 0 && owners.every((o) => o === manager);
+}
+
 /** A True Job condition of `type`, if any. */
 export function jobCondition(job: Job | undefined, type: string) {
   return job?.status?.conditions?.find((c) => c.type === type && c.status === "True");

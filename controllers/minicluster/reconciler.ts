@@ -44,6 +44,7 @@ import type { EventRecorder } from "./events.ts";
 import { afterFinish, type Deletion } from "./finished.ts";
 import { type PodSecurityLevel, policed } from "./pod_security.ts";
 import { joinedMessages } from "./messages.ts";
+import { HeldSuspensions } from "./held_suspensions.ts";
 import { RecreateBudget } from "./services_pod_drift.ts";
 import { StatusWriter } from "./status_writer.ts";
 import { type MiniClusterStores, ownJob } from "./stores.ts";
@@ -85,6 +86,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #status: StatusWriter;
   readonly #cleanup: Cleanup;
   readonly #recreates: RecreateBudget;
+  readonly #held = new HeldSuspensions();
   readonly #now: () => Date;
   readonly #podSecurity: PodSecurityLevel;
   readonly #inlineCurveCert: InlineCurveCertPolicy;
@@ -120,6 +122,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   /** The MiniCluster is gone from the cache: forget what this process remembered of it. */
   deleted(key: string): Promise<void> {
     this.#status.forget(key);
+    this.#held.forget(key);
     return Promise.resolve();
   }
 
@@ -141,13 +144,20 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         return Action.soonest(action, curve.recheckMs);
       }
       const given = "text" in curve ? curve : undefined;
-      const desired = policed(await built(spec, sizes, given), this.#podSecurity);
+      // What the running brokers depend on follows their Job's subdomain, not the spec's.
+      const runningSubdomain = ownJob(this.#stores, spec)?.spec?.template?.spec?.subdomain;
+      const desired = policed(
+        await built(spec, sizes, { given, runningSubdomain }),
+        this.#podSecurity,
+      );
       if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
 
       const plan = miniClusterDependents(spec, desired, sizes, this.#stores, {
         curve: this.#curve,
         recorder: this.#recorder,
         recreates: this.#recreates,
+        client: this.#client,
+        held: this.#held,
       });
       const outcome = await this.#dependents.reconcile(mc, plan, fence);
       if (outcome.retry !== undefined) {
@@ -229,15 +239,18 @@ function validated(mc: MiniCluster): DefaultedMiniCluster | { invalid: Problem }
   }
 }
 
-/** The desired children at `sizes`, or why the builders cannot make them. */
+/**
+ * The desired children at `sizes` (beside a running Job in `runningSubdomain`), or why the
+ * builders cannot make them.
+ */
 async function built(
   mc: DefaultedMiniCluster,
   sizes: Sizes,
-  curve: GivenCurveCert | undefined,
+  opts: { given?: GivenCurveCert; runningSubdomain?: string },
 ): Promise<DesiredChildren | { invalid: Problem }> {
   try {
     const sizing = { size: sizes.effectiveSize, maxSize: sizes.maximumSize };
-    return await desiredChildren(mc, sizing, curve);
+    return await desiredChildren(mc, sizing, opts);
   } catch (e) {
     if (!(e instanceof BuildError)) throw e;
     return { invalid: { reason: "BuildFailed", message: e.message } };

@@ -227,15 +227,7 @@ export const changeArbitrary: fc.Arbitrary<Change> = fc.oneof(
     what: `logging → ${JSON.stringify(l)}`,
     apply: (s: Spec) => ({ ...clone(s), logging: l }),
   })),
-  fc.option(label("h-"), { nil: undefined }).map((h) => ({
-    what: `headlessName → ${h ?? "unset"}`,
-    apply: (s: Spec) => {
-      const n = clone(s);
-      if (h) n.network = { ...n.network, headlessName: h };
-      else delete n.network;
-      return n;
-    },
-  })),
+  fc.option(label("h-"), { nil: undefined }).map(headlessChange),
   fc.integer({ min: 0, max: 8 }).map((tasks) => ({
     what: `tasks → ${tasks}`,
     apply: (s: Spec) => ({ ...clone(s), tasks }),
@@ -265,10 +257,80 @@ export const changeArbitrary: fc.Arbitrary<Change> = fc.oneof(
       return n;
     },
   })),
+  // Suspending and resuming, also around template changes the running Job cannot take.
+  fc.boolean().map(suspendChange),
+  fc.constantFrom(...IMAGES).map(imageChange),
 );
+
+function suspendChange(on: boolean): Change {
+  return {
+    what: `suspend → ${on ? "true" : "unset"}`,
+    apply: (s: Spec) => {
+      const n = clone(s);
+      if (on) n.suspend = true;
+      else delete n.suspend;
+      return n;
+    },
+  };
+}
+
+function imageChange(image: string): Change {
+  return {
+    what: `image → ${image}`,
+    apply: (s: Spec) => {
+      const n = clone(s);
+      main(n).image = image;
+      return n;
+    },
+  };
+}
+
+function headlessChange(h: string | undefined): Change {
+  return {
+    what: `headlessName → ${h ?? "unset"}`,
+    apply: (s: Spec) => {
+      const n = clone(s);
+      if (h) n.network = { ...n.network, headlessName: h };
+      else delete n.network;
+      return n;
+    },
+  };
+}
 
 /** A sequence: the first spec, then the changes to make one after the other. */
 export const sequenceArbitrary = fc.record({
   spec: specArbitrary,
   changes: fc.array(changeArbitrary, { minLength: 2, maxLength: 5 }),
 });
+
+/**
+ * Sequences run besides the sampled ones, whatever the seed: a running Job's pod template that
+ * cannot change while it is suspended and resumed, and renames of the headless Service.
+ */
+export function scriptedSequences(): { spec: Spec; changes: Change[] }[] {
+  const spec = (extra: Partial<Spec> = {}): Spec => ({
+    size: 2,
+    containers: [{ image: IMAGES[0], command: "hostname" }],
+    pod: { annotations: { [KEEP_RUNNING]: "true" } },
+    ...extra,
+  });
+  return [
+    {
+      spec: spec({ suspend: true }),
+      changes: [imageChange(IMAGES[1]), suspendChange(false), suspendChange(true)],
+    },
+    {
+      spec: spec(),
+      changes: [
+        imageChange(IMAGES[1]),
+        suspendChange(true),
+        imageChange(IMAGES[0]),
+        suspendChange(false),
+      ],
+    },
+    {
+      spec: spec({ network: { headlessName: "h-first" } }),
+      changes: [headlessChange("h-second"), headlessChange(undefined), headlessChange("h-first")],
+    },
+  ];
+}

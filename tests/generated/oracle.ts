@@ -9,7 +9,8 @@
  *   size > maximum                 → SizeClamped=True
  *   deadlineSeconds, backoffLimit  → Job activeDeadlineSeconds, backoffLimit
  *   jobLabels                      → Job labels
- *   network.headlessName           → a Service of that name; the pods' subdomain
+ *   network.headlessName           → the pods' subdomain; at creation, the headless Service
+ *                                    and broker.toml's domain (the running brokers keep them)
  *   flux.minimalService            → that Service has a cluster IP and port 8050 (else headless)
  *   containers[].environment       → the container's env
  *   containers[].volumes           → pod volumes and the container's mounts
@@ -19,6 +20,7 @@
  *   services                       → the services pod <name>-services with those containers
  *   command, tasks, logging        → the Flux container's wait script
  *   flux.logLevel, queuePolicy     → the broker options and broker.toml
+ *   suspend                        → Job spec.suspend; Suspended=True/Suspended (else False)
  *
  * The Job's pod template cannot change once the Job exists: template fields follow the spec the
  * Job was created from (`initial`), and a spec whose template differs must be reported as
@@ -123,13 +125,17 @@ export function consistencyProblems(spec: Spec, initial: Spec, observed: Observe
         bad(`Job label ${k}=${job.metadata?.labels?.[k]}, want ${v}`);
       }
     }
+    if ((job.spec?.suspend ?? false) !== (spec.suspend ?? false)) {
+      bad(`Job suspend ${job.spec?.suspend}, want ${spec.suspend ?? false}`);
+    }
     problems.push(...templateProblems(initial, name, job));
   }
 
-  // Services: the headless (or minimal) one and one per non-Flux container with ports; no others.
+  // Services: the headless (or minimal) one in the running pods' subdomain and one per non-Flux
+  // container with ports; no others.
   const services = observed.services.filter((s) => ownedBy(s, uid));
   const wantServices = new Map<string, number[] | undefined>([[
-    headlessName(spec, name),
+    headlessName(initial, name),
     undefined,
   ]]);
   spec.containers.forEach((c, i) => {
@@ -183,7 +189,7 @@ export function consistencyProblems(spec: Spec, initial: Spec, observed: Observe
     c.metadata?.name === `${name}-entrypoint` && ownedBy(c, uid)
   );
   if (!cm) bad(`no ConfigMap ${name}-entrypoint`);
-  else problems.push(...scriptProblems(spec, name, size, maximum, cm));
+  else problems.push(...scriptProblems(spec, name, size, maximum, cm, headlessName(initial, name)));
 
   // The status.
   const status = observed.status;
@@ -208,6 +214,11 @@ export function consistencyProblems(spec: Spec, initial: Spec, observed: Observe
       }
     } else if (unappliable?.status !== "False") {
       bad(`Unappliable is ${unappliable?.status}/${unappliable?.reason}: ${unappliable?.message}`);
+    }
+    const suspended = cond("Suspended");
+    const wantSuspended = spec.suspend ? ["True", "Suspended"] : ["False", "NotSuspended"];
+    if (canonical([suspended?.status, suspended?.reason]) !== canonical(wantSuspended)) {
+      bad(`Suspended is ${suspended?.status}/${suspended?.reason}, want ${wantSuspended}`);
     }
     const clamped = (spec.size ?? 1) > maximum;
     if (cond("SizeClamped")?.status !== (clamped ? "True" : "False")) {
@@ -270,13 +281,17 @@ function templateProblems(initial: Spec, name: string, job: Job): string[] {
   return problems;
 }
 
-/** The Flux container's wait script and the init script against the current spec. */
+/**
+ * The Flux container's wait script and the init script against the current spec; broker.toml
+ * connects through `subdomain`, the running pods' one.
+ */
 function scriptProblems(
   spec: Spec,
   name: string,
   size: number,
   maximum: number,
   cm: ConfigMap,
+  subdomain: string,
 ): string[] {
   const problems: string[] = [];
   const bad = (msg: string) => problems.push(msg);
@@ -322,7 +337,6 @@ function scriptProblems(
   const policy = spec.flux?.scheduler?.queuePolicy ||
     defaultOf<string>("spec.flux.scheduler.queuePolicy");
   if (!init.includes(`queue-policy = "${policy}"`)) bad(`broker.toml lacks queue-policy ${policy}`);
-  const headless = headlessName(spec, name);
-  if (!init.includes(`%h.${headless}.`)) bad(`broker.toml does not connect through ${headless}`);
+  if (!init.includes(`%h.${subdomain}.`)) bad(`broker.toml does not connect through ${subdomain}`);
   return problems;
 }

@@ -1,8 +1,9 @@
 /**
  * Generated input, in the manner of Acto: random valid MiniClusters from the CRD schema and random
  * sequences of changes (size, command, environment, volumes, services, logging, headless name,
- * tasks, labels, deadline, minimal Service, sidecar ports), applied to the real apiserver with the
- * operator running; after each step the consistency oracle (tests/generated/oracle.ts) must hold:
+ * tasks, labels, deadline, minimal Service, sidecar ports, suspend, image), and a few scripted
+ * sequences (suspend/template change/resume, headless renames), applied to the real apiserver with
+ * the operator running; after each step the consistency oracle (tests/generated/oracle.ts) must hold:
  * every spec field shows up where it should in the children and the status.
  *
  * CI runs a small fixed set; `deno task fuzz` runs many more. Reproduce a failure with the seed it
@@ -19,7 +20,7 @@ import { ConfigMaps, Jobs, Pods, Services } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MINICLUSTER_LABEL } from "../../controllers/minicluster/children/names.ts";
 import { eventually, integrationTest, type TestEnv } from "../harness.ts";
-import { sequenceArbitrary, type Spec } from "../generated/arbitraries.ts";
+import { scriptedSequences, sequenceArbitrary, type Spec } from "../generated/arbitraries.ts";
 import { consistencyProblems, type Observed } from "../generated/oracle.ts";
 import { withLoggedOperator } from "../generated/logged_operator.ts";
 import { pool } from "../generated/script_checks.ts";
@@ -67,7 +68,10 @@ integrationTest(
   "generated input: random valid MiniClusters and changes keep the children consistent",
   async (env) => {
     const { client, namespace } = env;
-    const sequences = fc.sample(sequenceArbitrary, { seed: SEED, numRuns: SEQUENCES });
+    const sequences = [
+      ...fc.sample(sequenceArbitrary, { seed: SEED, numRuns: SEQUENCES }),
+      ...scriptedSequences(),
+    ];
     console.log(
       `generated input: seed ${SEED}, ${SEQUENCES} sequences ` +
         `(GENERATED_SEED=${SEED} GENERATED_SEQUENCES=${SEQUENCES} to reproduce)`,

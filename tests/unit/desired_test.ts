@@ -148,3 +148,21 @@ Deno.test("desired: builder failures surface as BuildError", async () => {
   });
   await assert.rejects(desiredChildren(withDefaults(bad), { size: 2, maxSize: 4 }), BuildError);
 });
+
+Deno.test("desired: beside a running Job, the brokers' children keep its subdomain", async () => {
+  const renamed = withDefaults(mc({ network: { headlessName: "brokers" } }));
+  const sizing = { size: 2, maxSize: 4 };
+  const fresh = await desiredChildren(renamed, sizing);
+  const running = await desiredChildren(renamed, sizing, { runningSubdomain: "flux" });
+  const domains = (cm: typeof fresh.configMap) =>
+    [...JSON.stringify(cm.data).matchAll(/%h\.([a-z0-9-]+)\.ns\.svc/g)].map((m) => m[1]);
+  assert.equal(fresh.services[0].metadata?.name, "brokers");
+  assert.ok(domains(fresh.configMap).every((d) => d === "brokers"));
+  assert.equal(running.services[0].metadata?.name, "flux");
+  assert.ok(domains(running.configMap).length > 0);
+  assert.ok(domains(running.configMap).every((d) => d === "flux"));
+  // The Job is built from the spec: the difference is what the running Job cannot take.
+  assert.equal(running.job.spec?.template.spec?.subdomain, "brokers");
+  assert.deepEqual(running.job, fresh.job);
+  assert.deepEqual(await desiredChildren(renamed, sizing, { runningSubdomain: "brokers" }), fresh);
+});

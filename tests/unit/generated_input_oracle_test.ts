@@ -8,7 +8,12 @@ import fc from "fast-check";
 import { validateSpec, withDefaults } from "../../api/mod.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { desiredChildren } from "../../controllers/minicluster/desired.ts";
-import { sequenceArbitrary, type Spec, specArbitrary } from "../generated/arbitraries.ts";
+import {
+  scriptedSequences,
+  sequenceArbitrary,
+  type Spec,
+  specArbitrary,
+} from "../generated/arbitraries.ts";
 import { consistencyProblems, maximumOf, type Observed } from "../generated/oracle.ts";
 
 const NAME = "g-unit";
@@ -25,9 +30,12 @@ async function built(spec: Spec, initial: Spec): Promise<Observed> {
   assert.deepEqual(validateSpec(mc), []);
   const maxSize = maximumOf(initial);
   const size = Math.min(spec.size ?? 1, maxSize);
-  const d = await desiredChildren(withDefaults(mc), { size, maxSize });
-  // The Job's template stays as it was created.
+  // The Job's template stays as it was created; what its brokers depend on keeps its subdomain.
   const first = await desiredChildren(withDefaults({ ...mc, spec: initial }), { size, maxSize });
+  const subdomain = first.job.spec!.template.spec!.subdomain;
+  const d = await desiredChildren(withDefaults(mc), { size, maxSize }, {
+    runningSubdomain: subdomain,
+  });
   const job = { ...d.job, spec: { ...d.job.spec!, template: first.job.spec!.template } };
   return {
     name: NAME,
@@ -55,6 +63,17 @@ Deno.test("the builders' children satisfy the oracle for generated specs and cha
     }),
     { seed: 20261121, numRuns: 150 },
   );
+  for (const { spec, changes } of scriptedSequences()) {
+    let current = spec;
+    for (const change of changes) {
+      current = change.apply(current);
+      assert.deepEqual(
+        consistencyProblems(current, spec, await built(current, spec)),
+        [],
+        change.what,
+      );
+    }
+  }
 });
 
 Deno.test("the oracle notices a missing or misplaced field", async () => {

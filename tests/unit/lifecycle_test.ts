@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import { suspendedCondition, ttlRemainingMs } from "../../controllers/minicluster/lifecycle.ts";
+import {
+  suspendedCondition,
+  suspendedOnlyBy,
+  suspendOwners,
+  ttlRemainingMs,
+} from "../../controllers/minicluster/lifecycle.ts";
 import { buildServicesPod } from "../../controllers/minicluster/children/services_pod.ts";
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
 import { withDefaults } from "../../api/mod.ts";
@@ -20,6 +25,33 @@ Deno.test("lifecycle: suspended by the user, held by a queue, resuming, running"
   assert.deepEqual(suspendedCondition(job(false), true).slice(0, 2), [false, "Suspending"]);
   assert.deepEqual(suspendedCondition(job(false), false).slice(0, 2), [false, "NotSuspended"]);
   assert.deepEqual(suspendedCondition(undefined, false).slice(0, 2), [false, "NotSuspended"]);
+});
+
+Deno.test("lifecycle: the operator resumes only a suspension it alone set", () => {
+  const owning = (manager: string, operation: string, subresource?: string) => ({
+    manager,
+    operation,
+    ...(subresource ? { subresource } : {}),
+    fieldsV1: { "f:spec": { "f:suspend": {}, "f:parallelism": {} } },
+  });
+  const other = { manager: "other", operation: "Update", fieldsV1: { "f:spec": { "f:x": {} } } };
+  const suspended = (...managedFields: object[]) =>
+    job(true, { metadata: { managedFields } } as Partial<Job>);
+  const us = "minicluster-operator";
+  const ours = suspended(owning(us, "Apply"), owning(us, "Update"), other);
+  assert.deepEqual(suspendOwners(ours), [us, us]);
+  assert.equal(suspendedOnlyBy(ours, us), true, "the apply and a patch of ours");
+  assert.equal(
+    suspendedOnlyBy(suspended(owning(us, "Apply"), owning("kueue", "Update")), us),
+    false,
+  );
+  assert.equal(suspendedOnlyBy(suspended(other), us), false, "set by nobody: a webhook");
+  assert.equal(suspendedOnlyBy(suspended(owning("x", "Update", "status")), us), false);
+  const running = job(
+    false,
+    { metadata: { managedFields: [owning(us, "Update")] } } as Partial<Job>,
+  );
+  assert.equal(suspendedOnlyBy(running, us), false, "not suspended");
 });
 
 Deno.test("lifecycle: the TTL counts from the Job's Complete or Failed transition", () => {

@@ -8,7 +8,9 @@
  *   of keeping a finished cluster alive;
  * - `spec.suspend` appears only when the user suspends the MiniCluster, so that the operator's
  *   field manager never owns the Job's `spec.suspend` otherwise and a queue controller (Kueue) may
- *   suspend and admit the Job without the operator undoing it.
+ *   suspend and admit the Job without the operator undoing it. (Resuming a Job the operator alone
+ *   suspended may leave it owning `suspend: false`, which the queue controller's next write of the
+ *   field takes over; see dependents.ts.)
  */
 import type { Job, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";

@@ -1,0 +1,67 @@
+// Renaming the headless Service (spec.network.headlessName) of a running MiniCluster: the Job's
+// pods keep their subdomain (immutable in a Job's pod template), so everything the running
+// brokers depend on stays as it was — the old headless Service and the old domain in broker.toml —
+// and the rename is reported until the MiniCluster is created again.
+import assert from "node:assert/strict";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
+import { isNotFound } from "../../runtime/errors.ts";
+import { ConfigMaps, Jobs, Services } from "../../runtime/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
+import { eventually, integrationTest, type TestEnv } from "../harness.ts";
+import { miniCluster, quiescent, waitForCondition, withOperator } from "./minicluster_operator.ts";
+
+/** The broker domains (`<subdomain>.<namespace>.svc.cluster.local`) the entrypoint scripts name. */
+async function brokerDomains(env: TestEnv, name: string): Promise<string[]> {
+  const cm = await env.client.get<ConfigMap>(ConfigMaps, env.namespace, `${name}-entrypoint`);
+  const domains = new Set<string>();
+  for (const text of Object.values(cm.data ?? {})) {
+    for (const m of text.matchAll(/%h\.([a-z0-9.-]+)\.svc\.cluster\.local/g)) domains.add(m[1]);
+  }
+  return [...domains];
+}
+
+async function exists(env: TestEnv, name: string): Promise<boolean> {
+  try {
+    await env.client.get(Services, env.namespace, name);
+    return true;
+  } catch (e) {
+    if (isNotFound(e)) return false;
+    throw e;
+  }
+}
+
+integrationTest(
+  "minicluster headless rename: the running brokers keep their Service and domain, reported",
+  async (env) => {
+    const { client, namespace } = env;
+    await withOperator(env, async (op) => {
+      await client.create(MiniClusters, miniCluster("renamed", namespace));
+      await eventually(() => client.get<Job>(Jobs, namespace, "renamed"));
+      await waitForCondition(env, "renamed", "Unappliable", "False", "Applied");
+      assert.ok(await exists(env, "renamed"));
+      assert.deepEqual(await brokerDomains(env, "renamed"), [`renamed.${namespace}`]);
+
+      await client.patch(MiniClusters, namespace, "renamed", {
+        spec: { network: { headlessName: "brokers" } },
+      }, "merge");
+      const c = await waitForCondition(env, "renamed", "Unappliable", "True", "JobFieldsImmutable");
+      assert.match(c.message ?? "", /spec\.template\.spec\.subdomain/);
+      await quiescent(op);
+      const job = await client.get<Job>(Jobs, namespace, "renamed");
+      assert.equal(job.spec?.template.spec?.subdomain, "renamed");
+      assert.ok(await exists(env, "renamed"), "the brokers' headless Service is kept");
+      assert.ok(!(await exists(env, "brokers")), "no Service for a domain no pod is in");
+      assert.deepEqual(await brokerDomains(env, "renamed"), [`renamed.${namespace}`]);
+
+      // Back to the Job's subdomain: nothing left to report.
+      await client.patch(MiniClusters, namespace, "renamed", {
+        spec: { network: { headlessName: null } },
+      }, "merge");
+      await waitForCondition(env, "renamed", "Unappliable", "False", "Applied");
+      assert.ok(await exists(env, "renamed"));
+      assert.deepEqual(await brokerDomains(env, "renamed"), [`renamed.${namespace}`]);
+    });
+  },
+  { timeoutMs: 90_000 },
+);
