@@ -5,7 +5,7 @@
  *
  * Lifecycle of `run()`:
  *   serve /healthz → start watchers → wait for every cache (bounded by --cache-sync-timeout; /readyz
- *   turns ready) → [leader election: wait for the Lease] → start controllers → run until SIGTERM /
+ *   turns ready; a watched namespace that refuses us does not hold it up, see watcher.ts) → [leader election: wait for the Lease] → start controllers → run until SIGTERM /
  *   SIGINT (exit 0 after draining in-flight reconciles and releasing the Lease) or until the Lease is
  *   lost (exit 1: a fresh process is the simplest way to never act on a stale view as a standby).
  *
@@ -199,6 +199,10 @@ export class Manager {
       if (code !== 0 || stop.signal.aborted) return code;
       this.#synced = true;
       log.info("caches synced", { kinds: this.#allWatchers().map((w) => w.resource) });
+      const notServed = this.#notServed();
+      if (notServed.length) {
+        log.warn("serving without namespaces that refuse us; retrying them", { notServed });
+      }
 
       if (elector && !(await elector.acquire(stop.signal))) return 0;
       await Promise.all(this.#controllers.map((c) => c.start()));
@@ -252,6 +256,13 @@ export class Manager {
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort!);
     }
+  }
+
+  /** "resource in namespace: reason" of each namespace a watcher is refused in. */
+  #notServed(): string[] {
+    return this.#allWatchers().flatMap((w) =>
+      [...w.notServed].map(([namespace, reason]) => `${w.resource} in ${namespace}: ${reason}`)
+    );
   }
 
   #elector(client: KubeClient): LeaderElector {

@@ -189,7 +189,8 @@ export const FLAGS: readonly FlagSpec[] = [
     name: "fail-on-forbidden",
     key: "failOnForbidden",
     kind: "bool",
-    help: "Exit at start-up when a list/watch is forbidden (RBAC). false: retry forever.",
+    help: "Exit at start-up when a list/watch is forbidden (RBAC) in every watched namespace; " +
+      "one of several is reported and retried meanwhile. false: retry forever.",
     default: "true",
   },
   {
