@@ -88,6 +88,8 @@ export class Manager {
       kubeconfig: this.#opts.kubeconfig,
       context: this.#opts.context,
       maxWritesInFlight: this.#opts.maxWritesInFlight,
+      execPluginTimeoutMs: this.#opts.execPluginTimeoutMs,
+      log: this.log.child({ component: "client" }),
       onRequest: (e) => this.#metrics.request(e.verb, e.resource, e.code, e.seconds),
     });
     return this.#client;
@@ -183,7 +185,8 @@ export class Manager {
     const server = startHealthServer({
       port: this.#opts.healthPort,
       hostname: this.#opts.bindAddress,
-      isReady: () => this.#synced,
+      // Not ready while requests cannot be authenticated (an exec plugin fails or hangs).
+      isReady: () => this.#synced && client.credentialsProblem === undefined,
       metrics: this.registry,
       onError: (e) => log.error("health server failed", { error: String(e) }),
     });
@@ -283,6 +286,8 @@ export class Manager {
 
   /** Controllers drain first, then the Lease goes (so no two leaders overlap), then the caches. */
   async #shutdown(elector?: LeaderElector): Promise<void> {
+    // Reconciles waiting on a credential plugin fail now rather than at its timeout or the drain's.
+    this.#client?.stopCredentialPlugin();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const drained = Promise.all(this.#controllers.map((c) => c.stop()));
     const timedOut = new Promise<void>((resolve) => {

@@ -35,6 +35,8 @@ export interface OperatorOptions {
   resyncPeriodMs: number;
   cacheSyncTimeoutMs: number;
   failOnForbidden: boolean;
+  /** How long a kubeconfig's exec credential plugin may run before it is killed. */
+  execPluginTimeoutMs: number;
   /**
    * The Pod Security Standard every MiniCluster's pods must meet ("privileged": no check); a
    * MiniCluster whose pods would not is refused as SpecInvalid before anything is created.
@@ -194,6 +196,14 @@ export const FLAGS: readonly FlagSpec[] = [
     default: "true",
   },
   {
+    name: "exec-plugin-timeout",
+    key: "execPluginTimeoutMs",
+    kind: "duration",
+    help: "Kill a kubeconfig's exec credential plugin still running after this long (logged; " +
+      "/readyz fails until a run succeeds).",
+    default: "30s",
+  },
+  {
     name: "pod-security",
     key: "podSecurity",
     kind: "string",
@@ -325,6 +335,7 @@ function validate(o: OperatorOptions): void {
     throw new OptionsError("--renew-deadline must be greater than --retry-period");
   }
   if (o.cacheSyncTimeoutMs <= 0) throw new OptionsError("--cache-sync-timeout must be positive");
+  if (o.execPluginTimeoutMs <= 0) throw new OptionsError("--exec-plugin-timeout must be positive");
   if (!["privileged", "baseline", "restricted"].includes(o.podSecurity)) {
     throw new OptionsError(
       `--pod-security: "${o.podSecurity}" is not one of privileged, baseline, restricted`,

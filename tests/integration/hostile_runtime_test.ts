@@ -116,13 +116,17 @@ interface RunningOperator {
 }
 
 /** The operator's manager, wired as mod.ts wires it, with `flags` besides the kubeconfig's. */
-async function runOperator(kubeconfig: string, flags: string[]): Promise<RunningOperator> {
+async function runOperator(
+  kubeconfig: string,
+  flags: string[],
+  env: Record<string, string> = {},
+): Promise<RunningOperator> {
   const opts = parseOptions([
     `--kubeconfig=${kubeconfig}`,
     "--health-port=0",
     "--bind-address=127.0.0.1",
     ...flags,
-  ]);
+  ], env);
   const logs: string[] = [];
   const manager = new Manager(opts, new Logger({ level: "debug", write: (l) => logs.push(l) }));
   const client = await manager.connect();
@@ -261,4 +265,90 @@ integrationTest(
     }
   },
   { timeoutMs: 150_000 },
+);
+
+/** Whether process `pid` still runs. */
+function alive(pid: number): boolean {
+  try {
+    Deno.kill(pid, "SIGCONT");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+integrationTest(
+  "hostile runtime: a credential plugin that hangs fails readiness and does not hold up a stop",
+  async (env) => {
+    const { client, namespace } = env;
+    const dir = await Deno.makeTempDir({ prefix: "hostile-runtime-" });
+    const pids = () =>
+      Deno.readTextFile(`${dir}/pids`).then((t) => t.trim().split("\n").map(Number))
+        .catch(() => [] as number[]);
+    let op: RunningOperator | undefined;
+    try {
+      await client.create(ServiceAccounts, { metadata: { name: SA, namespace } });
+      await bindIn(env, namespace, "cluster-admin");
+      await Deno.writeTextFile(`${dir}/token`, await serviceAccountToken(env));
+      // The first run's token is stale 2 s later (12 s, less the 10 s margin); every later run
+      // hangs, as a cloud plugin does whose identity endpoint stopped answering.
+      const plugin = `${dir}/plugin.sh`;
+      await Deno.writeTextFile(
+        plugin,
+        [
+          "#!/bin/sh",
+          `echo $$ >> "${dir}/pids"`,
+          `if [ "$(wc -l < "${dir}/pids")" -gt 1 ]; then exec sleep 600; fi`,
+          `exp=$(date -u -d "+12 seconds" +%Y-%m-%dT%H:%M:%SZ)`,
+          `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",` +
+          `"status":{"token":"%s","expirationTimestamp":"%s"}}' "$(cat "${dir}/token")" "$exp"`,
+        ].join("\n"),
+      );
+      await Deno.chmod(plugin, 0o755);
+      const kubeconfig = await kubeconfigAs(env, dir, {
+        exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin },
+      });
+      // Through the environment: a build without the option runs and ignores it.
+      op = await runOperator(kubeconfig, [`--namespaces=${namespace}`], {
+        OPERATOR_EXEC_PLUGIN_TIMEOUT: "2s",
+      });
+      const o = op;
+      const failure = () => `operator log:\n${o.logs.join("\n")}`;
+      await eventually(async () => assert.equal(await o.readyz(), 200), { timeoutMs: 20_000 });
+      await new Promise((r) => setTimeout(r, 3_000));
+
+      // A reconcile needs a fresh token: the plugin hangs, is killed, and the operator says so.
+      const mc = miniCluster("stalled", namespace, { size: 1 });
+      await client.create(MiniClusters, mc);
+      await eventually(async () => assert.equal(await o.readyz(), 503), {
+        timeoutMs: 20_000,
+        intervalMs: 200,
+      }).catch((e) => assert.fail(`${e.message}\n${failure()}`));
+      const line = o.logs.find((l) => l.includes("exec credential plugin failed"));
+      assert.ok(line, failure());
+      assert.equal(JSON.parse(line).command, plugin);
+      assert.equal(JSON.parse(line).timeoutMs, 2_000);
+      const [, hung] = await pids();
+      await eventually(() => assert.ok(!alive(hung), `plugin ${hung} still runs`), {
+        timeoutMs: 5_000,
+      });
+      assert.ok(o.running(), failure());
+
+      // A stop aborts the plugin that runs now instead of waiting for it (or the drain deadline).
+      const stopping = Date.now();
+      assert.equal(await o.stop(), 0, "a clean shutdown");
+      const stopMs = Date.now() - stopping;
+      assert.ok(stopMs < 10_000, `the stop took ${stopMs} ms\n${failure()}`);
+      // Killed by the stop (reaped a moment later).
+      await eventually(async () => {
+        for (const pid of await pids()) assert.ok(!alive(pid), `plugin ${pid} outlived the stop`);
+      }, { timeoutMs: 5_000 });
+    } finally {
+      if (op?.running()) await op.stop();
+      for (const pid of await pids()) if (alive(pid)) Deno.kill(pid, "SIGKILL");
+      await deleteQuietly(env, RoleBindings, namespace, "minicluster-operator");
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+  { timeoutMs: 120_000 },
 );
