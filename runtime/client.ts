@@ -54,6 +54,7 @@ import {
 } from "./request_labels.ts";
 import { WatchConnections } from "./watch_connections.ts";
 import { Slots } from "./slots.ts";
+import type { RuntimeLog } from "./log.ts";
 
 export type * from "./api_client.ts";
 export { LineBuffer, parseWatchLine } from "./watch_lines.ts";
@@ -77,6 +78,10 @@ export interface ClientOptions {
    * order (runtime/slots.ts). 0 or unset: no bound.
    */
   maxWritesInFlight?: number;
+  /** How long an exec credential plugin may run before it is killed. Default 30 s. */
+  execPluginTimeoutMs?: number;
+  /** Where the client reports what no request shows (an exec credential plugin's failed run). */
+  log?: RuntimeLog;
 }
 
 export interface RequestOptions {
@@ -137,6 +142,7 @@ export class KubeClient implements ApiClient {
     this.#credentials = credentialsOf(
       conn,
       options.tokenRefreshMs ?? DEFAULT_TOKEN_REFRESH_MS,
+      { timeoutMs: options.execPluginTimeoutMs, log: options.log },
     );
   }
 
@@ -184,8 +190,25 @@ export class KubeClient implements ApiClient {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#credentials.stop();
     this.#httpClient.close();
     this.#watchConnections.close();
+  }
+
+  /**
+   * Why requests cannot be authenticated now (an exec credential plugin's last run failed or timed
+   * out, and no token it gave is still valid); undefined when nothing is known to be wrong.
+   */
+  get credentialsProblem(): string | undefined {
+    return this.#credentials.problem();
+  }
+
+  /**
+   * Kills an exec credential plugin's run in progress and runs none again, so that a stopping
+   * process never waits on one; requests go on with a token still valid.
+   */
+  stopCredentialPlugin(): void {
+    this.#credentials.stop();
   }
 
   /**
@@ -513,7 +536,7 @@ export class KubeClient implements ApiClient {
   ): Promise<Response> {
     if (this.#closed) throw new Error("KubeClient is closed");
     const headers = new Headers({ Accept: "application/json", "User-Agent": this.#userAgent });
-    const auth = await this.#credentials.header();
+    const auth = await this.#credentials.header(opts.signal);
     if (auth) headers.set("Authorization", auth);
     for (const [k, v] of Object.entries(opts.headers ?? {})) headers.set(k, v);
     let payload: string | undefined;

@@ -3,20 +3,33 @@
  * ServiceAccount's, re-read as the kubelet rotates it), an exec plugin's token, basic auth, or none
  * (client certificates).
  */
-import { ExecTokenSource } from "./exec_credentials.ts";
+import { ExecTokenSource, type ExecTokenSourceOptions } from "./exec_credentials.ts";
 import { type ClusterConnection, KubeconfigError } from "./kubeconfig.ts";
 
 export interface Credentials {
-  /** The header value, or undefined when the connection authenticates otherwise. */
-  header(): Promise<string | undefined>;
+  /**
+   * The header value, or undefined when the connection authenticates otherwise. `signal` ends the
+   * wait (an exec plugin's run goes on for the other callers).
+   */
+  header(signal?: AbortSignal): Promise<string | undefined>;
   /** Forgets a cached file token (after a 401); false when there is nothing to read again. */
   invalidate(): boolean;
+  /** Why no credentials can be had now (an exec plugin's last run failed); undefined: fine. */
+  problem(): string | undefined;
+  /** Kills an exec plugin's run and runs it no more (the process is stopping). */
+  stop(): void;
 }
 
-export function credentialsOf(conn: ClusterConnection, tokenRefreshMs: number): Credentials {
+export function credentialsOf(
+  conn: ClusterConnection,
+  tokenRefreshMs: number,
+  exec: ExecTokenSourceOptions = {},
+): Credentials {
   const fixed = (header?: string): Credentials => ({
     header: () => Promise.resolve(header),
     invalidate: () => false,
+    problem: () => undefined,
+    stop: () => {},
   });
   if (conn.token) return fixed(`Bearer ${conn.token}`);
   if (conn.tokenFile) {
@@ -27,16 +40,20 @@ export function credentialsOf(conn: ClusterConnection, tokenRefreshMs: number): 
         source.invalidate();
         return true;
       },
+      problem: () => undefined,
+      stop: () => {},
     };
   }
   if (conn.exec) {
-    const source = new ExecTokenSource(conn.exec);
+    const source = new ExecTokenSource(conn.exec, undefined, undefined, exec);
     return {
-      header: async () => `Bearer ${await source.token()}`,
+      header: async (signal) => `Bearer ${await source.token(signal)}`,
       invalidate: () => {
         source.invalidate();
         return true;
       },
+      problem: () => source.problem,
+      stop: () => source.stop(),
     };
   }
   if (conn.basicAuth) {

@@ -5,6 +5,11 @@
  * plus KUBERNETES_EXEC_INFO; its ExecCredential is cached until its `expirationTimestamp` (a
  * plugin without one runs once), and run again after a 401.
  *
+ * A run is bounded (default 30 s; client-go waits forever, which suits a person at a terminal, not
+ * an operator): a plugin still running then is killed and the failure logged, and `problem` says
+ * why no token can be had until a run succeeds (the manager's readiness reads it). `stop()` kills a
+ * run at once, so a stopping process never waits on a plugin.
+ *
  * The operator never has a terminal: a plugin that must talk to the user (`interactiveMode:
  * Always`) is refused, one that may (`IfAvailable`) is told it cannot. Plugins that return a client
  * certificate instead of a token are refused (the HTTP client's certificate is fixed at start).
@@ -12,6 +17,7 @@
  * image does not: a kubeconfig with a plugin belongs on a developer's machine.
  */
 import { KubeconfigError } from "./kubeconfig.ts";
+import { type RuntimeLog, silentLog } from "./log.ts";
 
 export const EXEC_API_VERSIONS = [
   "client.authentication.k8s.io/v1",
@@ -100,22 +106,41 @@ export function parseExecCredential(config: ExecConfig, stdout: string): ExecCre
   return { token: status.token, expiresAt };
 }
 
-/** Runs the plugin; the seam tests replace. */
+/** Runs the plugin, killing it when `signal` aborts (then rejects with the reason); the seam tests replace. */
 export type RunPlugin = (
   config: ExecConfig,
+  signal: AbortSignal,
 ) => Promise<{ code: number; stdout: string; stderr: string }>;
 
-const runPlugin: RunPlugin = async (config) => {
+const runPlugin: RunPlugin = async (config, signal) => {
   let out: Deno.CommandOutput;
   try {
-    out = await new Deno.Command(config.command, {
+    const child = new Deno.Command(config.command, {
       args: config.args,
       env: { ...config.env, KUBERNETES_EXEC_INFO: execInfo(config) },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
-    }).output();
+    }).spawn();
+    const output = child.output();
+    // Rejected on abort without waiting for the output: a child the plugin started may still hold
+    // its pipes open after the plugin itself is killed.
+    const killed = new Promise<never>((_, reject) => {
+      const onAbort = () => {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // exited meanwhile
+        }
+        reject(signal.reason);
+      };
+      if (signal.aborted) onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      output.catch(() => {}).finally(() => signal.removeEventListener("abort", onAbort));
+    });
+    out = await Promise.race([output, killed]);
   } catch (e) {
+    if (signal.aborted) throw signal.reason;
     const hint = config.installHint ? `\n${config.installHint}` : "";
     if (e instanceof Deno.errors.NotFound) {
       throw new KubeconfigError(
@@ -137,14 +162,33 @@ const runPlugin: RunPlugin = async (config) => {
 /** Refresh this long before the plugin's stated expiry (a request in flight must not outlive it). */
 const EXPIRY_MARGIN_MS = 10_000;
 
+/** How long a plugin may run before it is killed. */
+export const EXEC_PLUGIN_TIMEOUT_MS = 30_000;
+
+export interface ExecTokenSourceOptions {
+  /** Kill a run after this long; default EXEC_PLUGIN_TIMEOUT_MS. */
+  timeoutMs?: number;
+  /** Where a failed run is reported (with the command and the timeout). */
+  log?: RuntimeLog;
+}
+
 /** Tokens of one plugin: cached, shared by concurrent callers, renewed when expired or refused. */
 export class ExecTokenSource {
   #cached?: ExecCredentialStatus;
   #running?: Promise<ExecCredentialStatus>;
+  #problem?: string;
   readonly #run: RunPlugin;
   readonly #now: () => number;
+  readonly #timeoutMs: number;
+  readonly #log: RuntimeLog;
+  readonly #stop = new AbortController();
 
-  constructor(readonly config: ExecConfig, run: RunPlugin = runPlugin, now = Date.now) {
+  constructor(
+    readonly config: ExecConfig,
+    run: RunPlugin = runPlugin,
+    now = Date.now,
+    opts: ExecTokenSourceOptions = {},
+  ) {
     if (config.interactiveMode === "Always") {
       throw new KubeconfigError(
         `exec plugin ${config.command} (user "${config.user}") needs an interactive terminal ` +
@@ -153,15 +197,35 @@ export class ExecTokenSource {
     }
     this.#run = run;
     this.#now = now;
+    this.#timeoutMs = opts.timeoutMs ?? EXEC_PLUGIN_TIMEOUT_MS;
+    this.#log = opts.log ?? silentLog;
   }
 
-  async token(): Promise<string> {
+  /**
+   * A valid token, from the cache or a run of the plugin (shared by concurrent callers). `signal`
+   * ends this caller's wait, not the run the others share.
+   */
+  async token(signal?: AbortSignal): Promise<string> {
     const c = this.#cached;
     if (c && (c.expiresAt === undefined || c.expiresAt - EXPIRY_MARGIN_MS > this.#now())) {
       return c.token;
     }
     this.#running ??= this.#fetch().finally(() => this.#running = undefined);
-    return (await this.#running).token;
+    return (await untilAborted(this.#running, signal)).token;
+  }
+
+  /** Why no token can be had (the last run failed, nothing valid is cached); undefined: fine. */
+  get problem(): string | undefined {
+    return this.#problem;
+  }
+
+  /** Kills a run in progress and runs the plugin no more (the process is stopping). */
+  stop(): void {
+    this.#stop.abort(
+      new KubeconfigError(
+        `exec plugin ${this.config.command} (user "${this.config.user}"): the client is closing`,
+      ),
+    );
   }
 
   /** After a 401: the next request runs the plugin again. */
@@ -170,15 +234,58 @@ export class ExecTokenSource {
   }
 
   async #fetch(): Promise<ExecCredentialStatus> {
-    const out = await this.#run(this.config);
-    if (out.code !== 0) {
-      const stderr = out.stderr.trim();
-      throw new KubeconfigError(
-        `exec plugin ${this.config.command} (user "${this.config.user}") exited with ${out.code}` +
-          (stderr ? `: ${stderr}` : ""),
+    const { command, user } = this.config;
+    const timeout = new AbortController();
+    const timer = setTimeout(() => {
+      timeout.abort(
+        new KubeconfigError(
+          `exec plugin ${command} (user "${user}") did not finish in ${
+            this.#timeoutMs / 1000
+          } s; killed`,
+        ),
       );
+    }, this.#timeoutMs);
+    try {
+      this.#stop.signal.throwIfAborted();
+      const out = await this.#run(
+        this.config,
+        AbortSignal.any([this.#stop.signal, timeout.signal]),
+      );
+      if (out.code !== 0) {
+        const stderr = out.stderr.trim();
+        throw new KubeconfigError(
+          `exec plugin ${command} (user "${user}") exited with ${out.code}` +
+            (stderr ? `: ${stderr}` : ""),
+        );
+      }
+      this.#cached = parseExecCredential(this.config, out.stdout);
+      this.#problem = undefined;
+      return this.#cached;
+    } catch (e) {
+      const error = e instanceof Error ? e.message : String(e);
+      if (!this.#stop.signal.aborted) {
+        this.#problem = error;
+        this.#log.error("exec credential plugin failed", {
+          command,
+          user,
+          timeoutMs: this.#timeoutMs,
+          error,
+        });
+      }
+      throw e;
+    } finally {
+      clearTimeout(timer);
     }
-    this.#cached = parseExecCredential(this.config, out.stdout);
-    return this.#cached;
   }
+}
+
+/** `p`, or its rejection with `signal`'s reason as soon as that aborts. */
+function untilAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }

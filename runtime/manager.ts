@@ -5,7 +5,7 @@
  *
  * Lifecycle of `run()`:
  *   serve /healthz → start watchers → wait for every cache (bounded by --cache-sync-timeout; /readyz
- *   turns ready) → [leader election: wait for the Lease] → start controllers → run until SIGTERM /
+ *   turns ready; a watched namespace that refuses us does not hold it up, see watcher.ts) → [leader election: wait for the Lease] → start controllers → run until SIGTERM /
  *   SIGINT (exit 0 after draining in-flight reconciles and releasing the Lease) or until the Lease is
  *   lost (exit 1: a fresh process is the simplest way to never act on a stale view as a standby).
  *
@@ -89,6 +89,8 @@ export class Manager {
       kubeconfig: this.#opts.kubeconfig,
       context: this.#opts.context,
       maxWritesInFlight: this.#opts.maxWritesInFlight,
+      execPluginTimeoutMs: this.#opts.execPluginTimeoutMs,
+      log: this.log.child({ component: "client" }),
       onRequest: (e) => this.#metrics.request(e.verb, e.resource, e.code, e.seconds),
     });
     return this.#client;
@@ -184,7 +186,8 @@ export class Manager {
     const server = startHealthServer({
       port: this.#opts.healthPort,
       hostname: this.#opts.bindAddress,
-      isReady: () => this.#synced,
+      // Not ready while requests cannot be authenticated (an exec plugin fails or hangs).
+      isReady: () => this.#synced && client.credentialsProblem === undefined,
       metrics: this.registry,
       onError: (e) => log.error("health server failed", { error: String(e) }),
     });
@@ -200,6 +203,10 @@ export class Manager {
       if (code !== 0 || stop.signal.aborted) return code;
       this.#synced = true;
       log.info("caches synced", { kinds: this.#allWatchers().map((w) => w.resource) });
+      const notServed = this.#notServed();
+      if (notServed.length) {
+        log.warn("serving without namespaces that refuse us; retrying them", { notServed });
+      }
 
       if (elector && !(await elector.acquire(stop.signal))) return 0;
       await Promise.all(this.#controllers.map((c) => c.start()));
@@ -255,6 +262,13 @@ export class Manager {
     }
   }
 
+  /** "resource in namespace: reason" of each namespace a watcher is refused in. */
+  #notServed(): string[] {
+    return this.#allWatchers().flatMap((w) =>
+      [...w.notServed].map(([namespace, reason]) => `${w.resource} in ${namespace}: ${reason}`)
+    );
+  }
+
   #elector(client: KubeClient): LeaderElector {
     const o = this.#opts;
     const identity = o.leaderElectionIdentity ?? defaultIdentity();
@@ -273,6 +287,8 @@ export class Manager {
 
   /** Controllers drain first, then the Lease goes (so no two leaders overlap), then the caches. */
   async #shutdown(elector?: LeaderElector): Promise<void> {
+    // Reconciles waiting on a credential plugin fail now rather than at its timeout or the drain's.
+    this.#client?.stopCredentialPlugin();
     let timer: TimerId | undefined;
     const drained = Promise.all(this.#controllers.map((c) => c.stop()));
     const timedOut = new Promise<void>((resolve) => {

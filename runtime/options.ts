@@ -35,6 +35,8 @@ export interface OperatorOptions {
   resyncPeriodMs: number;
   cacheSyncTimeoutMs: number;
   failOnForbidden: boolean;
+  /** How long a kubeconfig's exec credential plugin may run before it is killed. */
+  execPluginTimeoutMs: number;
   /**
    * The Pod Security Standard every MiniCluster's pods must meet ("privileged": no check); a
    * MiniCluster whose pods would not is refused as SpecInvalid before anything is created.
@@ -194,8 +196,17 @@ export const FLAGS: readonly FlagSpec[] = [
     name: "fail-on-forbidden",
     key: "failOnForbidden",
     kind: "bool",
-    help: "Exit at start-up when a list/watch is forbidden (RBAC). false: retry forever.",
+    help: "Exit at start-up when a list/watch is forbidden (RBAC) in every watched namespace; " +
+      "one of several is reported and retried meanwhile. false: retry forever.",
     default: "true",
+  },
+  {
+    name: "exec-plugin-timeout",
+    key: "execPluginTimeoutMs",
+    kind: "duration",
+    help: "Kill a kubeconfig's exec credential plugin still running after this long (logged; " +
+      "/readyz fails until a run succeeds).",
+    default: "30s",
   },
   {
     name: "pod-security",
@@ -339,6 +350,7 @@ function validate(o: OperatorOptions): void {
     throw new OptionsError("--renew-deadline must be greater than --retry-period");
   }
   if (o.cacheSyncTimeoutMs <= 0) throw new OptionsError("--cache-sync-timeout must be positive");
+  if (o.execPluginTimeoutMs <= 0) throw new OptionsError("--exec-plugin-timeout must be positive");
   if (!["privileged", "baseline", "restricted"].includes(o.podSecurity)) {
     throw new OptionsError(
       `--pod-security: "${o.podSecurity}" is not one of privileged, baseline, restricted`,

@@ -20,6 +20,9 @@ export class RuntimeMetrics {
   readonly #restarts;
   readonly #relists;
   readonly #events;
+  readonly #notServed;
+  /** The reason each (resource, namespace) is reported under, to remove its series when served. */
+  readonly #notServedReasons = new Map<string, string>();
   readonly #requests;
   readonly #requestSeconds;
   readonly #leader;
@@ -91,6 +94,12 @@ export class RuntimeMetrics {
       help: "Watch events received, by type.",
       labelNames: ["resource", "type"],
     });
+    this.#notServed = r.gauge({
+      name: "watch_namespace_not_served",
+      help: "1 while a watched namespace refuses the list/watch of a resource (e.g. its " +
+        "RoleBinding went with it), by reason; retried with backoff, the others served meanwhile.",
+      labelNames: ["resource", "namespace", "reason"],
+    });
     this.#requests = r.counter({
       name: "api_requests_total",
       help: "Requests to the Kubernetes API by verb, resource and HTTP code (0: no response).",
@@ -138,6 +147,15 @@ export class RuntimeMetrics {
     restarted: (resource, reason) => this.#restarts.inc({ resource, reason }),
     relisted: (resource) => this.#relists.inc({ resource }),
     event: (resource, type) => this.#events.inc({ resource, type }),
+    notServed: (resource, namespace, reason) => {
+      const key = `${resource}/${namespace}`;
+      const old = this.#notServedReasons.get(key);
+      if (old !== undefined) this.#notServed.remove({ resource, namespace, reason: old });
+      this.#notServedReasons.delete(key);
+      if (reason === undefined) return;
+      this.#notServedReasons.set(key, reason);
+      this.#notServed.set({ resource, namespace, reason }, 1);
+    },
   };
 
   controller(name: string): ControllerMetrics {

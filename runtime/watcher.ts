@@ -17,6 +17,11 @@
  *   retries forever like any other error (RBAC may be applied after the operator).
  *
  * With a list of namespaces, one list+watch stream runs per namespace, all feeding the same store.
+ * A namespaced install grants each namespace by a RoleBinding in it, which goes when the namespace
+ * is deleted: a namespace that answers 401/403 is "not served" (reported once, retried with backoff,
+ * relisted when it answers again) and does not hold up `synced` once another namespace listed, so
+ * the others are served meanwhile. Every namespace refused before any listed is the RBAC wrong as a
+ * whole, handled as the cluster-wide watch's refusal (stopOnForbidden).
  */
 import { Backoff, type BackoffPolicy, WATCH_BACKOFF } from "./backoff.ts";
 import type { ApiClient } from "./api_client.ts";
@@ -37,6 +42,8 @@ export interface WatcherMetrics {
   restarted(resource: string, reason: RestartReason): void;
   relisted(resource: string): void;
   event(resource: string, type: string): void;
+  /** `namespace` is not served for `reason` (e.g. "Forbidden"), or, with none, served again. */
+  notServed?(resource: string, namespace: string, reason: string | undefined): void;
 }
 
 export interface WatcherOptions<T> {
@@ -94,6 +101,8 @@ export class Watcher<T extends KubeObject> {
   readonly #log: RuntimeLog;
   readonly #streams: (string | undefined)[];
   #listed = new Set<string | undefined>();
+  /** Namespaces whose last list or watch was refused (401/403), with the API's reason. */
+  #denied = new Map<string, string>();
   #running: Promise<void>[] = [];
   #resolveSynced!: () => void;
   #rejectSynced!: (e: Error) => void;
@@ -212,7 +221,15 @@ export class Watcher<T extends KubeObject> {
           return;
         }
         const denied = isForbidden(e) || isUnauthorized(e);
-        if (denied && !this.#listed.has(namespace) && this.#opts.stopOnForbidden !== false) {
+        if (denied && namespace !== undefined) {
+          // Listed again once it answers: what the namespace holds may have changed entirely.
+          resourceVersion = undefined;
+          this.#deny(namespace, e as Error);
+        }
+        const fatal = namespace === undefined
+          ? !this.#listed.has(namespace)
+          : this.#listed.size === 0 && this.#streams.every((ns) => this.#denied.has(ns!));
+        if (denied && fatal && this.#opts.stopOnForbidden !== false) {
           const err = new WatcherError(
             `cannot list/watch ${this.resource} in ${namespace ?? "all namespaces"}: ${
               (e as Error).message
@@ -222,6 +239,7 @@ export class Watcher<T extends KubeObject> {
           this.#rejectSynced(err);
           return;
         }
+        if (denied && namespace !== undefined) this.#settle();
         this.#opts.metrics?.restarted(this.resource, "error");
         const delay = backoff.next();
         log.warn("list/watch failed; retrying", {
@@ -259,10 +277,14 @@ export class Watcher<T extends KubeObject> {
     }
     const list = { metadata, items };
     this.#listed.add(namespace);
-    const allListed = this.#streams.every((ns) => this.#listed.has(ns));
+    if (namespace !== undefined && this.#denied.delete(namespace)) {
+      this.#log.info("namespace served again", { resource: this.resource, namespace });
+      this.#opts.metrics?.notServed?.(this.resource, namespace, undefined);
+    }
+    const allSettled = this.#allSettled();
     this.#cache.replace(list.items, {
       namespace,
-      synced: allListed,
+      synced: allSettled,
     });
     this.#opts.metrics?.relisted(this.resource);
     this.#log.debug("listed", {
@@ -271,8 +293,39 @@ export class Watcher<T extends KubeObject> {
       items: list.items.length,
       resourceVersion: list.metadata.resourceVersion,
     });
-    if (allListed) this.#resolveSynced();
+    if (allSettled) this.#resolveSynced();
     return list.metadata.resourceVersion;
+  }
+
+  /** Namespaces refused now (401/403), with the API's reason: served again once they answer. */
+  get notServed(): ReadonlyMap<string, string> {
+    return this.#denied;
+  }
+
+  /** Every stream has listed, or its namespace was refused: nothing left to wait for. */
+  #allSettled(): boolean {
+    return this.#streams.every((ns) => this.#listed.has(ns) || this.#denied.has(ns!));
+  }
+
+  /** Synced by a refusal: only when some namespace listed (all refused is the RBAC as a whole). */
+  #settle(): void {
+    if (this.#listed.size === 0 || !this.#allSettled()) return;
+    this.#cache.markSynced();
+    this.#resolveSynced();
+  }
+
+  /** Records `namespace` as not served, reporting it when it was served (or pending) before. */
+  #deny(namespace: string, e: Error): void {
+    const reason = (e as { reason?: string }).reason ?? "Forbidden";
+    if (this.#denied.get(namespace) === reason) return;
+    this.#denied.set(namespace, reason);
+    this.#log.error("namespace not served; retrying with backoff", {
+      resource: this.resource,
+      namespace,
+      reason,
+      error: e.message,
+    });
+    this.#opts.metrics?.notServed?.(this.resource, namespace, reason);
   }
 
   /**

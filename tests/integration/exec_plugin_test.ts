@@ -6,8 +6,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { KubeClient } from "../../runtime/client.ts";
+import { Logger } from "../../runtime/log.ts";
 import { Pods } from "../../runtime/resources.ts";
-import { integrationTest, kubectl } from "../harness.ts";
+import { eventually, integrationTest, kubectl, withTimeout } from "../harness.ts";
 
 integrationTest(
   "exec plugin: the token it prints authenticates; after a 401 it runs again",
@@ -67,6 +68,87 @@ integrationTest(
       const runs = (await Deno.readTextFile(join(dir, "runs"))).trim().split("\n").length;
       assert.equal(runs, 2);
     } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+/** Whether process `pid` still runs (signal 0 only checks). */
+function alive(pid: number): boolean {
+  try {
+    Deno.kill(pid, "SIGCONT");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+integrationTest(
+  "exec plugin: one that hangs is killed at the timeout and the request fails naming it",
+  async (env) => {
+    const dir = await Deno.makeTempDir({ prefix: "exec-plugin-hang-" });
+    const pids = () =>
+      Deno.readTextFile(join(dir, "pids")).then((t) => t.trim().split("\n").map(Number))
+        .catch(() => [] as number[]);
+    try {
+      const plugin = join(dir, "plugin.sh");
+      await Deno.writeTextFile(
+        plugin,
+        ["#!/bin/sh", `echo $$ >> "${dir}/pids"`, "exec sleep 600"].join("\n"),
+      );
+      await Deno.chmod(plugin, 0o755);
+      const admin = parse(await Deno.readTextFile(env.kubeconfig));
+      const kubeconfig = join(dir, "kubeconfig");
+      await Deno.writeTextFile(
+        kubeconfig,
+        JSON.stringify({
+          "current-context": "plugin",
+          clusters: admin.clusters,
+          users: [{
+            name: "plugin",
+            user: { exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin } },
+          }],
+          contexts: [{
+            name: "plugin",
+            context: { cluster: admin.clusters[0].name, user: "plugin", namespace: env.namespace },
+          }],
+        }),
+      );
+      const logs: string[] = [];
+      // Declared aside: a client without the bound takes (and ignores) the same object.
+      const options = {
+        timeoutMs: 20_000,
+        execPluginTimeoutMs: 1_000,
+        log: new Logger({ level: "debug", write: (l) => logs.push(l) }),
+      };
+      const client = await KubeClient.fromKubeconfig(kubeconfig, undefined, options);
+      try {
+        const started = Date.now();
+        await withTimeout(
+          assert.rejects(
+            client.list(Pods, { namespace: env.namespace }),
+            (e: Error) => {
+              assert.match(e.message, new RegExp(`exec plugin ${plugin}.* did not finish in 1 s`));
+              return true;
+            },
+          ),
+          10_000,
+          "the request while the plugin hangs",
+        );
+        assert.ok(Date.now() - started < 10_000);
+        // Killed, not left behind; and said so in the log, with its command and the timeout.
+        const [pid] = await pids();
+        assert.ok(pid > 0, "the plugin ran");
+        await eventually(() => assert.ok(!alive(pid), `plugin ${pid} still runs`));
+        const line = logs.find((l) => l.includes("exec credential plugin failed"));
+        assert.ok(line, logs.join("\n"));
+        assert.equal(JSON.parse(line).command, plugin);
+        assert.equal(JSON.parse(line).timeoutMs, 1_000);
+      } finally {
+        client.close();
+      }
+    } finally {
+      for (const pid of await pids()) if (alive(pid)) Deno.kill(pid, "SIGKILL");
       await Deno.remove(dir, { recursive: true });
     }
   },

@@ -168,3 +168,93 @@ Deno.test("exec: a real plugin program, found relative to the kubeconfig, with i
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** A runner whose runs hang until aborted (recording the reason), then `fine` ones answer. */
+function hanging() {
+  const aborted: unknown[] = [];
+  let hang = true;
+  const run: RunPlugin = (_config, signal) => {
+    if (!hang) return Promise.resolve({ code: 0, stdout: credential({ token: "ok" }), stderr: "" });
+    return new Promise((_, reject) => {
+      signal.addEventListener("abort", () => {
+        aborted.push(signal.reason);
+        reject(signal.reason);
+      }, { once: true });
+    });
+  };
+  return { run, aborted, answer: () => hang = false };
+}
+
+Deno.test("exec: a run that hangs is aborted at the timeout, logged, and is the problem until one succeeds", async () => {
+  const plugin = hanging();
+  const logs: { msg: string; fields?: Record<string, unknown> }[] = [];
+  const log = {
+    debug() {},
+    info() {},
+    warn() {},
+    error: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }),
+  };
+  const source = new ExecTokenSource(config, plugin.run, Date.now, { timeoutMs: 50, log });
+  assert.equal(source.problem, undefined);
+  await assert.rejects(
+    source.token(),
+    /exec plugin plugin \(user "u"\) did not finish in 0.05 s; killed/,
+  );
+  assert.equal(plugin.aborted.length, 1, "the run was aborted (the real runner kills it)");
+  assert.match(source.problem ?? "", /did not finish/);
+  assert.equal(logs.length, 1);
+  assert.equal(logs[0].msg, "exec credential plugin failed");
+  assert.equal(logs[0].fields?.command, "plugin");
+  assert.equal(logs[0].fields?.timeoutMs, 50);
+  plugin.answer();
+  assert.equal(await source.token(), "ok");
+  assert.equal(source.problem, undefined);
+});
+
+Deno.test("exec: a caller's signal ends its wait only; stop() aborts the run and runs no more", async () => {
+  const plugin = hanging();
+  const source = new ExecTokenSource(config, plugin.run, Date.now, { timeoutMs: 60_000 });
+  const impatient = new AbortController();
+  const first = source.token(impatient.signal);
+  const second = source.token();
+  impatient.abort(new Error("request timed out"));
+  await assert.rejects(first, /request timed out/);
+  assert.equal(plugin.aborted.length, 0, "the shared run goes on");
+  source.stop();
+  await assert.rejects(second, /the client is closing/);
+  assert.equal(plugin.aborted.length, 1);
+  assert.equal(source.problem, undefined, "stopping is not a credentials problem");
+  plugin.answer();
+  await assert.rejects(source.token(), /the client is closing/);
+});
+
+Deno.test("exec: the real runner kills a plugin program that hangs at the timeout", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "exec-plugin-" });
+  try {
+    const plugin = join(dir, "plugin.sh");
+    await Deno.writeTextFile(
+      plugin,
+      ["#!/bin/sh", `echo $$ > "${dir}/pid"`, "exec sleep 600"].join("\n"),
+    );
+    await Deno.chmod(plugin, 0o755);
+    const source = new ExecTokenSource({ ...config, command: plugin }, undefined, Date.now, {
+      timeoutMs: 300,
+    });
+    await assert.rejects(source.token(), /did not finish in 0.3 s; killed/);
+    const pid = Number(await Deno.readTextFile(join(dir, "pid")));
+    // Reaped a moment after the kill.
+    for (let i = 0; i < 50 && exists(pid); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(!exists(pid), `plugin ${pid} still runs`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+function exists(pid: number): boolean {
+  try {
+    Deno.kill(pid, "SIGCONT");
+    return true;
+  } catch {
+    return false;
+  }
+}
