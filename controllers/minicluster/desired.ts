@@ -12,7 +12,7 @@ import type { ConfigMap, Pod, Secret, Service } from "kubernetes-types/core/v1.d
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { DefaultedMiniCluster } from "../../api/mod.ts";
 import { ConfigMaps, Pods, type ResourceType, Secrets, Services } from "../../runtime/resources.ts";
-import { type AnnotatedPod, unknownContainerProblems } from "./children/container_annotations.ts";
+import { unknownContainerProblems } from "./children/container_annotations.ts";
 import { buildEntrypointConfigMap } from "./children/entrypoint.ts";
 import { buildCurveSecret, checkCurveCertificate, userCurveCert } from "./children/curve.ts";
 import { buildJob } from "./children/job.ts";
@@ -77,15 +77,12 @@ export async function desiredChildren(
       ...(servicesPod ? { servicesPod } : {}),
       ...(given ? { curveSecret: buildCurveSecret(sized, given) } : {}),
     };
-    const stray = unknownContainerProblems(
-      sized.spec.pod.annotations,
-      annotatedPods(built.job, servicesPod),
-    );
-    if (stray.length > 0) throw new BuildError(stray.join("; "));
   } catch (e) {
     if (e instanceof BuildError) throw e;
     throw new BuildError(e instanceof Error ? e.message : String(e));
   }
+  const stray = unknownContainerProblems(mc.spec.pod.annotations, built.job, built.servicesPod);
+  if (stray.length > 0) throw new BuildError(stray.join("; "));
   // Compared children carry the hash of what they were applied from (diff.ts); the Job gets it
   // after the hash of its template.
   const own = <T extends { metadata?: ObjectMeta }>(obj: T) => withDesiredHash(owned(mc, obj));
@@ -106,19 +103,6 @@ export async function desiredChildren(
     ...(built.servicesPod ? { servicesPod: await own(built.servicesPod) } : {}),
     ...(built.curveSecret ? { curveSecret: await own(built.curveSecret) } : {}),
   };
-}
-
-/** The pods `spec.pod.annotations` go on, with their containers (init containers included). */
-function annotatedPods(job: Job, servicesPod: Pod | undefined): AnnotatedPod[] {
-  const spec = job.spec?.template.spec;
-  const pods = [{
-    what: "the Job's pods",
-    containers: [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])],
-  }];
-  if (servicesPod) {
-    pods.push({ what: "the services pod", containers: servicesPod.spec?.containers ?? [] });
-  }
-  return pods;
 }
 
 /** The kinds of children other than the Job (which has its own update rules). */

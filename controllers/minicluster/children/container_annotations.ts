@@ -9,7 +9,8 @@
  * The seccomp annotations of the same shape are not among them: the apiserver does not tie them
  * to a container and nothing reads them since Kubernetes 1.27, so they go on every pod as given.
  */
-import type { Container } from "kubernetes-types/core/v1.d.ts";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { Container, Pod } from "kubernetes-types/core/v1.d.ts";
 
 /** The AppArmor annotation of a container (kube-apiserver copies it into the container's field). */
 export const APPARMOR_ANNOTATION_PREFIX = "container.apparmor.security.beta.kubernetes.io/";
@@ -35,20 +36,24 @@ export function annotationsForPod(
   );
 }
 
-/** A pod the annotations go on, as the problems describe it: "the services pod" and its containers. */
-export interface AnnotatedPod {
-  what: string;
-  containers: Container[];
-}
-
-/** One problem per container-scoped annotation that names a container none of `pods` has. */
+/**
+ * One problem per container-scoped annotation that names a container neither the Job's pods (init
+ * containers included) nor the services pod has.
+ */
 export function unknownContainerProblems(
   annotations: Record<string, string>,
-  pods: AnnotatedPod[],
+  job: Job,
+  servicesPod: Pod | undefined,
 ): string[] {
-  const names = new Set(pods.flatMap((p) => p.containers.map((c) => c.name)));
-  const inPods = pods.map((p) => `${p.what}: ${p.containers.map((c) => c.name).join(", ")}`)
-    .join("; ");
+  const template = job.spec?.template.spec;
+  const pods: [string, Container[]][] = [
+    ["the Job's pods", [...(template?.initContainers ?? []), ...(template?.containers ?? [])]],
+  ];
+  if (servicesPod) pods.push(["the services pod", servicesPod.spec?.containers ?? []]);
+  const names = new Set(pods.flatMap(([, containers]) => containers.map((c) => c.name)));
+  const inPods = pods.map(([what, containers]) =>
+    `${what}: ${containers.map((c) => c.name).join(", ")}`
+  ).join("; ");
   return Object.keys(annotations).sort().flatMap((key) => {
     const container = annotatedContainer(key);
     if (container === undefined || names.has(container)) return [];
