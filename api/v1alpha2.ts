@@ -716,7 +716,7 @@ export interface MiniClusterArchive {
  */
 export interface MiniClusterPodSpec {
   /**
-   * Extra annotations on every pod. Keys under batch.kubernetes.io/ (the Job controller's) and flux-framework.org/ (the operator's) are refused.
+   * Extra annotations on every pod. Keys under batch.kubernetes.io/ (the Job controller's) and flux-framework.org/ (the operator's) are refused. An AppArmor annotation (container.apparmor.security.beta.kubernetes.io/<container>) goes only on the pod that has that container (the Job's pods or the services pod); one naming a container neither has is SpecInvalid.
    */
   annotations?: {
     /**
@@ -1426,7 +1426,7 @@ export interface DefaultedLoggingSpec {
  */
 export interface DefaultedMiniClusterPodSpec {
   /**
-   * Extra annotations on every pod. Keys under batch.kubernetes.io/ (the Job controller's) and flux-framework.org/ (the operator's) are refused.
+   * Extra annotations on every pod. Keys under batch.kubernetes.io/ (the Job controller's) and flux-framework.org/ (the operator's) are refused. An AppArmor annotation (container.apparmor.security.beta.kubernetes.io/<container>) goes only on the pod that has that container (the Job's pods or the services pod); one naming a container neither has is SpecInvalid.
    */
   annotations: {
     /**

@@ -12,6 +12,7 @@ import type { ConfigMap, Pod, Secret, Service } from "kubernetes-types/core/v1.d
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { DefaultedMiniCluster } from "../../api/mod.ts";
 import { ConfigMaps, Pods, type ResourceType, Secrets, Services } from "../../runtime/resources.ts";
+import { unknownContainerProblems } from "./children/container_annotations.ts";
 import { buildEntrypointConfigMap } from "./children/entrypoint.ts";
 import { buildCurveSecret, checkCurveCertificate, userCurveCert } from "./children/curve.ts";
 import type { GivenCurveCert } from "./curve_source.ts";
@@ -88,6 +89,8 @@ export async function desiredChildren(
     if (e instanceof BuildError) throw e;
     throw new BuildError(e instanceof Error ? e.message : String(e));
   }
+  const stray = unknownContainerProblems(mc.spec.pod.annotations, built.job, built.servicesPod);
+  if (stray.length > 0) throw new BuildError(stray.join("; "));
   // Compared children carry the hash of what they were applied from (diff.ts); the Job gets it
   // after the hash of its template.
   const own = <T extends { metadata?: ObjectMeta }>(obj: T) => withDesiredHash(owned(mc, obj));

@@ -17,6 +17,7 @@
  */
 import type { Container, PodSpec, SecurityContext } from "kubernetes-types/core/v1.d.ts";
 import type { Problem } from "../../runtime/dependents.ts";
+import { APPARMOR_ANNOTATION_PREFIX } from "./children/container_annotations.ts";
 import type { DesiredChildren } from "./desired.ts";
 
 /** `privileged` checks nothing (the default, like the Go operator). */
@@ -78,8 +79,6 @@ const RESTRICTED_VOLUMES = new Set([
 ]);
 /** Seccomp and AppArmor profile types that keep the container confined. */
 const CONFINED_PROFILES = new Set(["RuntimeDefault", "Localhost"]);
-/** The AppArmor annotation of each container (kube-apiserver copies it into the field). */
-const APPARMOR_ANNOTATION_PREFIX = "container.apparmor.security.beta.kubernetes.io/";
 
 /** A pod as the checks see it: its annotations and its spec. */
 export interface JudgedPod {

@@ -94,6 +94,30 @@ Deno.test("desired: services pod and per-container Services", async () => {
   ]);
 });
 
+Deno.test("desired: an AppArmor annotation naming a container no pod has is a build error", async () => {
+  const apparmor = "container.apparmor.security.beta.kubernetes.io/";
+  const spec = (annotations: Record<string, string>) =>
+    withDefaults(mc({
+      containers: [{ image: "app", command: "hostname" }],
+      services: [{ name: "api", image: "nginx" }],
+      pod: { annotations },
+    }));
+  const e = await desiredChildren(spec({ [`${apparmor}apii`]: "runtime/default" }), {
+    size: 2,
+    maxSize: 4,
+  }).then(() => undefined, (e) => e);
+  assert.ok(e instanceof BuildError, "accepted an annotation naming no container");
+  assert.equal(
+    e.message,
+    `spec.pod.annotations: "${apparmor}apii" names container "apii", which no pod of the MiniCluster has (the Job's pods: flux-view, flux; the services pod: api)`,
+  );
+  // Each container named by its own pod's annotation is fine.
+  await desiredChildren(spec({ [`${apparmor}flux`]: "runtime/default", [`${apparmor}api`]: "" }), {
+    size: 2,
+    maxSize: 4,
+  });
+});
+
 Deno.test("desired: a broken curveCert is a build error, a given one becomes the Secret", async () => {
   await assert.rejects(
     desiredChildren(withDefaults(mc({ flux: { curveCert: "not a certificate" } })), {

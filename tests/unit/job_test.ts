@@ -297,3 +297,27 @@ Deno.test("buildJob: a non-Flux container without a name is refused", () => {
   });
   assert.throws(() => buildJob(mc), /spec\.containers\[1\] needs a name/);
 });
+
+Deno.test("buildJob: an AppArmor annotation naming a services container stays off the pods", () => {
+  const apparmor = "container.apparmor.security.beta.kubernetes.io/";
+  const job = buildJob(miniCluster({
+    containers: [{ image: "app", runFlux: true }, { name: "side", image: "app" }],
+    services: [{ name: "api", image: "nginx" }],
+    pod: {
+      annotations: {
+        [`${apparmor}flux-sample`]: "runtime/default",
+        [`${apparmor}side`]: "unconfined",
+        [`${apparmor}flux-view`]: "runtime/default",
+        [`${apparmor}api`]: "localhost/api-profile",
+        "example.com/note": "every pod",
+      },
+    },
+  }));
+  // The apiserver refuses a pod template whose AppArmor annotation names a container it lacks.
+  assert.deepEqual(job.spec!.template.metadata!.annotations, {
+    [`${apparmor}flux-sample`]: "runtime/default",
+    [`${apparmor}flux-view`]: "runtime/default",
+    [`${apparmor}side`]: "unconfined",
+    "example.com/note": "every pod",
+  });
+});

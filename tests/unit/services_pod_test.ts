@@ -85,3 +85,25 @@ Deno.test("services pod: a service without a name is refused", () => {
   const mc = miniCluster({ containers: [{ image: "a" }], services: [{ image: "mongo" }] });
   assert.throws(() => buildServicesPod(mc), /spec\.services\[0\] needs a name/);
 });
+
+Deno.test("services pod: an AppArmor annotation naming a Job container stays off it", () => {
+  const apparmor = "container.apparmor.security.beta.kubernetes.io/";
+  const pod = buildServicesPod(miniCluster({
+    containers: [{ image: "app", runFlux: true }, { name: "side", image: "app" }],
+    services: [{ name: "api", image: "nginx" }],
+    pod: {
+      annotations: {
+        [`${apparmor}flux-sample`]: "runtime/default",
+        [`${apparmor}side`]: "runtime/default",
+        [`${apparmor}flux-view`]: "runtime/default",
+        [`${apparmor}api`]: "localhost/api-profile",
+        "example.com/note": "every pod",
+      },
+    },
+  }))!;
+  // The apiserver refuses a pod whose AppArmor annotation names a container it does not have.
+  assert.deepEqual(pod.metadata!.annotations, {
+    [`${apparmor}api`]: "localhost/api-profile",
+    "example.com/note": "every pod",
+  });
+});

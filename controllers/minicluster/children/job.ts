@@ -48,7 +48,7 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
       (c.volumeMounts ?? []).map((m) => m.mountPath),
     );
   }
-  const annotations = podAnnotations(mc);
+  const annotations = podAnnotations(mc, [...initContainers, ...containers]);
   const spec: PodSpec = {
     subdomain: headlessServiceName(mc),
     setHostnameAsFQDN: false,

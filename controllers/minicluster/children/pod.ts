@@ -5,10 +5,12 @@
  */
 import type {
   Affinity,
+  Container,
   LocalObjectReference,
   PodSpec,
   Toleration,
 } from "kubernetes-types/core/v1.d.ts";
+import { annotationsForPod } from "./container_annotations.ts";
 import { APP_NAME_LABEL, HPA_SELECTOR_LABEL, jobName, podLabels } from "./names.ts";
 import type { DefaultedMiniCluster, DefaultedMiniClusterContainer } from "../../../api/mod.ts";
 
@@ -31,9 +33,15 @@ export function servicesPodLabels(mc: DefaultedMiniCluster): Record<string, stri
   return labels;
 }
 
-/** `spec.pod.annotations`, or undefined when there are none. */
-export function podAnnotations(mc: DefaultedMiniCluster): Record<string, string> | undefined {
-  const annotations = sortedMap(mc.spec.pod?.annotations);
+/**
+ * `spec.pod.annotations` for a pod with these containers (those naming another pod's container
+ * left out, container_annotations.ts), or undefined when none are left.
+ */
+export function podAnnotations(
+  mc: DefaultedMiniCluster,
+  containers: Container[],
+): Record<string, string> | undefined {
+  const annotations = annotationsForPod(sortedMap(mc.spec.pod?.annotations), containers);
   return Object.keys(annotations).length > 0 ? annotations : undefined;
 }
 

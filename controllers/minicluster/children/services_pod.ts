@@ -25,7 +25,8 @@ export function buildServicesPod(mc: DefaultedMiniCluster): Pod | undefined {
   const metadata = childMetadata(mc, name);
   // The pod labels (selected by the headless Service) come with the child labels.
   metadata.labels = { ...servicesPodLabels(mc), ...metadata.labels };
-  const annotations = podAnnotations(mc);
+  const containers = serviceContainers(mc);
+  const annotations = podAnnotations(mc, containers);
   if (annotations) metadata.annotations = annotations;
   const volumes = userVolumes(services);
   // The services' own pull secrets, and the containers' ones the Go operator used here.
@@ -42,7 +43,7 @@ export function buildServicesPod(mc: DefaultedMiniCluster): Pod | undefined {
       ...commonPodOptions(mc),
       ...(affinity ? { affinity } : {}),
       ...(pullSecrets ? { imagePullSecrets: pullSecrets } : {}),
-      containers: serviceContainers(mc),
+      containers,
       ...(volumes.length > 0 ? { volumes } : {}),
     }),
   };
