@@ -24,7 +24,7 @@ import {
   podSecurityFindings,
   type PodSecurityLevel,
 } from "../../controllers/minicluster/pod_security.ts";
-import { ApiError } from "../../runtime/errors.ts";
+import { ApiError, isConflict } from "../../runtime/errors.ts";
 import { Namespaces, Pods } from "../../runtime/resources.ts";
 import { integrationTest, type TestEnv } from "../harness.ts";
 
@@ -618,21 +618,29 @@ function differential(level: PodSecurityLevel): void {
 
       // Ephemeral containers are added to a running pod (its ephemeralcontainers subresource),
       // which PSA judges as a whole.
+      // On a full cluster the scheduler and the nodes update the pod meanwhile, so each case is
+      // put on its latest version (a Conflict means it changed in between: read it again).
       const base = tight("base");
-      const running = await env.client.create<Pod>(Pods, { ...podObject(env, base) });
+      await env.client.create<Pod>(Pods, { ...podObject(env, base) });
       for (const e of EPHEMERAL_CASES) {
         const c: Case = {
           name: e.name,
           spec: { ...base.spec, ephemeralContainers: [e.container] },
         };
         let api: string[] = [];
-        try {
-          await env.client.replace(Pods, {
-            ...running,
-            spec: { ...running.spec!, ephemeralContainers: [e.container] },
-          }, { subresource: "ephemeralcontainers", dryRun: true });
-        } catch (err) {
-          api = refusal(err, level, e.name);
+        for (let attempt = 1;; attempt++) {
+          const running = await env.client.get<Pod>(Pods, env.namespace, "judged");
+          try {
+            await env.client.replace(Pods, {
+              ...running,
+              spec: { ...running.spec!, ephemeralContainers: [e.container] },
+            }, { subresource: "ephemeralcontainers", dryRun: true });
+            api = [];
+          } catch (err) {
+            if (isConflict(err) && attempt < 5) continue;
+            api = refusal(err, level, e.name);
+          }
+          break;
         }
         judge(c, api);
       }
