@@ -4,12 +4,12 @@
  * `@marcbachmann/cel-js`, set up as the API server sets up its CEL (optional types on, aggregate
  * literals homogeneous), with `self` and `oldSelf` the declared variables.
  *
- * JSON integers are CEL ints (int64, overflow an error) and other numbers doubles, as the API server
- * types the CRD's `integer` and `number` fields; results come back as JSON values. A rule that
- * calls a function the library lacks (the API server's Kubernetes libraries: quantity(), isSorted(),
- * ...) or does not type-check is a CelError at compile time, so what this cannot evaluate is known
- * up front rather than misjudged. As in CEL, `&&` and `||` are commutative over errors
- * (`false && error` is false) and selecting a field that is absent is an error.
+ * JSON integers that fit in int64 are CEL ints (overflow an error) and other numbers doubles, as
+ * the API server decodes them (api/go_number.ts); results come back as JSON values. A rule that
+ * calls a function the library lacks (the API server's Kubernetes libraries: quantity(),
+ * isSorted(), ...) or does not type-check is a CelError at compile time, so what this cannot
+ * evaluate is known up front rather than misjudged. As in CEL, `&&` and `||` are commutative over
+ * errors (`false && error` is false) and selecting a field that is absent is an error.
  *
  * Only `render` loads this (api/crd_validation.ts, behind its dynamic import in mod.ts): the
  * operator's own path never does.
@@ -20,6 +20,7 @@ import {
   ParseError,
   TypeError as CelTypeError,
 } from "@marcbachmann/cel-js";
+import { isInt64 } from "./go_number.ts";
 
 export class CelError extends Error {
   override name = "CelError";
@@ -34,9 +35,9 @@ const environment = new Environment({ enableOptionalTypes: true })
   .registerVariable("self", "dyn")
   .registerVariable("oldSelf", "dyn");
 
-/** A JSON value as CEL sees it: integers as int (bigint). */
+/** A JSON value as CEL sees it: the numbers Go decodes as int64 as int (bigint). */
 function toCel(v: Value): Value {
-  if (typeof v === "number" && Number.isInteger(v)) return BigInt(v);
+  if (typeof v === "number" && isInt64(v)) return BigInt(v);
   if (Array.isArray(v)) return v.map(toCel);
   if (v !== null && typeof v === "object") {
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toCel(x)]));
