@@ -10,6 +10,7 @@ import type { Event, Secret } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { KubeClient, type RequestEvent, type RequestOptions } from "../../runtime/client.ts";
 import { type Action, Controller } from "../../runtime/controller.ts";
+import { isNotFound } from "../../runtime/errors.ts";
 import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
 import { silentLog } from "../../runtime/log.ts";
 import { Events, type ResourceType, Secrets } from "../../runtime/resources.ts";
@@ -223,6 +224,17 @@ export async function eventsFor(env: TestEnv, name: string): Promise<Event[]> {
     fieldSelector: `involvedObject.name=${name},involvedObject.kind=MiniCluster`,
   });
   return list.items;
+}
+
+/** Whether the test namespace holds an object of kind `rt` named `name` now. */
+export async function exists(env: TestEnv, rt: ResourceType, name: string): Promise<boolean> {
+  try {
+    await env.client.get(rt, env.namespace, name);
+    return true;
+  } catch (e) {
+    if (isNotFound(e)) return false;
+    throw e;
+  }
 }
 
 export async function curveSecret(env: TestEnv, mc: MiniCluster): Promise<Secret> {
