@@ -65,7 +65,7 @@ Deno.test("commands.script expands $i and $(...) when the file is written (as in
     assert.equal(wrote.code, 0, wrote.stderr);
     const file = await Deno.readTextFile(target);
     assert.doesNotMatch(file, /\$i|\$\(hostname\)/, "expanded at write time");
-    assert.match(file, /echo "step  on [^"]+"/);
+    assert.match(file, /echo "step {2}on [^"]+"/);
     const ran = await run("bash", [target]);
     assert.doesNotMatch(ran.stdout, /step [123]/, "the loop lost its variable");
   });
