@@ -9,6 +9,7 @@
  * checks other than the name's.
  */
 import { CelError, compileCel, type Program } from "./cel.ts";
+import { goFloatText, isInt64 } from "./go_number.ts";
 
 export interface OpenApiSchema {
   type?: string;
@@ -70,7 +71,7 @@ const isMap = (v: Json): v is JsonMap => v !== null && typeof v === "object" && 
 function typeOf(v: Json): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "array";
-  if (typeof v === "number") return Number.isInteger(v) ? "integer" : "number";
+  if (typeof v === "number") return isInt64(v) ? "integer" : "number";
   return typeof v;
 }
 
@@ -400,6 +401,7 @@ function goPrint(v: Json): string {
   if (isMap(v)) {
     return `map[${Object.keys(v).sort().map((k) => `${k}:${goPrint(v[k])}`).join(" ")}]`;
   }
+  if (typeof v === "number" && !isInt64(v)) return goFloatText(v);
   return String(v);
 }
 
@@ -407,7 +409,7 @@ function goPrint(v: Json): string {
 function goType(v: Json): string {
   if (Array.isArray(v)) return "[]interface {}";
   if (isMap(v)) return "map[string]interface {}";
-  if (typeof v === "number") return Number.isInteger(v) ? "int64" : "float64";
+  if (typeof v === "number") return isInt64(v) ? "int64" : "float64";
   return typeof v === "string" ? "string" : "bool";
 }
 
@@ -422,7 +424,7 @@ function scaleErrors(obj: Json, specReplicasPath: string): FieldError[] {
     v = v[k];
   }
   const field = specReplicasPath;
-  if (typeof v !== "number" || !Number.isInteger(v)) {
+  if (typeof v !== "number" || !isInt64(v)) {
     const detail = `${field} accessor error: ${goPrint(v)} is of the type ${goType(v)}, ` +
       "expected int64";
     return [{ field, type: "Invalid", value: 0, detail }];

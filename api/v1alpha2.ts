@@ -448,7 +448,7 @@ export interface Commands {
    */
   prefix?: string;
   /**
-   * A multi-line script run as the job instead of command (Flux container only; cannot be combined with command).
+   * A multi-line script run as the job instead of command (Flux container only; cannot be combined with command). Written through an unquoted heredoc, as in Go: $VAR, ${VAR}, $(...) and backticks expand when the file is written, not when it runs; escape them (\$i) or write the script through a quoted heredoc in commands.pre and run that file as the command (docs/tutorials.md).
    */
   script?: string;
   /**
@@ -734,7 +734,7 @@ export interface MiniClusterPodSpec {
     [k: string]: string;
   };
   /**
-   * What the kubelet does when a container exits (a Job's pods allow OnFailure, the default, or Never).
+   * What the kubelet does when a container exits, OnFailure or Never. The Job's pods default to Never (a failed run of the lead broker then fails the Job at once), the services pod to OnFailure.
    */
   restartPolicy?: "OnFailure" | "Never";
   /**
@@ -1444,7 +1444,7 @@ export interface DefaultedMiniClusterPodSpec {
     [k: string]: string;
   };
   /**
-   * What the kubelet does when a container exits (a Job's pods allow OnFailure, the default, or Never).
+   * What the kubelet does when a container exits, OnFailure or Never. The Job's pods default to Never (a failed run of the lead broker then fails the Job at once), the services pod to OnFailure.
    */
   restartPolicy?: "OnFailure" | "Never";
   /**

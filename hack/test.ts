@@ -83,6 +83,17 @@ export function parseDenoTestSummary(
   return undefined;
 }
 
+/** Copies a child's output to ours as it comes, and returns all of it once the stream ends. */
+async function echoed(stream: ReadableStream<Uint8Array>): Promise<string> {
+  let output = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of stream) {
+    await Deno.stdout.write(chunk);
+    output += decoder.decode(chunk, { stream: true });
+  }
+  return output + decoder.decode();
+}
+
 let testChild: Deno.ChildProcess | undefined;
 
 /** Signals deno test and everything it spawned (it runs in its own process group). */
@@ -109,12 +120,7 @@ async function denoTest(env: Record<string, string>): Promise<{ passed: number; 
     stderr: "inherit",
     detached: true,
   }).spawn();
-  let output = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of testChild.stdout) {
-    await Deno.stdout.write(chunk);
-    output += decoder.decode(chunk, { stream: true });
-  }
+  const output = await echoed(testChild.stdout);
   const st = await testChild.status;
   await stopGroups([testChild.pid], 2000); // leftovers of the tests, if any
   testChild = undefined;
@@ -138,12 +144,7 @@ async function runDemo(): Promise<string> {
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
-  let output = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of child.stdout) {
-    await Deno.stdout.write(chunk);
-    output += decoder.decode(chunk, { stream: true });
-  }
+  const output = await echoed(child.stdout);
   const st = await child.status;
   if (!st.success) throw new Error(`./task demo exited with ${st.code}`);
   const problems = demoOutputProblems(output, await Deno.readTextFile("examples/hello-world.yaml"));

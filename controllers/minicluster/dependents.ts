@@ -246,7 +246,9 @@ function immutableFields(observed: Job, desired: Job): Problem {
   const paths = differingPaths(observed, desired).filter((p) =>
     !p.startsWith("metadata.annotations")
   );
-  const immutable = paths.filter((p) => /^spec\.(template|completionMode|successPolicy)/.test(p));
+  const immutable = paths.filter((p) =>
+    /^spec\.(template|completionMode|successPolicy|podFailurePolicy)/.test(p)
+  );
   const fields = immutable.length > 0 ? immutable.join(", ") : "spec.template (fields removed)";
   const subdomain = observed.spec?.template?.spec?.subdomain;
   const kept = immutable.includes("spec.template.spec.subdomain")

@@ -98,6 +98,7 @@ export async function desiredChildren(
   const templateHash = await hashOf({
     completionMode: job.spec?.completionMode,
     successPolicy: job.spec?.successPolicy,
+    podFailurePolicy: job.spec?.podFailurePolicy,
     template: job.spec?.template,
   });
   job.metadata = {

@@ -7,7 +7,7 @@
  * is what makes an unchanged MiniCluster produce an identical status and therefore no write.
  */
 import type { Condition } from "kubernetes-types/meta/v1.d.ts";
-import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { Job, JobCondition } from "kubernetes-types/batch/v1.d.ts";
 import type {
   ContainerStateWaiting,
   ContainerStatus,
@@ -17,6 +17,7 @@ import type {
 import type { Problem } from "../../runtime/dependents.ts";
 import { jobCondition, jobSucceeded, SUSPENDED, suspendedCondition } from "./lifecycle.ts";
 import { boundedMessage } from "./messages.ts";
+import { LEAD_FAILED_EXIT_CODE, LEAD_FAILED_MESSAGE } from "./children/scripts/lead-finished.ts";
 
 export type { Condition };
 
@@ -78,6 +79,17 @@ export interface StatusInput {
   now: string;
 }
 
+/**
+ * The Job's failure message; when the Job failed on the exit code of a failed run of the lead
+ * broker (its podFailurePolicy), what that code means.
+ */
+function failedMessage(failed: JobCondition): string {
+  const message = failed.message || "the Job failed";
+  const leadRun = failed.reason === "PodFailurePolicy" &&
+    message.includes(`exit code ${LEAD_FAILED_EXIT_CODE} `);
+  return leadRun ? `${message}; ${LEAD_FAILED_MESSAGE}` : message;
+}
+
 /** Computes the complete status from observations. */
 export function computeStatus(input: StatusInput): MiniClusterStatus {
   const { job, pods, invalid } = input;
@@ -110,7 +122,7 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
     FAILED,
     failed !== undefined,
     failed ? (failed.reason || "JobFailed") : "NotFailed",
-    failed ? (failed.message || "the Job failed") : "the Job has not failed",
+    failed ? failedMessage(failed) : "the Job has not failed",
   );
   add(
     SPEC_INVALID,

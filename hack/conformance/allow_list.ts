@@ -125,6 +125,18 @@ export const ALLOW_LIST: AllowEntry[] = [
       d.go === undefined,
   },
   {
+    id: "lead-broker-failure",
+    class: "lifecycle",
+    readme: "**A failed run of the lead broker fails the Job at once.**",
+    guide: "## Exit codes",
+    // The Job's podFailurePolicy, which the API allows only with restartPolicy Never.
+    matches: (d) =>
+      d.kind === "field" && kindOf(d) === "Job" &&
+      ((d.path.startsWith("spec.podFailurePolicy") && d.go === undefined) ||
+        (d.path === "spec.template.spec.restartPolicy" && d.go === "OnFailure" &&
+          d.ours === "Never")),
+  },
+  {
     // spec.jobAnnotations and spec.pod.priorityClassName: the Go CRD has neither and drops them.
     id: "api-additions",
     class: "api",
@@ -256,7 +268,8 @@ export const ALLOW_LIST: AllowEntry[] = [
     class: "exit-code",
     readme: "The Flux container exits with Flux's exit code",
     guide: "## Exit codes",
-    // The launcher's program is missing in the sandbox: Flux returns 127, Go's script 0.
+    // The launcher's program is missing in the sandbox: Flux returns 127 (the lead broker's
+    // container then 79, lead-finished.ts), Go's script 0.
     matches: (d, ctx) =>
       d.kind === "behaviour" && d.path === `containers.${ctx?.name}.exit` && d.go === 0 &&
       typeof d.ours === "number" && d.ours !== 0 && d.ours !== 124 && d.ours !== 137,

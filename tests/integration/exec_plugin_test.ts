@@ -4,11 +4,12 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { parse } from "yaml";
 import { KubeClient } from "../../runtime/client.ts";
 import { Logger } from "../../runtime/log.ts";
 import { Pods } from "../../runtime/resources.ts";
+import { pluginRuns, processExists, writePlugin } from "../exec_plugin.ts";
 import { eventually, integrationTest, kubectl, withTimeout } from "../harness.ts";
+import { execUser, kubeconfigAs } from "./identity.ts";
 
 integrationTest(
   "exec plugin: the token it prints authenticates; after a 401 it runs again",
@@ -27,35 +28,12 @@ integrationTest(
     const dir = await Deno.makeTempDir({ prefix: "exec-plugin-it-" });
     try {
       await Deno.writeTextFile(join(dir, "token"), token);
-      const plugin = join(dir, "plugin.sh");
       // The first run prints a token the apiserver does not know; every later run the real one.
-      await Deno.writeTextFile(
-        plugin,
-        [
-          "#!/bin/sh",
-          `echo run >> "${dir}/runs"`,
-          `if [ "$(wc -l < "${dir}/runs")" -eq 1 ]; then t=not-a-token; else t=$(cat "${dir}/token"); fi`,
-          `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$t"`,
-        ].join("\n"),
-      );
-      await Deno.chmod(plugin, 0o755);
-      const admin = parse(await Deno.readTextFile(env.kubeconfig));
-      const kubeconfig = join(dir, "kubeconfig");
-      await Deno.writeTextFile(
-        kubeconfig,
-        JSON.stringify({
-          "current-context": "plugin",
-          clusters: admin.clusters,
-          users: [{
-            name: "plugin",
-            user: { exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin } },
-          }],
-          contexts: [{
-            name: "plugin",
-            context: { cluster: admin.clusters[0].name, user: "plugin", namespace: env.namespace },
-          }],
-        }),
-      );
+      const plugin = await writePlugin(dir, [
+        `if [ "$(wc -l < "${dir}/pids")" -eq 1 ]; then t=not-a-token; else t=$(cat "${dir}/token"); fi`,
+        `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$t"`,
+      ]);
+      const kubeconfig = await kubeconfigAs(env, dir, execUser(plugin));
       const client = await KubeClient.fromKubeconfig(kubeconfig);
       try {
         const pods = await client.list(Pods, { namespace: env.namespace });
@@ -65,55 +43,20 @@ integrationTest(
         client.close();
       }
       // One refused run, one good one, and the good token was then reused.
-      const runs = (await Deno.readTextFile(join(dir, "runs"))).trim().split("\n").length;
-      assert.equal(runs, 2);
+      assert.equal((await pluginRuns(dir)).length, 2);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
   },
 );
 
-/** Whether process `pid` still runs (signal 0 only checks). */
-function alive(pid: number): boolean {
-  try {
-    Deno.kill(pid, "SIGCONT");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 integrationTest(
   "exec plugin: one that hangs is killed at the timeout and the request fails naming it",
   async (env) => {
     const dir = await Deno.makeTempDir({ prefix: "exec-plugin-hang-" });
-    const pids = () =>
-      Deno.readTextFile(join(dir, "pids")).then((t) => t.trim().split("\n").map(Number))
-        .catch(() => [] as number[]);
     try {
-      const plugin = join(dir, "plugin.sh");
-      await Deno.writeTextFile(
-        plugin,
-        ["#!/bin/sh", `echo $$ >> "${dir}/pids"`, "exec sleep 600"].join("\n"),
-      );
-      await Deno.chmod(plugin, 0o755);
-      const admin = parse(await Deno.readTextFile(env.kubeconfig));
-      const kubeconfig = join(dir, "kubeconfig");
-      await Deno.writeTextFile(
-        kubeconfig,
-        JSON.stringify({
-          "current-context": "plugin",
-          clusters: admin.clusters,
-          users: [{
-            name: "plugin",
-            user: { exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin } },
-          }],
-          contexts: [{
-            name: "plugin",
-            context: { cluster: admin.clusters[0].name, user: "plugin", namespace: env.namespace },
-          }],
-        }),
-      );
+      const plugin = await writePlugin(dir, ["exec sleep 600"]);
+      const kubeconfig = await kubeconfigAs(env, dir, execUser(plugin));
       const logs: string[] = [];
       // Declared aside: a client without the bound takes (and ignores) the same object.
       const options = {
@@ -137,9 +80,9 @@ integrationTest(
         );
         assert.ok(Date.now() - started < 10_000);
         // Killed, not left behind; and said so in the log, with its command and the timeout.
-        const [pid] = await pids();
+        const [pid] = await pluginRuns(dir);
         assert.ok(pid > 0, "the plugin ran");
-        await eventually(() => assert.ok(!alive(pid), `plugin ${pid} still runs`));
+        await eventually(() => assert.ok(!processExists(pid), `plugin ${pid} still runs`));
         const line = logs.find((l) => l.includes("exec credential plugin failed"));
         assert.ok(line, logs.join("\n"));
         assert.equal(JSON.parse(line).command, plugin);
@@ -148,7 +91,7 @@ integrationTest(
         client.close();
       }
     } finally {
-      for (const pid of await pids()) if (alive(pid)) Deno.kill(pid, "SIGKILL");
+      for (const pid of await pluginRuns(dir)) if (processExists(pid)) Deno.kill(pid, "SIGKILL");
       await Deno.remove(dir, { recursive: true });
     }
   },

@@ -8,7 +8,6 @@ import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ResourceQuota } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
-import { isNotFound } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/store.ts";
 import {
   Jobs,
@@ -23,7 +22,13 @@ import {
   headlessServiceName,
 } from "../../controllers/minicluster/children/names.ts";
 import { eventually, integrationTest, type TestEnv } from "../harness.ts";
-import { eventsFor, miniCluster, waitForCondition, withOperator } from "./minicluster_operator.ts";
+import {
+  eventsFor,
+  exists,
+  miniCluster,
+  waitForCondition,
+  withOperator,
+} from "./minicluster_operator.ts";
 
 const ResourceQuotas = resourceType("", "v1", "resourcequotas", "ResourceQuota", true);
 
@@ -66,16 +71,6 @@ async function limitTo(env: TestEnv, resource: string, hard: number, used: numbe
   }, { fieldManager: "test", force: true, subresource: "status" });
 }
 
-async function absent(env: TestEnv, rt: ResourceType, name: string): Promise<boolean> {
-  try {
-    await env.client.get(rt, env.namespace, name);
-    return false;
-  } catch (e) {
-    if (isNotFound(e)) return true;
-    throw e;
-  }
-}
-
 for (const [what, refused] of CASES) {
   integrationTest(
     `hostile quota: a refused ${what} holds the Job back, is reported and retried until the quota allows it`,
@@ -102,7 +97,7 @@ for (const [what, refused] of CASES) {
 
         // Retried with growing delays, and no Job without the child meanwhile.
         await new Promise((r) => setTimeout(r, 5_000));
-        assert.ok(await absent(env, Jobs, "quota"), `the Job waits for its ${what}`);
+        assert.ok(!(await exists(env, Jobs, "quota")), `the Job waits for its ${what}`);
         const attempts = op.requests.filter((r) =>
           r.resource === refused.resource && r.code === 403 && r.verb !== "get"
         ).length;

@@ -15,82 +15,30 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { PolicyRule } from "kubernetes-types/rbac/v1.d.ts";
-import { parse, stringify } from "yaml";
-import { Manager, miniClusterController, miniClusterStores } from "../../mod.ts";
+import { parse } from "yaml";
 import { MiniClusters } from "../../api/resource.ts";
 import { jobName } from "../../controllers/minicluster/children/names.ts";
 import { isNotFound } from "../../runtime/errors.ts";
-import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
-import { Logger } from "../../runtime/log.ts";
-import { parseOptions } from "../../runtime/options.ts";
-import {
-  Jobs,
-  Namespaces,
-  resourcePath,
-  type ResourceType,
-  ServiceAccounts,
-} from "../../runtime/resources.ts";
+import { Jobs, Namespaces, type ResourceType, ServiceAccounts } from "../../runtime/resources.ts";
+import { pluginRuns, processExists, writePlugin } from "../exec_plugin.ts";
 import { eventually, integrationTest, type TestEnv } from "../harness.ts";
+import {
+  ClusterRoles,
+  execUser,
+  kubeconfigAs,
+  RoleBindings,
+  serviceAccountToken,
+} from "./identity.ts";
+import { runManager, type RunningManager } from "./in_process_manager.ts";
 import { miniCluster } from "./minicluster_operator.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-const rbac = (plural: string, kind: string, namespaced: boolean): ResourceType =>
-  Object.freeze({ group: "rbac.authorization.k8s.io", version: "v1", plural, kind, namespaced });
-const ClusterRoles = rbac("clusterroles", "ClusterRole", false);
-const RoleBindings = rbac("rolebindings", "RoleBinding", true);
 
 const SA = "minicluster-operator";
 
 /** The shipped ClusterRole's rules (deploy/cluster-role.yaml). */
 function shippedRules(): PolicyRule[] {
   return parse(Deno.readTextFileSync(`${ROOT}deploy/cluster-role.yaml`)).rules;
-}
-
-/** A kubeconfig of the admin's cluster whose user is `user` (a token or an exec stanza). */
-async function kubeconfigAs(
-  env: TestEnv,
-  dir: string,
-  user: Record<string, unknown>,
-): Promise<string> {
-  const admin = await loadKubeconfig(env.kubeconfig);
-  const path = `${dir}/kubeconfig`;
-  await Deno.writeTextFile(
-    path,
-    stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{
-        name: "test",
-        cluster: {
-          server: admin.server,
-          "certificate-authority-data": btoa(admin.caCerts?.join("\n") ?? ""),
-        },
-      }],
-      users: [{ name: SA, user }],
-      contexts: [{
-        name: "operator",
-        context: { cluster: "test", user: SA, namespace: env.namespace },
-      }],
-      "current-context": "operator",
-    }),
-  );
-  return path;
-}
-
-/** A fresh token of the operator's ServiceAccount in the test namespace. */
-async function serviceAccountToken(env: TestEnv): Promise<string> {
-  const review = await env.client.request<{ status: { token: string } }>(
-    "POST",
-    resourcePath(ServiceAccounts, { namespace: env.namespace, name: SA, subresource: "token" }),
-    {
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      spec: { expirationSeconds: 3600 },
-    },
-    { verb: "create", resource: "serviceaccounts/token" },
-  );
-  return review.status.token;
 }
 
 /** Binds `clusterRole` to the operator's ServiceAccount in `namespace`, as the namespaced install does. */
@@ -104,70 +52,8 @@ async function bindIn(env: TestEnv, namespace: string, clusterRole: string): Pro
   });
 }
 
-interface RunningOperator {
-  manager: Manager;
-  logs: string[];
-  exit: Promise<number>;
-  running(): boolean;
-  /** GET /readyz's status code. */
-  readyz(): Promise<number>;
-  metrics(): string[];
-  stop(): Promise<number>;
-}
-
-/** The operator's manager, wired as mod.ts wires it, with `flags` besides the kubeconfig's. */
-async function runOperator(
-  kubeconfig: string,
-  flags: string[],
-  env: Record<string, string> = {},
-): Promise<RunningOperator> {
-  const opts = parseOptions([
-    `--kubeconfig=${kubeconfig}`,
-    "--health-port=0",
-    "--bind-address=127.0.0.1",
-    ...flags,
-  ], env);
-  const logs: string[] = [];
-  const manager = new Manager(opts, new Logger({ level: "debug", write: (l) => logs.push(l) }));
-  const client = await manager.connect();
-  const stores = miniClusterStores((rt, spec) => manager.watch(rt, spec));
-  manager.addController(
-    miniClusterController(client, stores, {
-      log: manager.log.child({ controller: "minicluster" }),
-      instance: "hostile-runtime-test",
-    }),
-  );
-  const abort = new AbortController();
-  let done = false;
-  const exit = manager.run(abort.signal).finally(() => done = true);
-  const port = async () => {
-    const line = await eventually(() => {
-      const l = logs.find((l) => l.includes("serving /healthz"));
-      assert.ok(l, "the health server's log line");
-      return l;
-    }, { timeoutMs: 10_000, intervalMs: 50 });
-    return Number(JSON.parse(line).address.split(":").pop());
-  };
-  return {
-    manager,
-    logs,
-    exit,
-    running: () => !done,
-    async readyz() {
-      const response = await fetch(`http://127.0.0.1:${await port()}/readyz`);
-      await response.body?.cancel();
-      return response.status;
-    },
-    metrics: () => manager.registry.render().split("\n"),
-    stop: () => {
-      abort.abort();
-      return exit;
-    },
-  };
-}
-
 /** The lines of the not-served gauge that name `namespace`. */
-function notServed(op: RunningOperator, namespace: string): string[] {
+function notServed(op: RunningManager, namespace: string): string[] {
   return op.metrics().filter((l) =>
     l.startsWith("watch_namespace_not_served{") && l.includes(`namespace="${namespace}"`) &&
     !l.endsWith(" 0")
@@ -193,7 +79,7 @@ integrationTest(
     const gone = `${namespace}-b`;
     const clusterRole = `minicluster-operator-test-${namespace}`;
     const dir = await Deno.makeTempDir({ prefix: "hostile-runtime-" });
-    let op: RunningOperator | undefined;
+    let op: RunningManager | undefined;
     try {
       await client.create(ServiceAccounts, { metadata: { name: SA, namespace } });
       await client.create(ClusterRoles, {
@@ -206,10 +92,13 @@ integrationTest(
       await bindIn(env, namespace, clusterRole);
       await bindIn(env, kept, clusterRole);
       // `gone` was deleted before the start: no namespace, no RoleBinding, every list is a 403.
-      const kubeconfig = await kubeconfigAs(env, dir, { token: await serviceAccountToken(env) });
-      op = await runOperator(kubeconfig, [
+      const kubeconfig = await kubeconfigAs(env, dir, {
+        token: await serviceAccountToken(env, SA),
+      });
+      op = await runManager(kubeconfig, [
         `--namespaces=${namespace},${kept},${gone}`,
         "--cache-sync-timeout=20s",
+        "--leader-election-identity=hostile-runtime-test",
       ]);
       const o = op;
       const failure = () => `operator log:\n${o.logs.join("\n")}`;
@@ -267,49 +156,30 @@ integrationTest(
   { timeoutMs: 150_000 },
 );
 
-/** Whether process `pid` still runs. */
-function alive(pid: number): boolean {
-  try {
-    Deno.kill(pid, "SIGCONT");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 integrationTest(
   "hostile runtime: a credential plugin that hangs fails readiness and does not hold up a stop",
   async (env) => {
     const { client, namespace } = env;
     const dir = await Deno.makeTempDir({ prefix: "hostile-runtime-" });
-    const pids = () =>
-      Deno.readTextFile(`${dir}/pids`).then((t) => t.trim().split("\n").map(Number))
-        .catch(() => [] as number[]);
-    let op: RunningOperator | undefined;
+    let op: RunningManager | undefined;
     try {
       await client.create(ServiceAccounts, { metadata: { name: SA, namespace } });
       await bindIn(env, namespace, "cluster-admin");
-      await Deno.writeTextFile(`${dir}/token`, await serviceAccountToken(env));
+      await Deno.writeTextFile(`${dir}/token`, await serviceAccountToken(env, SA));
       // The first run's token is stale 2 s later (12 s, less the 10 s margin); every later run
       // hangs, as a cloud plugin does whose identity endpoint stopped answering.
-      const plugin = `${dir}/plugin.sh`;
-      await Deno.writeTextFile(
-        plugin,
-        [
-          "#!/bin/sh",
-          `echo $$ >> "${dir}/pids"`,
-          `if [ "$(wc -l < "${dir}/pids")" -gt 1 ]; then exec sleep 600; fi`,
-          `exp=$(date -u -d "+12 seconds" +%Y-%m-%dT%H:%M:%SZ)`,
-          `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",` +
-          `"status":{"token":"%s","expirationTimestamp":"%s"}}' "$(cat "${dir}/token")" "$exp"`,
-        ].join("\n"),
-      );
-      await Deno.chmod(plugin, 0o755);
-      const kubeconfig = await kubeconfigAs(env, dir, {
-        exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin },
-      });
+      const plugin = await writePlugin(dir, [
+        `if [ "$(wc -l < "${dir}/pids")" -gt 1 ]; then exec sleep 600; fi`,
+        `exp=$(date -u -d "+12 seconds" +%Y-%m-%dT%H:%M:%SZ)`,
+        `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",` +
+        `"status":{"token":"%s","expirationTimestamp":"%s"}}' "$(cat "${dir}/token")" "$exp"`,
+      ]);
+      const kubeconfig = await kubeconfigAs(env, dir, execUser(plugin));
       // Through the environment: a build without the option runs and ignores it.
-      op = await runOperator(kubeconfig, [`--namespaces=${namespace}`], {
+      op = await runManager(kubeconfig, [
+        `--namespaces=${namespace}`,
+        "--leader-election-identity=hostile-runtime-test",
+      ], {
         OPERATOR_EXEC_PLUGIN_TIMEOUT: "2s",
       });
       const o = op;
@@ -328,8 +198,8 @@ integrationTest(
       assert.ok(line, failure());
       assert.equal(JSON.parse(line).command, plugin);
       assert.equal(JSON.parse(line).timeoutMs, 2_000);
-      const [, hung] = await pids();
-      await eventually(() => assert.ok(!alive(hung), `plugin ${hung} still runs`), {
+      const [, hung] = await pluginRuns(dir);
+      await eventually(() => assert.ok(!processExists(hung), `plugin ${hung} still runs`), {
         timeoutMs: 5_000,
       });
       assert.ok(o.running(), failure());
@@ -341,11 +211,13 @@ integrationTest(
       assert.ok(stopMs < 10_000, `the stop took ${stopMs} ms\n${failure()}`);
       // Killed by the stop (reaped a moment later).
       await eventually(async () => {
-        for (const pid of await pids()) assert.ok(!alive(pid), `plugin ${pid} outlived the stop`);
+        for (const pid of await pluginRuns(dir)) {
+          assert.ok(!processExists(pid), `plugin ${pid} outlived the stop`);
+        }
       }, { timeoutMs: 5_000 });
     } finally {
       if (op?.running()) await op.stop();
-      for (const pid of await pids()) if (alive(pid)) Deno.kill(pid, "SIGKILL");
+      for (const pid of await pluginRuns(dir)) if (processExists(pid)) Deno.kill(pid, "SIGKILL");
       await deleteQuietly(env, RoleBindings, namespace, "minicluster-operator");
       await Deno.remove(dir, { recursive: true });
     }

@@ -10,7 +10,6 @@ import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import { isNotFound } from "../../runtime/errors.ts";
-import { silentLog } from "../../runtime/log.ts";
 import { Jobs, Pods } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import {
@@ -251,14 +250,7 @@ integrationTest(
 
     await withOperator(env, async (op) => {
       // The caches have synced: they hold the finished Job, and the live MiniCluster.
-      await op.reconciler.reconcile(stale, {
-        key: `${namespace}/raised`,
-        namespace,
-        name: "raised",
-        retries: 0,
-        signal: new AbortController().signal,
-        log: silentLog,
-      });
+      await op.reconcile(stale);
       const live = await getMiniCluster(env, "raised");
       assert.equal(live.metadata?.deletionTimestamp, undefined, "not deleted from the stale view");
       assert.equal(live.spec?.ttlSecondsAfterFinished, 3600);

@@ -5,11 +5,16 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
-import { isNotFound } from "../../runtime/errors.ts";
 import { ConfigMaps, Jobs, Services } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { eventually, integrationTest, type TestEnv } from "../harness.ts";
-import { miniCluster, quiescent, waitForCondition, withOperator } from "./minicluster_operator.ts";
+import {
+  exists,
+  miniCluster,
+  quiescent,
+  waitForCondition,
+  withOperator,
+} from "./minicluster_operator.ts";
 
 /** The broker domains (`<subdomain>.<namespace>.svc.cluster.local`) the entrypoint scripts name. */
 async function brokerDomains(env: TestEnv, name: string): Promise<string[]> {
@@ -21,16 +26,6 @@ async function brokerDomains(env: TestEnv, name: string): Promise<string[]> {
   return [...domains];
 }
 
-async function exists(env: TestEnv, name: string): Promise<boolean> {
-  try {
-    await env.client.get(Services, env.namespace, name);
-    return true;
-  } catch (e) {
-    if (isNotFound(e)) return false;
-    throw e;
-  }
-}
-
 integrationTest(
   "minicluster headless rename: the running brokers keep their Service and domain, reported",
   async (env) => {
@@ -39,7 +34,7 @@ integrationTest(
       await client.create(MiniClusters, miniCluster("renamed", namespace));
       await eventually(() => client.get<Job>(Jobs, namespace, "renamed"));
       await waitForCondition(env, "renamed", "Unappliable", "False", "Applied");
-      assert.ok(await exists(env, "renamed"));
+      assert.ok(await exists(env, Services, "renamed"));
       assert.deepEqual(await brokerDomains(env, "renamed"), [`renamed.${namespace}`]);
 
       await client.patch(MiniClusters, namespace, "renamed", {
@@ -50,8 +45,8 @@ integrationTest(
       await quiescent(op);
       const job = await client.get<Job>(Jobs, namespace, "renamed");
       assert.equal(job.spec?.template.spec?.subdomain, "renamed");
-      assert.ok(await exists(env, "renamed"), "the brokers' headless Service is kept");
-      assert.ok(!(await exists(env, "brokers")), "no Service for a domain no pod is in");
+      assert.ok(await exists(env, Services, "renamed"), "the brokers' headless Service is kept");
+      assert.ok(!(await exists(env, Services, "brokers")), "no Service for a domain no pod is in");
       assert.deepEqual(await brokerDomains(env, "renamed"), [`renamed.${namespace}`]);
 
       // Back to the Job's subdomain: nothing left to report.
@@ -59,7 +54,7 @@ integrationTest(
         spec: { network: { headlessName: null } },
       }, "merge");
       await waitForCondition(env, "renamed", "Unappliable", "False", "Applied");
-      assert.ok(await exists(env, "renamed"));
+      assert.ok(await exists(env, Services, "renamed"));
       assert.deepEqual(await brokerDomains(env, "renamed"), [`renamed.${namespace}`]);
     });
   },

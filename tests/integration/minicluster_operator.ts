@@ -9,8 +9,10 @@ import type { PodSecurityLevel } from "../../controllers/minicluster/pod_securit
 import type { Event, Secret } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { KubeClient, type RequestEvent, type RequestOptions } from "../../runtime/client.ts";
-import { Controller } from "../../runtime/controller.ts";
+import { type Action, Controller } from "../../runtime/controller.ts";
+import { isNotFound } from "../../runtime/errors.ts";
 import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
+import { silentLog } from "../../runtime/log.ts";
 import { Events, type ResourceType, Secrets } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
@@ -47,6 +49,8 @@ class KillableClient extends KubeClient {
 export interface InProcessOperator {
   client: KubeClient;
   reconciler: MiniClusterReconciler;
+  /** Reconciles `mc` as given (a stored or a stale version), outside the queue, as a worker does. */
+  reconcile(mc: MiniCluster): Promise<Action>;
   /** Every finished request of this operator's client, in order. */
   readonly requests: RequestEvent[];
   /** The write requests (create, update, patch, apply, delete). */
@@ -139,6 +143,17 @@ export async function startOperator(
   return {
     client,
     reconciler: definition.reconciler,
+    reconcile: (mc) => {
+      const { namespace = env.namespace, name = "" } = mc.metadata ?? {};
+      return definition.reconciler.reconcile(mc, {
+        key: `${namespace}/${name}`,
+        namespace,
+        name,
+        retries: 0,
+        signal: new AbortController().signal,
+        log: silentLog,
+      });
+    },
     requests,
     writes: () => requests.filter((r) => WRITE_VERBS.has(r.verb)),
     reconciles: () => reconciles,
@@ -209,6 +224,17 @@ export async function eventsFor(env: TestEnv, name: string): Promise<Event[]> {
     fieldSelector: `involvedObject.name=${name},involvedObject.kind=MiniCluster`,
   });
   return list.items;
+}
+
+/** Whether the test namespace holds an object of kind `rt` named `name` now. */
+export async function exists(env: TestEnv, rt: ResourceType, name: string): Promise<boolean> {
+  try {
+    await env.client.get(rt, env.namespace, name);
+    return true;
+  } catch (e) {
+    if (isNotFound(e)) return false;
+    throw e;
+  }
 }
 
 export async function curveSecret(env: TestEnv, mc: MiniCluster): Promise<Secret> {

@@ -4,7 +4,6 @@
 import assert from "node:assert/strict";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { silentLog } from "../../runtime/log.ts";
 import { eventually, fullCluster, integrationTest } from "../harness.ts";
 import {
   type InProcessOperator,
@@ -35,15 +34,7 @@ integrationTest("minicluster writes: a converged MiniCluster costs zero writes",
 
     // 1. A direct reconcile of the stored object.
     const mc = await client.get<MiniCluster>(MiniClusters, namespace, "calm");
-    const ctx = {
-      key: `${namespace}/calm`,
-      namespace,
-      name: "calm",
-      retries: 0,
-      signal: new AbortController().signal,
-      log: silentLog,
-    };
-    await op.reconciler.reconcile(mc, ctx);
+    await op.reconcile(mc);
     assert.deepEqual(byVerb(op, converged), {}, "a direct reconcile writes nothing");
 
     // 2. A metadata change the controller reacts to, but that changes nothing desired.

@@ -105,6 +105,8 @@ const RULE_CASES: Case[] = [
       initContainers: [ctr("init", { capabilities: { drop: ["ALL"], add: ["SYS_PTRACE"] } })],
     },
   }),
+  // The capabilities baseline allows, written out from the standard rather than imported from the
+  // operator's table: one the table lacked (or added) then shows as a disagreement with the apiserver.
   tight("add the baseline set", {
     container: {
       capabilities: {

@@ -15,18 +15,13 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { PolicyRule } from "kubernetes-types/rbac/v1.d.ts";
-import { parseAllDocuments, stringify } from "yaml";
-import { Manager, miniClusterController, miniClusterStores } from "../../mod.ts";
+import { parseAllDocuments } from "yaml";
+import type { Manager } from "../../mod.ts";
 import { isNotFound } from "../../runtime/errors.ts";
-import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
-import { Logger } from "../../runtime/log.ts";
-import { parseOptions } from "../../runtime/options.ts";
 import {
   ConfigMaps,
   Jobs,
   Leases,
-  resourcePath,
-  type ResourceType,
   Secrets,
   ServiceAccounts,
   Services,
@@ -41,16 +36,18 @@ import {
   workspaceName,
 } from "../../controllers/minicluster/children/names.ts";
 import { eventually, fullCluster, integrationTest, type TestEnv } from "../harness.ts";
+import {
+  ClusterRoles,
+  kubeconfigAs,
+  RoleBindings,
+  Roles,
+  serviceAccountToken,
+} from "./identity.ts";
+import { runManager, type RunningManager } from "./in_process_manager.ts";
 import { eventsFor, miniCluster, waitForCondition } from "./minicluster_operator.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const KEEP_RUNNING = { "kwok.x-k8s.io/keep-running": "true" };
-
-const rbac = (plural: string, kind: string, namespaced: boolean): ResourceType =>
-  Object.freeze({ group: "rbac.authorization.k8s.io", version: "v1", plural, kind, namespaced });
-const ClusterRoles = rbac("clusterroles", "ClusterRole", false);
-const Roles = rbac("roles", "Role", true);
-const RoleBindings = rbac("rolebindings", "RoleBinding", true);
 
 interface Manifest {
   apiVersion: string;
@@ -139,36 +136,8 @@ async function operatorIdentity(env: TestEnv, rules: PolicyRule[]): Promise<Iden
     else await client.create(RoleBindings, { ...obj, subjects });
   }
 
-  const review = await client.request<{ status: { token: string } }>(
-    "POST",
-    resourcePath(ServiceAccounts, { namespace, name: sa, subresource: "token" }),
-    {
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      spec: { expirationSeconds: 3600 },
-    },
-    { verb: "create", resource: "serviceaccounts/token" },
-  );
-  const admin = await loadKubeconfig(env.kubeconfig);
   const dir = await Deno.makeTempDir({ prefix: "minicluster-rbac-" });
-  const kubeconfig = `${dir}/kubeconfig`;
-  await Deno.writeTextFile(
-    kubeconfig,
-    stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{
-        name: "test",
-        cluster: {
-          server: admin.server,
-          "certificate-authority-data": btoa(admin.caCerts?.join("\n") ?? ""),
-        },
-      }],
-      users: [{ name: sa, user: { token: review.status.token } }],
-      contexts: [{ name: "operator", context: { cluster: "test", user: sa, namespace } }],
-      "current-context": "operator",
-    }),
-  );
+  const kubeconfig = await kubeconfigAs(env, dir, { token: await serviceAccountToken(env, sa) });
   return {
     kubeconfig,
     async cleanup() {
@@ -180,49 +149,13 @@ async function operatorIdentity(env: TestEnv, rules: PolicyRule[]): Promise<Iden
   };
 }
 
-interface RunningOperator {
-  manager: Manager;
-  logs: string[];
-  /** Resolves to the exit code once the manager stopped. */
-  exit: Promise<number>;
-  /** Settles to true while the manager still runs. */
-  running(): Promise<boolean>;
-  stop(): Promise<number>;
-}
-
-/** The operator's manager, wired as mod.ts wires it, scoped to the test namespace. */
-async function runOperator(env: TestEnv, kubeconfig: string): Promise<RunningOperator> {
-  const opts = parseOptions([
-    `--kubeconfig=${kubeconfig}`,
+/** The operator's manager under `kubeconfig`, scoped to the test namespace, leader-electing. */
+function runOperator(env: TestEnv, kubeconfig: string): Promise<RunningManager> {
+  return runManager(kubeconfig, [
     `--namespaces=${env.namespace}`,
     "--leader-elect",
     "--leader-election-identity=rbac-test",
-    "--health-port=0",
-    "--bind-address=127.0.0.1",
   ]);
-  const logs: string[] = [];
-  const manager = new Manager(opts, new Logger({ level: "debug", write: (l) => logs.push(l) }));
-  const client = await manager.connect();
-  const stores = miniClusterStores((rt, spec) => manager.watch(rt, spec));
-  manager.addController(
-    miniClusterController(client, stores, {
-      log: manager.log.child({ controller: "minicluster" }),
-      instance: opts.leaderElectionIdentity,
-    }),
-  );
-  const abort = new AbortController();
-  let done = false;
-  const exit = manager.run(abort.signal).finally(() => done = true);
-  return {
-    manager,
-    logs,
-    exit,
-    running: () => Promise.resolve(!done),
-    stop: () => {
-      abort.abort();
-      return exit;
-    },
-  };
 }
 
 /** Requests the API server refused with 403, from the manager's api_requests_total. */
@@ -285,7 +218,7 @@ integrationTest(
         }, { timeoutMs: 30_000, intervalMs: 200 });
 
         assert.deepEqual(forbiddenRequests(op.manager), [], op.logs.join("\n"));
-        assert.ok(await op.running(), "the operator still runs");
+        assert.ok(op.running(), "the operator still runs");
       } finally {
         assert.equal(await op.stop(), 0, "a clean shutdown");
       }
@@ -333,7 +266,7 @@ integrationTest(
         await client.get<ConfigMap>(ConfigMaps, namespace, entrypointConfigMapName(mc));
         await assert.rejects(client.get<Job>(Jobs, namespace, jobName(mc)), isNotFound);
         assert.ok(forbiddenRequests(op.manager).some((l) => l.includes('resource="secrets"')));
-        assert.ok(await op.running(), "the operator still runs");
+        assert.ok(op.running(), "the operator still runs");
       } finally {
         assert.equal(await op.stop(), 0, "a clean shutdown");
       }

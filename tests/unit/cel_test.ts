@@ -26,7 +26,20 @@ Deno.test("cel: macros over lists and map keys, size, string and the ternary", (
   assert.equal(run("self.matches('^[a-z]+$')", "abc"), true);
 });
 
-Deno.test("cel: what is outside the supported part is refused when compiled", () => {
-  assert.throws(() => compileCel("self.optMap(x, x)"), CelError);
-  assert.throws(() => compileCel("duration('1s')"), CelError);
+Deno.test("cel: JSON integers are int64, other numbers double", () => {
+  assert.equal(run("string(self - 1)", 100000), "99999");
+  assert.equal(run("self.n / 2", { n: 7 }), 3);
+  assert.equal(run("self > 1", 1.5), true);
+  assert.throws(() => run("self * 2", 2 ** 62), CelError);
+  // Beyond int64 Go decodes a double; an int has no `- double` overload.
+  assert.equal(run("self - 1.0", 2 ** 63), 2 ** 63);
+  assert.throws(() => run("self - 1.0", 2 ** 62), CelError);
+});
+
+Deno.test("cel: what the library cannot evaluate is refused when compiled", () => {
+  // The API server's Kubernetes libraries, an undeclared variable, a syntax error.
+  assert.throws(() => compileCel("quantity(self).isGreaterThan(quantity('1Gi'))"), CelError);
+  assert.throws(() => compileCel("self.isSorted()"), CelError);
+  assert.throws(() => compileCel("other == 1"), CelError);
+  assert.throws(() => compileCel("self.a +"), CelError);
 });

@@ -12,6 +12,7 @@ import {
 } from "../../runtime/exec_credentials.ts";
 import { credentialsOf } from "../../runtime/credentials.ts";
 import { KubeconfigError, loadKubeconfig } from "../../runtime/kubeconfig.ts";
+import { pluginRuns, processExists, writePlugin } from "../exec_plugin.ts";
 
 const V1 = "client.authentication.k8s.io/v1";
 
@@ -231,30 +232,17 @@ Deno.test("exec: a caller's signal ends its wait only; stop() aborts the run and
 Deno.test("exec: the real runner kills a plugin program that hangs at the timeout", async () => {
   const dir = await Deno.makeTempDir({ prefix: "exec-plugin-" });
   try {
-    const plugin = join(dir, "plugin.sh");
-    await Deno.writeTextFile(
-      plugin,
-      ["#!/bin/sh", `echo $$ > "${dir}/pid"`, "exec sleep 600"].join("\n"),
-    );
-    await Deno.chmod(plugin, 0o755);
+    const plugin = await writePlugin(dir, ["exec sleep 600"]);
     const source = new ExecTokenSource({ ...config, command: plugin }, undefined, Date.now, {
       timeoutMs: 300,
     });
     await assert.rejects(source.token(), /did not finish in 0.3 s; killed/);
-    const pid = Number(await Deno.readTextFile(join(dir, "pid")));
+    const [pid] = await pluginRuns(dir);
+    assert.ok(pid > 0, "the plugin ran");
     // Reaped a moment after the kill.
-    for (let i = 0; i < 50 && exists(pid); i++) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(!exists(pid), `plugin ${pid} still runs`);
+    for (let i = 0; i < 50 && processExists(pid); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(!processExists(pid), `plugin ${pid} still runs`);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });
-
-function exists(pid: number): boolean {
-  try {
-    Deno.kill(pid, "SIGCONT");
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -9,6 +9,7 @@ import { validateSpec, withDefaults } from "../../api/mod.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { desiredChildren } from "../../controllers/minicluster/desired.ts";
 import {
+  type Change,
   scriptedSequences,
   sequenceArbitrary,
   type Spec,
@@ -47,32 +48,29 @@ async function built(spec: Spec, initial: Spec): Promise<Observed> {
   };
 }
 
+/** Applies each of `changes` to `spec` in turn; the children built after each satisfy the oracle. */
+async function assertChangesConsistent(spec: Spec, changes: readonly Change[]): Promise<void> {
+  let current = spec;
+  for (const change of changes) {
+    current = change.apply(current);
+    assert.deepEqual(
+      consistencyProblems(current, spec, await built(current, spec)),
+      [],
+      change.what,
+    );
+  }
+}
+
 Deno.test("the builders' children satisfy the oracle for generated specs and changes", async () => {
   await fc.assert(
     fc.asyncProperty(sequenceArbitrary, async ({ spec, changes }) => {
       assert.deepEqual(consistencyProblems(spec, spec, await built(spec, spec)), []);
-      let current = spec;
-      for (const change of changes) {
-        current = change.apply(current);
-        assert.deepEqual(
-          consistencyProblems(current, spec, await built(current, spec)),
-          [],
-          change.what,
-        );
-      }
+      await assertChangesConsistent(spec, changes);
     }),
     { seed: 20261121, numRuns: 150 },
   );
   for (const { spec, changes } of scriptedSequences()) {
-    let current = spec;
-    for (const change of changes) {
-      current = change.apply(current);
-      assert.deepEqual(
-        consistencyProblems(current, spec, await built(current, spec)),
-        [],
-        change.what,
-      );
-    }
+    await assertChangesConsistent(spec, changes);
   }
 });
 

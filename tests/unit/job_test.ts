@@ -3,6 +3,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Container } from "kubernetes-types/core/v1.d.ts";
 import type { MiniClusterSpec } from "../../api/mod.ts";
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
+import { LEAD_FAILED_EXIT_CODE } from "../../controllers/minicluster/children/scripts/lead-finished.ts";
 import { assertGolden } from "../golden.ts";
 import { defaultedMiniCluster } from "./fixtures.ts";
 
@@ -251,6 +252,35 @@ Deno.test("buildJob: controller ownerReference to the MiniCluster", () => {
     blockOwnerDeletion: true,
   }]);
   assert.equal(job.metadata!.namespace, "flux-operator");
+});
+
+Deno.test("buildJob: a failed run of the lead broker fails the Job at once (podFailurePolicy)", () => {
+  const job = buildJob(miniCluster({
+    size: 2,
+    containers: [{ image: "app", runFlux: true, command: "mpirun ./a.out" }, {
+      name: "side",
+      image: "app",
+    }],
+  }));
+  assert.equal(job.spec!.template.spec!.restartPolicy, "Never");
+  assert.deepEqual(job.spec!.podFailurePolicy, {
+    rules: [{
+      action: "FailJob",
+      onExitCodes: {
+        containerName: "flux-sample",
+        operator: "In",
+        values: [LEAD_FAILED_EXIT_CODE],
+      },
+    }],
+  });
+  // With restartPolicy OnFailure the API allows no podFailurePolicy: the script fails each
+  // restart of the lead broker at once instead (scripts/lead-finished.ts).
+  const onFailure = buildJob(miniCluster({
+    containers: [{ image: "app", runFlux: true }],
+    pod: { restartPolicy: "OnFailure" },
+  }));
+  assert.equal(onFailure.spec!.template.spec!.restartPolicy, "OnFailure");
+  assert.equal(onFailure.spec!.podFailurePolicy, undefined);
 });
 
 Deno.test("buildJob: deterministic and JSON-clean (no undefined left for apply)", () => {

@@ -14,7 +14,7 @@ export async function runLead(
   root: string,
   container: MiniClusterContainer,
   flux: Omit<NonNullable<MiniClusterSpec["flux"]>, "container"> = {},
-  opts: { noCert?: boolean } = {},
+  opts: { noCert?: boolean; fluxExitCode?: number; strict?: boolean } = {},
 ) {
   const mountPath = `${root}/mnt`;
   const mc = miniCluster(
@@ -22,7 +22,7 @@ export async function runLead(
       size: 1,
       containers: [{ image, runFlux: true, ...container }],
       flux: { ...flux, container: { mountPath } },
-      logging: { quiet: false },
+      logging: { quiet: false, ...(opts.strict ? { strict: true } : {}) },
     },
     "mc",
     "ns",
@@ -33,11 +33,14 @@ export async function runLead(
   const bin = `${root}/bin`;
   await Deno.mkdir(bin, { recursive: true });
   const log = `${root}/calls`;
+  // Only this run's calls: a run again in the same root stands for a restarted container.
+  await Deno.writeTextFile(log, "");
   // Each call: its arguments NUL-separated, then a newline.
   await Deno.writeTextFile(
     `${bin}/flux`,
     `#!/bin/bash\n{ printf '%s\\0' flux "$@"; printf '\\n'; } >> "$STUB_LOG"\n` +
-      `if [ "$1" = R ]; then echo '{}'; fi\n`,
+      `if [ "$1" = R ]; then echo '{}'; fi\n` +
+      `if [ "$1" = start ]; then exit ${opts.fluxExitCode ?? 0}; fi\n`,
     { mode: 0o755 },
   );
   await Deno.writeTextFile(`${bin}/hostname`, `#!/bin/bash\necho mc-0\n`, { mode: 0o755 });
@@ -46,6 +49,11 @@ export async function runLead(
   }
   await Deno.mkdir(`${mountPath}/config/etc/flux/system`, { recursive: true });
   await Deno.writeTextFile(`${mountPath}/flux-operator-done.txt`, "");
+  // What the flux-view init container leaves, so that a run under logging.strict gets to Flux.
+  for (const dir of ["view", "software"]) {
+    await Deno.mkdir(`${mountPath}/${dir}`, { recursive: true });
+  }
+  await Deno.writeTextFile(`${mountPath}/config/etc/flux/system/hostlist`, "mc-0");
   // The mounted certificate; a missing one stands for one this uid cannot read.
   if (!opts.noCert) await Deno.writeTextFile(`${root}/curve.cert`, "", { mode: 0o400 });
   const result = await run("bash", ["-c", relocateCurveCert(script, `${root}/curve.cert`)], {

@@ -113,6 +113,21 @@ Deno.test("reconcile drift: a running Job takes size and labels; template change
   ]);
 });
 
+Deno.test("reconcile drift: a podFailurePolicy a running Job lacks is reported", async () => {
+  // Made with OnFailure (as every Job of earlier versions): no podFailurePolicy.
+  const op = await converged("flux", { size: 2, pod: { restartPolicy: "OnFailure" } });
+  assert.equal(op.api.peek<Job>(Jobs, NS, "flux")?.spec?.podFailurePolicy, undefined);
+  await edit(op, "flux", { pod: { restartPolicy: null } });
+  await op.reconcile("flux");
+  const job = op.api.peek<Job>(Jobs, NS, "flux")!;
+  assert.equal(job.spec?.template.spec?.restartPolicy, "OnFailure", "template unchanged");
+  assert.equal(job.spec?.podFailurePolicy, undefined, "podFailurePolicy unchanged");
+  const c = op.condition("flux", "Unappliable");
+  assert.equal(c?.reason, "JobFieldsImmutable");
+  assert.match(c!.message!, /spec\.podFailurePolicy/);
+  assert.match(c!.message!, /spec\.template\.spec\.restartPolicy/);
+});
+
 Deno.test("reconcile drift: a size change alone is applied to the Job", async () => {
   const op = await converged("flux", { size: 2, maxSize: 4 });
   await edit(op, "flux", { size: 4 });

@@ -2,6 +2,10 @@ import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import {
+  LEAD_FAILED_EXIT_CODE,
+  LEAD_FAILED_MESSAGE,
+} from "../../controllers/minicluster/children/scripts/lead-finished.ts";
+import {
   computeStatus,
   type Condition,
   sameStatus,
@@ -128,6 +132,23 @@ Deno.test("status: Succeeded and Failed follow the Job", () => {
   assert.equal(cond(failed, "Failed").status, "True");
   assert.equal(cond(failed, "Failed").reason, "BackoffLimitExceeded");
   assert.equal(cond(failed, "Failed").message, "too many");
+});
+
+Deno.test("status: a Job failed on the lead broker's failed run says what that code means", () => {
+  const jobMessage =
+    `Container mc for pod ns/mc-0-x7k2p failed with exit code ${LEAD_FAILED_EXIT_CODE} matching FailJob rule at index 0`;
+  const s = computeStatus(input({
+    job: job(2, {
+      conditions: [{
+        type: "Failed",
+        status: "True",
+        reason: "PodFailurePolicy",
+        message: jobMessage,
+      }],
+    }),
+  }));
+  assert.equal(cond(s, "Failed").reason, "PodFailurePolicy");
+  assert.equal(cond(s, "Failed").message, `${jobMessage}; ${LEAD_FAILED_MESSAGE}`);
 });
 
 Deno.test("status: invalid and unappliable specs are conditions with reason and message", () => {

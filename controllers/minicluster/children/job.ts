@@ -12,7 +12,7 @@
  *   suspended may leave it owning `suspend: false`, which the queue controller's next write of the
  *   field takes over; see dependents.ts.)
  */
-import type { Job, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
+import type { Job, PodFailurePolicy, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
 import { fluxViewContainer, jobContainers } from "./containers.ts";
 import { headlessServiceName, jobName } from "./names.ts";
@@ -24,9 +24,11 @@ import {
   jobAffinity,
   jobOnlyPodOptions,
   jobPodLabels,
+  jobRestartPolicy,
   orderedPodSpec,
   podAnnotations,
 } from "./pod.ts";
+import { LEAD_FAILED_EXIT_CODE } from "./scripts/lead-finished.ts";
 import type { DefaultedMiniCluster } from "../../../api/mod.ts";
 import { operatorVolumes, userVolumes } from "./volumes.ts";
 
@@ -53,6 +55,7 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
     subdomain: headlessServiceName(mc),
     setHostnameAsFQDN: false,
     ...commonPodOptions(mc),
+    restartPolicy: jobRestartPolicy(mc),
     ...jobOnlyPodOptions(mc),
     containers,
     initContainers,
@@ -79,6 +82,7 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
       activeDeadlineSeconds: mc.spec.deadlineSeconds,
       ...(mc.spec.suspend === true ? { suspend: true } : {}),
       successPolicy: leadBrokerSuccess(),
+      ...podFailurePolicy(mc, spec),
       template: {
         metadata: { labels: jobPodLabels(mc), ...(annotations ? { annotations } : {}) },
         spec: orderedPodSpec(spec),
@@ -90,6 +94,34 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
 /** The Job succeeds as soon as index 0, the lead broker, has succeeded. */
 export function leadBrokerSuccess(): SuccessPolicy {
   return { rules: [{ succeededIndexes: "0" }] };
+}
+
+/**
+ * The Job fails as soon as the lead broker's run has failed: its followers completed with the
+ * Flux instance, so a lead broker started again would wait for them forever (lead-finished.ts).
+ * The API allows a podFailurePolicy only with restartPolicy Never; none without a Flux container.
+ */
+function podFailurePolicy(
+  mc: DefaultedMiniCluster,
+  pod: PodSpec,
+): { podFailurePolicy?: PodFailurePolicy } {
+  const flux = mc.spec.containers.some((c) => c.runFlux);
+  if (pod.restartPolicy !== "Never" || !flux) return {};
+  return { podFailurePolicy: leadBrokerFailure(jobName(mc)) };
+}
+
+/** FailJob when the Flux container exits with the code of a failed run of the lead broker. */
+export function leadBrokerFailure(fluxContainer: string): PodFailurePolicy {
+  return {
+    rules: [{
+      action: "FailJob",
+      onExitCodes: {
+        containerName: fluxContainer,
+        operator: "In",
+        values: [LEAD_FAILED_EXIT_CODE],
+      },
+    }],
+  };
 }
 
 /**

@@ -17,6 +17,16 @@ import type { DefaultedMiniCluster, DefaultedMiniClusterContainer } from "../../
 export const ZONE_TOPOLOGY_KEY = "topology.kubernetes.io/zone";
 export const HOSTNAME_TOPOLOGY_KEY = "kubernetes.io/hostname";
 export const DEFAULT_RESTART_POLICY = "OnFailure";
+/**
+ * The Job's pods restart Never unless the spec says otherwise: only then may the Job carry the
+ * podFailurePolicy that fails it on a failed run of the lead broker (job.ts).
+ */
+export const DEFAULT_JOB_RESTART_POLICY = "Never";
+
+/** `spec.pod.restartPolicy` of the Job's pods, Never when unset. */
+export function jobRestartPolicy(mc: DefaultedMiniCluster): "OnFailure" | "Never" {
+  return mc.spec.pod.restartPolicy || DEFAULT_JOB_RESTART_POLICY;
+}
 
 /** Labels of the Job's pods: the user's `spec.pod.labels`, then ours (which selectors rely on). */
 export function jobPodLabels(mc: DefaultedMiniCluster): Record<string, string> {

@@ -14,8 +14,9 @@
  * Differences from the Go operator: broker options and flags are bash arrays (paths and values
  * with spaces or quotes stay single words); the certificate is never printed; a failing follower
  * does not end the loop under `logging.strict`; flux.wrap applies to followers too (the Go script
- * says so in its log line but does not pass it); the script exits with Flux's exit code (Go's
- * always exits 0, so a failed run counts as a succeeded Job).
+ * says so in its log line but does not pass it); a failed run fails the container (Go's script
+ * always exits 0, so a failed run counts as a succeeded Job): a follower with its exit code, the
+ * lead broker with the code the Job fails on at once (lead-finished.ts).
  */
 import {
   commandLine,
@@ -33,6 +34,7 @@ import { viewPaths, waitForView } from "./view-environment.ts";
 import { CUSTOM_SCRIPT_PATH, customScript } from "./custom-script.ts";
 import { commandWords, shellWords } from "./command-words.ts";
 import { COMPLETE_MARKER, CURVE_CERT_SOURCE } from "./paths.ts";
+import { leadRestartGuard, leadRunEnded } from "./lead-finished.ts";
 
 const DEFAULT_OUTPUT_DIR = "/tmp/fluxout";
 
@@ -112,8 +114,7 @@ function leadBroker(settings: Settings, container: ContainerInput, hasScript: bo
     lines.push(
       `echo "🧠 Running in interactive mode"${silencedWhen(quiet)}`,
       `echo "🌀 flux broker --config-path \${cfg} \${brokerOptions[*]}"`,
-      `flux broker --config-path "\${cfg}" "\${brokerOptions[@]}"`,
-      "exitcode=$?",
+      `flux broker --config-path "\${cfg}" "\${brokerOptions[@]}" || exitcode=$?`,
     );
     return lines;
   }
@@ -127,21 +128,22 @@ function leadBroker(settings: Settings, container: ContainerInput, hasScript: bo
     );
     lines.push(
       "# shellcheck disable=SC2016 # $@ belongs to the inner sh",
-      `${startTime}${fluxStart} ${submitTime}${withPrefix(batch)}${silencedWhen(quiet)}`,
+      `${startTime}${fluxStart} ${submitTime}${withPrefix(batch)}${
+        silencedWhen(quiet)
+      } || exitcode=$?`,
     );
   } else if (container.launcher) {
     lines.push(...show(`🌀 Launcher mode: flux start ... ${withPrefix(command)}`));
-    lines.push(`${startTime}${fluxStart} ${submitTime}${withPrefix(words)}`);
+    lines.push(`${startTime}${fluxStart} ${submitTime}${withPrefix(words)} || exitcode=$?`);
   } else {
     const submit = shellWords(commandLine(flux.submitCommand)) || "flux submit";
     lines.push(...show(`🌀 Submit mode: flux start ... ${withPrefix(`${submit} ... ${command}`)}`));
     lines.push(
       `${startTime}${fluxStart} ${submitTime}${
         withPrefix(`${submit} "\${flags[@]}" --quiet --watch ${words}`)
-      }`,
+      } || exitcode=$?`,
     );
   }
-  lines.push("exitcode=$?");
   return lines;
 }
 
@@ -207,6 +209,8 @@ export function waitScript(settings: Settings, index: number): string {
     ...userBlock(container.commands?.init, quiet, false),
     "",
     ...waitForView(settings),
+    "",
+    ...leadRestartGuard(settings.mainHost),
     ...viewPaths(settings),
     "",
     `cfg="\${configroot}/etc/flux/config"`,
@@ -280,6 +284,7 @@ export function waitScript(settings: Settings, index: number): string {
     ...indent([
       ...(container.batch ? batchFile(container) : []),
       ...leadBroker(settings, container, hasScript),
+      ...leadRunEnded(),
     ]),
     "else",
     ...indent(followerBroker(settings, container)),

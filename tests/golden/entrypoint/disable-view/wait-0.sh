@@ -23,6 +23,19 @@ else
   cp -R "${viewbase}/software" /opt/software || true
 fi
 
+leadFinishedMarker="${viewbase}/flux-operator-lead-finished.txt"
+# The end of a failed run of the lead broker: the code the Job fails on (lead-finished.ts)
+# shellcheck disable=SC2317 # also run by the EXIT trap of the lead broker's run
+leadBrokerFailed() {
+  echo "$1" >&2
+  if [ -w /dev/termination-log ]; then echo "$1" > /dev/termination-log; fi
+  exit 79
+}
+# A lead broker started again in this pod after its run ended: its followers are gone
+if [ -e "${leadFinishedMarker}" ] && [ "$(hostname)" = flux-sample-0 ]; then
+  leadBrokerFailed "The lead broker's Flux instance already ended (exit code $(cat "${leadFinishedMarker}")); its followers completed with it and never join a lead broker started again"
+fi
+
 cfg="${configroot}/etc/flux/config"
 
 echo
@@ -82,8 +95,17 @@ exitcode=0
 if [ "$(hostname)" = "${mainHost}" ]; then
   echo 'Command provided is: hostname'
   echo '🌀 Submit mode: flux start ... flux submit ... hostname'
-  flux start -o --config "${cfg}" "${brokerOptions[@]}" flux submit "${flags[@]}" --quiet --watch hostname
-  exitcode=$?
+  flux start -o --config "${cfg}" "${brokerOptions[@]}" flux submit "${flags[@]}" --quiet --watch hostname || exitcode=$?
+  # The Flux instance has ended and its followers with it: this run's end is final
+  echo "${exitcode}" > "${leadFinishedMarker}"
+  # shellcheck disable=SC2317 # run by the EXIT trap
+  leadRunExit() {
+    local code=$?
+    if [ "${code}" -ne 0 ]; then
+      leadBrokerFailed "The lead broker's Flux instance ended with exit code ${code}; its followers completed with it, so the Job fails instead of starting the lead broker again"
+    fi
+  }
+  trap leadRunExit EXIT
 else
   # Follower brokers wait for the lead broker; retried until one exits cleanly
   echo "🌀" flux start -o --config "${cfg}" "${brokerOptions[*]}"
