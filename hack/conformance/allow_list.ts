@@ -9,6 +9,7 @@
  * sides, so that a new difference in the same place is not waved through.
  */
 import type { Difference } from "./compare.ts";
+import { LEAD_FINISHED_MARKER } from "../../controllers/minicluster/children/scripts/lead-finished.ts";
 
 /** What an entry may look at besides the difference itself. */
 export interface ManifestContext {
@@ -129,12 +130,18 @@ export const ALLOW_LIST: AllowEntry[] = [
     class: "lifecycle",
     readme: "**A failed run of the lead broker fails the Job at once.**",
     guide: "## Exit codes",
-    // The Job's podFailurePolicy, which the API allows only with restartPolicy Never.
+    // The Job's podFailurePolicy, which the API allows only with restartPolicy Never and which
+    // makes Failed the default podReplacementPolicy; the lead broker's pod keeps the marker of its
+    // ended run in the shared volume (lead-finished.ts).
     matches: (d) =>
-      d.kind === "field" && kindOf(d) === "Job" &&
-      ((d.path.startsWith("spec.podFailurePolicy") && d.go === undefined) ||
-        (d.path === "spec.template.spec.restartPolicy" && d.go === "OnFailure" &&
-          d.ours === "Never")),
+      (d.kind === "field" && kindOf(d) === "Job" &&
+        ((d.path.startsWith("spec.podFailurePolicy") && d.go === undefined) ||
+          (d.path === "spec.template.spec.restartPolicy" && d.go === "OnFailure" &&
+            d.ours === "Never") ||
+          (d.path === "spec.podReplacementPolicy" && d.go === "TerminatingOrFailed" &&
+            d.ours === "Failed"))) ||
+      (d.kind === "behaviour" && d.path.startsWith("files.") &&
+        d.path.endsWith(`/${LEAD_FINISHED_MARKER}`) && d.go === undefined),
   },
   {
     // spec.jobAnnotations and spec.pod.priorityClassName: the Go CRD has neither and drops them.

@@ -25,7 +25,7 @@ export const LEAD_FAILED_MESSAGE =
   "exit code is in the lead broker's log and termination message";
 
 /** File in the pod's shared volume (`${viewbase}`) holding Flux's exit code of the ended run. */
-const MARKER = "flux-operator-lead-finished.txt";
+export const LEAD_FINISHED_MARKER = "flux-operator-lead-finished.txt";
 
 /**
  * The function that ends a failed run (its reason to the log and the termination message), and
@@ -33,7 +33,7 @@ const MARKER = "flux-operator-lead-finished.txt";
  */
 export function leadRestartGuard(mainHost: string): string[] {
   return [
-    `leadFinishedMarker="\${viewbase}/${MARKER}"`,
+    `leadFinishedMarker="\${viewbase}/${LEAD_FINISHED_MARKER}"`,
     "# The end of a failed run of the lead broker: the code the Job fails on (lead-finished.ts)",
     "# shellcheck disable=SC2317 # also run by the EXIT trap of the lead broker's run",
     "leadBrokerFailed() {",
