@@ -101,16 +101,25 @@ async function joinedAt(
   throw new Error(`${name}: not every one of ${size} brokers joined in time`);
 }
 
+/**
+ * Deletes the MiniCluster and waits until it is gone: its pods, and the object itself once the
+ * operator's cleanup took its finalizer off (the operator must not be stopped before that, or the
+ * MiniCluster stays deleting).
+ */
 async function deleteAndWait(client: KubeClient, name: string): Promise<void> {
   await client.delete(MiniClusters, NAMESPACE, name).catch((e) => {
     if (!isNotFound(e)) throw e;
   });
   const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
-    if ((await podsOf(client, name)).length === 0) return;
+    const gone = await client.get(MiniClusters, NAMESPACE, name).then(() => false, (e) => {
+      if (isNotFound(e)) return true;
+      throw e;
+    });
+    if (gone && (await podsOf(client, name)).length === 0) return;
     await sleep(1000);
   }
-  throw new Error(`${name}: pods still there 180 s after the delete`);
+  throw new Error(`${name}: the MiniCluster or its pods still there 180 s after the delete`);
 }
 
 export async function realNodesBench(
