@@ -8,41 +8,11 @@
  * Left out: the rules' cost budget, list-type set (the CRD has none) and the object metadata
  * checks other than the name's.
  */
+import type { OpenApiSchema } from "./openapi_schema.ts";
 import { CelError, compileCel, type Program } from "./cel.ts";
 import { goFloatText, isInt64 } from "./go_number.ts";
 
-export interface OpenApiSchema {
-  type?: string;
-  properties?: Record<string, OpenApiSchema>;
-  items?: OpenApiSchema;
-  additionalProperties?: OpenApiSchema | boolean;
-  required?: string[];
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
-  maxProperties?: number;
-  pattern?: string;
-  default?: unknown;
-  nullable?: boolean;
-  "x-kubernetes-int-or-string"?: boolean;
-  "x-kubernetes-validations"?: ValidationRule[];
-  [extension: string]: unknown;
-}
-
-interface ValidationRule {
-  rule: string;
-  message?: string;
-  fieldPath?: string;
-  reason?:
-    | "FieldValueInvalid"
-    | "FieldValueForbidden"
-    | "FieldValueRequired"
-    | "FieldValueDuplicate";
-}
+export type { OpenApiSchema };
 
 /** A field error as the API server words it (k8s.io/apimachinery field.Error). */
 interface FieldError {

@@ -11,35 +11,15 @@
  * security contexts and resource shapes) get one section per place they appear, which keeps every
  * path of the reference readable on its own.
  */
+import type { OpenApiSchema } from "../api/openapi_schema.ts";
 import { parse } from "yaml";
 import { denoFmt, writeOrCheck } from "./generated_file.ts";
 
 const ROOT = new URL("../", import.meta.url);
 export const OUTPUT = "docs/api.md";
 
-export interface Schema {
-  type?: string;
-  description?: string;
-  properties?: Record<string, Schema>;
-  additionalProperties?: Schema | boolean;
-  items?: Schema;
-  required?: string[];
-  default?: unknown;
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
-  maxProperties?: number;
-  pattern?: string;
-  format?: string;
-  "x-kubernetes-int-or-string"?: boolean;
-  "x-kubernetes-preserve-unknown-fields"?: boolean;
-  "x-kubernetes-validations"?: { rule: string; message?: string }[];
-  anyOf?: Schema[];
-}
+/** The CRD's schema (api/openapi_schema.ts). */
+export type Schema = OpenApiSchema;
 
 interface Section {
   path: string;

@@ -7,21 +7,9 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
+import type { OpenApiSchema } from "../../api/openapi_schema.ts";
 
-export interface Schema {
-  type?: string;
-  properties?: Record<string, Schema>;
-  items?: Schema;
-  additionalProperties?: Schema | boolean;
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  maxItems?: number;
-  maxLength?: number;
-  maxProperties?: number;
-  pattern?: string;
-  default?: unknown;
-}
+export type Schema = OpenApiSchema;
 
 const CRD_PATH = join(
   dirname(fileURLToPath(import.meta.url)),

@@ -5,20 +5,13 @@
  * field paths, types and defaults, extracted from its generated CRD
  * (config/crd/bases/flux-framework.org_miniclusters.yaml).
  */
+import type { OpenApiSchema } from "../../api/openapi_schema.ts";
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 
 const ROOT = new URL("../../", import.meta.url);
 
-interface Schema {
-  type?: string;
-  default?: unknown;
-  description?: string;
-  properties?: Record<string, Schema>;
-  items?: Schema;
-  additionalProperties?: Schema | boolean;
-  "x-kubernetes-int-or-string"?: boolean;
-}
+type Schema = OpenApiSchema;
 interface Field {
   type?: string;
   default?: unknown;
