@@ -61,6 +61,8 @@ interface FlagSpec {
   help: string;
   /** Default as written on the command line (shown in --help). */
   default?: string;
+  /** The values a string flag takes; any other is refused. */
+  choices?: readonly string[];
 }
 
 /** The flag table: parsing, env names and --help all come from here. */
@@ -212,6 +214,7 @@ export const FLAGS: readonly FlagSpec[] = [
     name: "pod-security",
     key: "podSecurity",
     kind: "string",
+    choices: ["privileged", "baseline", "restricted"],
     help: "Pod Security Standard (privileged, baseline, restricted) that MiniClusters' pods must " +
       "meet; others are refused as SpecInvalid. baseline and restricted also refuse the " +
       "system-node-critical and system-cluster-critical priority classes. privileged: no check.",
@@ -221,6 +224,7 @@ export const FLAGS: readonly FlagSpec[] = [
     name: "inline-curve-cert",
     key: "inlineCurveCert",
     kind: "string",
+    choices: ["allow", "refuse"],
     help: "allow or refuse spec.flux.curveCert, a CURVE secret key inline in the MiniCluster " +
       "(readable by everyone who may read MiniClusters); refused ones are SpecInvalid. " +
       "spec.flux.curveCertSecretRef is always accepted.",
@@ -270,6 +274,9 @@ function convert(spec: FlagSpec, raw: string): unknown {
   try {
     switch (spec.kind) {
       case "string":
+        if (spec.choices && !spec.choices.includes(raw)) {
+          throw new OptionsError(`"${raw}" is not one of ${spec.choices.join(", ")}`);
+        }
         return raw;
       case "list":
         return raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
@@ -351,16 +358,6 @@ function validate(o: OperatorOptions): void {
   }
   if (o.cacheSyncTimeoutMs <= 0) throw new OptionsError("--cache-sync-timeout must be positive");
   if (o.execPluginTimeoutMs <= 0) throw new OptionsError("--exec-plugin-timeout must be positive");
-  if (!["privileged", "baseline", "restricted"].includes(o.podSecurity)) {
-    throw new OptionsError(
-      `--pod-security: "${o.podSecurity}" is not one of privileged, baseline, restricted`,
-    );
-  }
-  if (!["allow", "refuse"].includes(o.inlineCurveCert)) {
-    throw new OptionsError(
-      `--inline-curve-cert: "${o.inlineCurveCert}" is not one of allow, refuse`,
-    );
-  }
 }
 
 /** The --help text of `program` (`summary`: what it does), generated from the flag table. */

@@ -103,14 +103,14 @@ Deno.test("chart: another release, watched namespaces, scheduling values and a S
 function flagTestValue(flag: (typeof FLAGS)[number]): unknown {
   const special: Record<string, unknown> = {
     kubeconfig: "/etc/minicluster-operator/kubeconfig",
-    "pod-security": "restricted",
-    "inline-curve-cert": "refuse",
     "lease-duration": "40s",
     "renew-deadline": "30s",
     "retry-period": "5s",
     namespaces: ["team-a", "team-b"],
   };
   if (flag.name in special) return special[flag.name];
+  // A value it accepts other than its default.
+  if (flag.choices) return flag.choices.find((c) => c !== flag.default);
   switch (flag.kind) {
     case "string":
       return `set-${flag.name}`;

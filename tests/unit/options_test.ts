@@ -114,3 +114,19 @@ Deno.test("options: --help documents every flag with its env var and default", (
   }
   assert.match(help, /--lease-duration=duration\n.*\(default 15s\)/);
 });
+
+Deno.test("options: a flag with choices takes each of them and refuses anything else", () => {
+  const withChoices = FLAGS.filter((f) => f.choices);
+  assert.deepEqual(withChoices.map((f) => f.name), ["pod-security", "inline-curve-cert"]);
+  for (const f of withChoices) {
+    for (const choice of f.choices!) {
+      assert.equal(parseOptions([`--${f.name}=${choice}`])[f.key], choice);
+    }
+    assert.ok(f.choices!.includes(f.default!), `${f.name}: its default is a choice`);
+    assert.throws(
+      () =>
+        parseOptions([], { [`OPERATOR_${f.name.toUpperCase().replaceAll("-", "_")}`]: "bogus" }),
+      new RegExp(`--${f.name}: "bogus" is not one of ${f.choices!.join(", ")}`),
+    );
+  }
+});
