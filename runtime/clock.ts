@@ -68,8 +68,8 @@ interface FakeTimer {
 
 /**
  * A clock that only moves when told to. `advance(ms)` fires every timer that falls due in order,
- * letting promise continuations run between timers, as the real event loop would. A delay is bounded
- * as the system clock bounds it, so a test sees what the operator would.
+ * letting promise continuations run between timers, as the real event loop would. A delay is
+ * bounded as the system clock bounds it, so a test sees what the operator would.
  */
 export class FakeClock implements Clock {
   #now: number;

@@ -20,10 +20,10 @@
  * there. Then `prune` deletes what the primary controls in the given stores and no dependent names.
  * A write the API refuses for good becomes a `Problem` of that dependent (the others still go
  * ahead). A transient failure (throttling, a server error such as etcd's "request is too large",
- * which may well never pass, a ResourceQuota without room) is a problem too, and the outcome carries the error (`retry`): the plan stops
- * after that wave, so that the owner can report the problem before the error is thrown for the
- * controller to retry with backoff. Deletes carry the uid
- * precondition of the object observed, so they never hit a newer object of the same name.
+ * which may well never pass, a ResourceQuota without room) is a problem too, and the outcome
+ * carries the error (`retry`): the plan stops after that wave, so that the owner can report the
+ * problem before the error is thrown for the controller to retry with backoff. Deletes carry the
+ * uid precondition of the object observed, so they never hit a newer object of the same name.
  */
 import type { ApiClient } from "./api_client.ts";
 import {

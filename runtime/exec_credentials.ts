@@ -106,7 +106,10 @@ export function parseExecCredential(config: ExecConfig, stdout: string): ExecCre
   return { token: status.token, expiresAt };
 }
 
-/** Runs the plugin, killing it when `signal` aborts (then rejects with the reason); the seam tests replace. */
+/**
+ * Runs the plugin, killing it when `signal` aborts (then rejects with the reason); the seam tests
+ * replace.
+ */
 export type RunPlugin = (
   config: ExecConfig,
   signal: AbortSignal,

@@ -5,7 +5,8 @@
  *
  * Lifecycle of `run()`:
  *   serve /healthz → start watchers → wait for every cache (bounded by --cache-sync-timeout; /readyz
- *   turns ready; a watched namespace that refuses us does not hold it up, see watcher.ts) → [leader election: wait for the Lease] → start controllers → run until SIGTERM /
+ *   turns ready; a watched namespace that refuses us does not hold it up, see watcher.ts) →
+ *   [leader election: wait for the Lease] → start controllers → run until SIGTERM /
  *   SIGINT (exit 0 after draining in-flight reconciles and releasing the Lease) or until the Lease is
  *   lost (exit 1: a fresh process is the simplest way to never act on a stale view as a standby).
  *

@@ -11,10 +11,10 @@
  *   that manager stated before and no longer does (lists are atomic); `force` is implied;
  * - the status subresource changes only `status`, and the main resource never does;
  * - immutable fields answer 422 Invalid: a Service's clusterIP, a Pod's spec, a Job's template;
- * - delete honours uid and resourceVersion preconditions (409) and finalizers (deletionTimestamp set; the object goes
- *   when its last finalizer is removed); nothing is garbage-collected, so a Foreground or Orphan
- *   delete leaves the object with the `foregroundDeletion` or `orphan` finalizer for good, as a
- *   kube-apiserver without a controller manager does;
+ * - delete honours uid and resourceVersion preconditions (409) and finalizers (deletionTimestamp
+ *   set; the object goes when its last finalizer is removed); nothing is garbage-collected, so a
+ *   Foreground or Orphan delete leaves the object with the `foregroundDeletion` or `orphan`
+ *   finalizer for good, as a kube-apiserver without a controller manager does;
  * - `react` injects failures (a 403, a 500, a timeout) for the requests it matches.
  *
  * Every request is recorded in `requests`, so tests count writes as the operator's metrics would.

@@ -41,7 +41,10 @@ function shippedRules(): PolicyRule[] {
   return parse(Deno.readTextFileSync(`${ROOT}deploy/cluster-role.yaml`)).rules;
 }
 
-/** Binds `clusterRole` to the operator's ServiceAccount in `namespace`, as the namespaced install does. */
+/**
+ * Binds `clusterRole` to the operator's ServiceAccount in `namespace`, as the namespaced install
+ * does.
+ */
 async function bindIn(env: TestEnv, namespace: string, clusterRole: string): Promise<void> {
   await env.client.create(RoleBindings, {
     apiVersion: "rbac.authorization.k8s.io/v1",
