@@ -1,5 +1,6 @@
 /** The benchmark's command line. */
 import { parseArgs } from "node:util";
+import { REAL_CONTENDERS, type RealContenderName } from "./real_contenders.ts";
 
 export interface Flags {
   ns: number[];
@@ -21,10 +22,12 @@ export interface Flags {
   writesInFlight?: number;
   /** Broker start-up on the local cluster's real nodes (bench/real_nodes.ts). */
   real: boolean;
-  /** Runs of --real. */
+  /** Runs of --real (per size and contender). */
   runs: number;
-  /** The MiniCluster size of --real. */
-  realSize: number;
+  /** The MiniCluster sizes of --real. */
+  realSizes: number[];
+  /** Who makes the pods in --real: this operator, the Go operator, none (the floor). */
+  realContenders: RealContenderName[];
   /** The in-cluster operator's memory at 0 and N MiniClusters (bench/in_cluster_memory.ts). */
   inCluster: boolean;
   /** Start-up over N MiniClusters (default 10,000), ours and the Go operator (bench/startup.ts). */
@@ -50,8 +53,9 @@ export function flags(argv: string[]): Flags {
       only: { type: "string" },
       "writes-in-flight": { type: "string" },
       real: { type: "boolean", default: false },
-      runs: { type: "string", default: "5" },
-      "real-size": { type: "string", default: "3" },
+      runs: { type: "string" },
+      "real-sizes": { type: "string", default: "2,4,8" },
+      "real-contenders": { type: "string", default: REAL_CONTENDERS.join(",") },
       "in-cluster": { type: "boolean", default: false },
       startup: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -63,7 +67,8 @@ export function flags(argv: string[]): Flags {
         "         [--idle-seconds=60] [--rss-10k] [--kubeconfig=PATH] [--out=bench/results] [--echo]\n" +
         "         [--writes-in-flight=N]           our operator's --max-writes-in-flight\n" +
         "         [--peer [--reps=1] [--peer-10k] [--only=ours|go]]   side by side with the Go Flux Operator\n" +
-        "         [--real [--runs=5] [--real-size=3]] brokers joined on the real nodes of .cluster/\n" +
+        "         [--real [--runs=3] [--real-sizes=2,4,8] [--real-contenders=ours,go,floor]]\n" +
+        "                                          broker start-up on the real nodes of .cluster/\n" +
         "         [--in-cluster [--n=1000]]        the in-cluster operator's memory on .cluster/\n" +
         "         [--startup [--n=10000] [--runs=5]] restarts over N MiniClusters, ours and the Go operator",
     );
@@ -94,11 +99,22 @@ export function flags(argv: string[]): Flags {
       ? undefined
       : int(values["writes-in-flight"], "writes-in-flight"),
     real: values.real,
-    runs: Math.max(1, int(values.runs, "runs")),
-    realSize: Math.max(1, int(values["real-size"], "real-size")),
+    runs: Math.max(1, int(values.runs ?? (values.real ? "3" : "5"), "runs")),
+    realSizes: values["real-sizes"].split(",").map((s) => Math.max(1, int(s.trim(), "real-sizes"))),
+    realContenders: realContenders(values["real-contenders"]),
     inCluster: values["in-cluster"],
     startup: values.startup,
   };
+}
+
+function realContenders(value: string): RealContenderName[] {
+  const names = value.split(",").map((s) => s.trim());
+  for (const n of names) {
+    if (!(REAL_CONTENDERS as readonly string[]).includes(n)) {
+      throw new Error(`--real-contenders: ${n} (${REAL_CONTENDERS.join(", ")})`);
+    }
+  }
+  return names as RealContenderName[];
 }
 
 function only(value: string | undefined): "ours" | "go" | undefined {

@@ -347,7 +347,7 @@ async function main(): Promise<number> {
   if (f.peer) return await peerMain(f);
   if (f.real) {
     const kubeconfig = f.kubeconfig ?? join(Deno.cwd(), ".cluster", "kubeconfig");
-    return await realNodesBench(kubeconfig, f.runs, f.realSize, f.out);
+    return await realNodesBench(kubeconfig, f.runs, f.realSizes, f.realContenders, f.out);
   }
   if (f.startup) return await startupBench(Math.max(...f.ns), f.runs, f.out);
   if (f.inCluster) {

@@ -1,50 +1,62 @@
-// deno task bench --real [--runs=5] [--real-size=3] — how long real Flux brokers take to form an
-// instance on the real nodes of the local cluster (`deno task cluster up --real-nodes 1`).
+// deno task bench --real [--runs=3] [--real-sizes=2,4,8] [--real-contenders=ours,go,floor] —
+// broker start-up on the real nodes of the local cluster (`deno task cluster up --real-nodes 2`),
+// under this operator, under the Go Flux Operator, and with no operator at all (the floor: the
+// children `render` gives, created directly; bench/real_contenders.ts).
 //
-// Per run: a fresh MiniCluster of the local Flux images pinned to the real nodes, reconciled by
-// this operator as a local process watching the bench's namespace. Two times: from the create (as
-// `kubectl apply` sends it) to every broker joined, as the lead broker answers `flux overlay
-// status` (polled once a second through the generated flux-connect.sh, so a time is late by up to
-// a second plus one exec); and from the start of the last broker's container (its startedAt,
-// whole seconds) to that same moment. Medians go to the report and bench/results/.
+// Each run creates a MiniCluster of the local Flux images pinned to the real nodes whose job is
+// `hostname` on every broker, and records, from its create (as `kubectl apply` sends it):
+//   pods running   every broker's container running (pods polled every 250 ms)
+//   joined         the lead broker logs `quorum-full`: every broker online (bench/real_timeline.ts)
+//   first output   the first `hostname` line in the lead broker's log
+//   succeeded      the Job's Complete condition (polled every 250 ms)
+// Log times are the container runtime's stamps; the local cluster's nodes share the bench's clock.
+// The contenders take turns within each size, their order rotating from run to run.
 
 import { join } from "node:path";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../api/mod.ts";
-import { MiniClusters } from "../api/resource.ts";
 import { KubeClient } from "../runtime/client.ts";
-import { isNotFound } from "../runtime/errors.ts";
-import { Pods } from "../runtime/resources.ts";
+import { isAlreadyExists, isNotFound } from "../runtime/errors.ts";
+import { Jobs, Pods } from "../runtime/resources.ts";
 import { JOB_NAME_LABEL } from "../controllers/minicluster/children/names.ts";
 import { REAL_NODE_LABEL } from "../hack/cluster/real_node_config.ts";
 import { kubectl } from "../hack/kubectl.ts";
 import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "../hack/images/refs.ts";
-import { installCrds } from "../testing/crds.ts";
-import { OperatorProcess } from "../testing/operator_process.ts";
 import { createNamespace } from "./cluster_state.ts";
 import { quantile } from "./stats.ts";
+import {
+  type RealContender,
+  type RealContenderName,
+  startRealContender,
+} from "./real_contenders.ts";
+import { firstHostnameAt, parseStampedLog, quorumFullAt } from "./real_timeline.ts";
 
 const median = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.5);
-
 const say = (msg: string) => console.error(`[bench real] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const NAMESPACE = "mc-bench-real";
+const POLL_MS = 250;
+const RUN_DEADLINE_MS = 300_000;
 
+/** Milliseconds from the create to each moment. */
 export interface RealRun {
-  applyToJoinedMs: number;
-  lastStartToJoinedMs: number;
+  contender: RealContenderName;
+  size: number;
+  podsRunningMs: number;
+  joinedMs: number;
+  firstOutputMs: number;
+  succeededMs: number;
 }
 
-function miniCluster(name: string, size: number): MiniCluster {
+export function miniCluster(name: string, size: number): MiniCluster {
   return {
     apiVersion: "flux-framework.org/v1alpha2",
     kind: "MiniCluster",
     metadata: { name, namespace: NAMESPACE },
     spec: {
       size,
-      interactive: true,
-      logging: { quiet: true },
-      containers: [{ name: "flux", image: FLUX_APP_IMAGE }],
+      containers: [{ image: FLUX_APP_IMAGE, command: "hostname" }],
       flux: { container: { image: FLUX_VIEW_IMAGE } },
       pod: {
         nodeSelector: { [REAL_NODE_LABEL]: "true" },
@@ -63,120 +75,193 @@ async function podsOf(client: KubeClient, name: string): Promise<Pod[]> {
 }
 
 const indexOf = (p: Pod) => p.metadata?.labels?.["batch.kubernetes.io/job-completion-index"];
+/** The broker's container: the pod's first (the operators put the Flux container first). */
+const brokerContainer = (p: Pod) => p.spec!.containers[0].name;
 
-/** The moment the lead broker reports every broker joined (polled), in epoch milliseconds. */
-async function joinedAt(
-  client: KubeClient,
-  kubeconfig: string,
-  name: string,
-  size: number,
-  deadline: number,
-): Promise<number> {
-  while (Date.now() < deadline) {
-    const lead = (await podsOf(client, name)).find((p) =>
-      indexOf(p) === "0" && p.status?.containerStatuses?.some((c) => c.state?.running)
-    );
-    if (lead) {
-      const out = await kubectl(
-        kubeconfig,
-        [
-          "-n",
-          NAMESPACE,
-          "exec",
-          "-i",
-          lead.metadata!.name!,
-          "-c",
-          name,
-          "--",
-          "bash",
-          "/mnt/flux/flux-connect.sh",
-        ],
-        "flux overlay status --no-pretty\n",
-      ).catch(() => "");
-      // Rank 0 is "full" once every broker below it in the tree is online.
-      if (/^0 \S+: full$/m.test(out)) return Date.now();
-    }
-    await sleep(1000);
+async function waitPodsGone(client: KubeClient, name: string): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  while ((await podsOf(client, name)).length > 0) {
+    if (Date.now() > deadline) throw new Error(`${name}: pods still there 180 s after the delete`);
+    await sleep(500);
   }
-  throw new Error(`${name}: not every one of ${size} brokers joined in time`);
 }
 
-/**
- * Deletes the MiniCluster and waits until it is gone: its pods, and the object itself once the
- * operator's cleanup took its finalizer off (the operator must not be stopped before that, or the
- * MiniCluster stays deleting).
- */
-async function deleteAndWait(client: KubeClient, name: string): Promise<void> {
-  await client.delete(MiniClusters, NAMESPACE, name).catch((e) => {
-    if (!isNotFound(e)) throw e;
-  });
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline) {
-    const gone = await client.get(MiniClusters, NAMESPACE, name).then(() => false, (e) => {
-      if (isNotFound(e)) return true;
+async function oneRun(
+  client: KubeClient,
+  kubeconfig: string,
+  contender: RealContender,
+  name: string,
+  size: number,
+): Promise<RealRun> {
+  const mc = miniCluster(name, size);
+  const t0 = Date.now();
+  await contender.create(mc);
+  let podsRunningAt: number | undefined;
+  let succeededAt: number | undefined;
+  while (succeededAt === undefined) {
+    if (Date.now() - t0 > RUN_DEADLINE_MS) {
+      throw new Error(`${contender.name} ${name}: the Job did not complete in time`);
+    }
+    const pods = await podsOf(client, name);
+    if (
+      podsRunningAt === undefined && pods.length >= size &&
+      pods.every((p) =>
+        p.status?.containerStatuses?.some((c) =>
+          c.name === brokerContainer(p) && (c.state?.running || c.state?.terminated)
+        )
+      )
+    ) podsRunningAt = Date.now();
+    const job = await client.get<Job>(Jobs, NAMESPACE, name).catch((e) => {
+      if (isNotFound(e)) return undefined;
       throw e;
     });
-    if (gone && (await podsOf(client, name)).length === 0) return;
-    await sleep(1000);
+    if (job?.status?.conditions?.some((c) => c.type === "Complete" && c.status === "True")) {
+      succeededAt = Date.now();
+    } else if (job?.status?.conditions?.some((c) => c.type === "Failed" && c.status === "True")) {
+      throw new Error(`${contender.name} ${name}: the Job failed`);
+    }
+    await sleep(POLL_MS);
   }
-  throw new Error(`${name}: the MiniCluster or its pods still there 180 s after the delete`);
+  const lead = (await podsOf(client, name)).find((p) => indexOf(p) === "0");
+  if (!lead) throw new Error(`${contender.name} ${name}: no lead broker pod after completion`);
+  const log = parseStampedLog(
+    await kubectl(kubeconfig, [
+      "-n",
+      NAMESPACE,
+      "logs",
+      "--timestamps",
+      lead.metadata!.name!,
+      "-c",
+      brokerContainer(lead),
+    ]),
+  );
+  const joinedAt = quorumFullAt(log);
+  const firstOutputAt = firstHostnameAt(log, name);
+  if (joinedAt === undefined || firstOutputAt === undefined) {
+    throw new Error(
+      `${contender.name} ${name}: the lead broker's log lacks ${
+        joinedAt === undefined ? "quorum-full" : "the job's output"
+      }:\n${log.slice(-30).map((l) => l.text).join("\n")}`,
+    );
+  }
+  return {
+    contender: contender.name,
+    size,
+    podsRunningMs: (podsRunningAt ?? succeededAt) - t0,
+    joinedMs: joinedAt - t0,
+    firstOutputMs: firstOutputAt - t0,
+    succeededMs: succeededAt - t0,
+  };
+}
+
+/** The contenders in the order of run `i`: each goes first in turn. */
+export function rotation<T>(items: readonly T[], i: number): T[] {
+  const k = i % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
 }
 
 export async function realNodesBench(
   kubeconfig: string,
   runs: number,
-  size: number,
+  sizes: number[],
+  contenders: RealContenderName[],
   out: string,
 ): Promise<number> {
   const client = await KubeClient.fromKubeconfig(kubeconfig);
-  await installCrds(kubeconfig);
-  await createNamespace(client, NAMESPACE);
-  const op = await OperatorProcess.start({ kubeconfig, namespaces: [NAMESPACE] });
+  await createNamespace(client, NAMESPACE).catch((e) => {
+    if (!isAlreadyExists(e)) throw e;
+  });
+  const logDir = await Deno.makeTempDir({ prefix: "bench-real-" });
   const results: RealRun[] = [];
   try {
-    await op.ready();
-    for (let i = 0; i < runs; i++) {
-      const name = `real-${i}`;
-      await deleteAndWait(client, name);
-      const t0 = Date.now();
-      await client.create(MiniClusters, miniCluster(name, size));
-      const joined = await joinedAt(client, kubeconfig, name, size, t0 + 300_000);
-      const starts = (await podsOf(client, name)).map((p) =>
-        Date.parse(
-          p.status?.containerStatuses?.find((c) => c.name === name)?.state?.running?.startedAt ??
-            "",
-        )
-      );
-      const lastStart = Math.max(...starts.filter((t) => !Number.isNaN(t)));
-      const run = { applyToJoinedMs: joined - t0, lastStartToJoinedMs: joined - lastStart };
-      results.push(run);
-      say(
-        `run ${i + 1}/${runs}: apply → ${size} brokers joined ${
-          (run.applyToJoinedMs / 1000).toFixed(1)
-        } s; ` +
-          `last broker's start → joined ${(run.lastStartToJoinedMs / 1000).toFixed(1)} s`,
-      );
-      await deleteAndWait(client, name);
+    for (const size of sizes) {
+      for (let i = 0; i < runs; i++) {
+        for (const name of rotation(contenders, i)) {
+          // One contender at a time: the Go operator reconciles every namespace, and ours and Go's
+          // CRD are the same resource.
+          const contender = await startRealContender(name, kubeconfig, NAMESPACE, logDir);
+          const mcName = `real-${name}-${size}-${i}`;
+          try {
+            const run = await oneRun(client, kubeconfig, contender, mcName, size);
+            results.push(run);
+            say(
+              `${name} size ${size} run ${i + 1}/${runs}: pods running ${
+                secs(run.podsRunningMs)
+              }, ` +
+                `joined ${secs(run.joinedMs)}, first output ${secs(run.firstOutputMs)}, ` +
+                `succeeded ${secs(run.succeededMs)}`,
+            );
+          } finally {
+            await contender.remove(miniCluster(mcName, size));
+            await waitPodsGone(client, mcName);
+            await contender.stop();
+          }
+        }
+      }
     }
   } finally {
-    await op.stop();
     client.close();
   }
   const load = (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
-  const summary = {
-    size,
-    runs: results,
-    medianApplyToJoinedMs: median(results.map((r) => r.applyToJoinedMs)),
-    medianLastStartToJoinedMs: median(results.map((r) => r.lastStartToJoinedMs)),
-    loadAverage: load,
-  };
+  const rows = summarize(results, sizes, contenders);
   console.log(
-    `real nodes, size ${size}, ${runs} runs (load ${load}): apply → every broker joined, median ` +
-      `${(summary.medianApplyToJoinedMs / 1000).toFixed(1)} s; last broker's container start → ` +
-      `joined, median ${(summary.medianLastStartToJoinedMs / 1000).toFixed(1)} s`,
+    `real nodes, ${runs} runs per size and contender (load ${load}); medians, seconds from the create`,
   );
-  const file = join(out, `${new Date().toISOString().slice(0, 10)}-real-nodes.json`);
-  await Deno.writeTextFile(file, JSON.stringify(summary, null, 2) + "\n");
-  say(`wrote ${file}`);
+  console.log(table(rows));
+  const file = join(out, `${new Date().toISOString().slice(0, 10)}-real-startup.json`);
+  await Deno.writeTextFile(
+    file,
+    JSON.stringify({ runs: results, medians: rows, loadAverage: load }, null, 2) + "\n",
+  );
+  say(`wrote ${file} (operator logs in ${logDir})`);
   return 0;
+}
+
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+export interface RealRow {
+  size: number;
+  contender: RealContenderName;
+  podsRunningMs: number;
+  joinedMs: number;
+  firstOutputMs: number;
+  succeededMs: number;
+}
+
+export function summarize(
+  runs: RealRun[],
+  sizes: number[],
+  contenders: RealContenderName[],
+): RealRow[] {
+  const rows: RealRow[] = [];
+  for (const size of sizes) {
+    for (const contender of contenders) {
+      const mine = runs.filter((r) => r.size === size && r.contender === contender);
+      if (mine.length === 0) continue;
+      const m = (f: (r: RealRun) => number) => median(mine.map(f));
+      rows.push({
+        size,
+        contender,
+        podsRunningMs: m((r) => r.podsRunningMs),
+        joinedMs: m((r) => r.joinedMs),
+        firstOutputMs: m((r) => r.firstOutputMs),
+        succeededMs: m((r) => r.succeededMs),
+      });
+    }
+  }
+  return rows;
+}
+
+export function table(rows: RealRow[]): string {
+  const head = "| size | contender | pods running | joined | first output | succeeded |";
+  const line = "| ---: | --- | ---: | ---: | ---: | ---: |";
+  const s = (ms: number) => (ms / 1000).toFixed(1);
+  return [
+    head,
+    line,
+    ...rows.map((r) =>
+      `| ${r.size} | ${r.contender} | ${s(r.podsRunningMs)} | ${s(r.joinedMs)} | ` +
+      `${s(r.firstOutputMs)} | ${s(r.succeededMs)} |`
+    ),
+  ].join("\n");
 }
