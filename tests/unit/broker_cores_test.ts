@@ -8,6 +8,7 @@ import { brokerCores } from "../../controllers/minicluster/children/scripts/core
 import { buildEntrypointConfigMap } from "../../controllers/minicluster/children/entrypoint.ts";
 import { inSandbox, runLead } from "./lead_sandbox.ts";
 import { miniCluster } from "./entrypoint_cases.ts";
+import { quotaCpus, resourceRow } from "../real/flux_resources.ts";
 
 const image = "rockylinux:9";
 const cores = (resources: MiniClusterContainer["resources"]) =>
@@ -86,4 +87,23 @@ Deno.test("every broker's script encodes the same R: the count comes from the sp
   // One script for every pod, and the count is a literal in it, not read from the pod.
   assert.match(script, /flux R encode --hosts="\$\{hosts\}" --cores=0-1 "\$\{gpuIds\[@\]\}"/);
   assert.ok(!script.includes("--local >"), "no rank is written from its own node's cores");
+});
+
+Deno.test("the real-node test's readings: flux resource list rows and cgroup CPU quotas", () => {
+  const list = [
+    "     STATE NNODES NCORES NGPUS NODELIST",
+    "      free      2      2     0 cores-[0-1]",
+    " allocated      0      0     0 ",
+    "      down      0      0     0 ",
+  ].join("\n");
+  assert.deepEqual(resourceRow(list, "free"), { nodes: 2, cores: 2 });
+  assert.deepEqual(resourceRow(list, "down"), { nodes: 0, cores: 0 });
+  assert.equal(resourceRow(list, "drained"), undefined);
+  // cgroup v2 cpu.max, then v1's quota and period.
+  assert.equal(quotaCpus("100000 100000\n"), 1);
+  assert.equal(quotaCpus("150000 100000"), 1);
+  assert.equal(quotaCpus("max 100000"), undefined);
+  assert.equal(quotaCpus("200000 100000"), 2);
+  assert.equal(quotaCpus("-1 100000"), undefined);
+  assert.equal(quotaCpus(" \n"), undefined);
 });

@@ -39,8 +39,9 @@ export async function runLead(
   await Deno.writeTextFile(
     `${bin}/flux`,
     `#!/bin/bash\n{ printf '%s\\0' flux "$@"; printf '\\n'; } >> "$STUB_LOG"\n` +
-      // `flux R decode --count=gpu` answers the GPUs hwloc would see; other `flux R` calls an R.
-      `if [ "$1" = R ] && [ "$2" = decode ]; then echo ${opts.gpus ?? 0}; ` +
+      // `flux R decode --count=gpu` reads its R (as Flux does: the writer gets no SIGPIPE) and
+      // answers the GPUs hwloc would see; other `flux R` calls print an R.
+      `if [ "$1" = R ] && [ "$2" = decode ]; then cat > /dev/null; echo ${opts.gpus ?? 0}; ` +
       `elif [ "$1" = R ]; then echo '{}'; fi\n` +
       `if [ "$1" = start ]; then exit ${opts.fluxExitCode ?? 0}; fi\n`,
     { mode: 0o755 },
