@@ -38,7 +38,9 @@ export async function runLead(
   // Each call: its arguments NUL-separated, then a newline.
   await Deno.writeTextFile(
     `${bin}/flux`,
-    `#!/bin/bash\n{ printf '%s\\0' flux "$@"; printf '\\n'; } >> "$STUB_LOG"\n` +
+    // Under a lock: the two ends of a pipeline record at once, and their writes must not interleave.
+    `#!/bin/bash\nexec 9>> "$STUB_LOG"\nflock 9\n{ printf '%s\\0' flux "$@"; printf '\\n'; } >&9\n` +
+      `exec 9>&-\n` +
       // `flux R decode --count=gpu` reads its R (as Flux does: the writer gets no SIGPIPE) and
       // answers the GPUs hwloc would see; other `flux R` calls print an R.
       `if [ "$1" = R ] && [ "$2" = decode ]; then cat > /dev/null; echo ${opts.gpus ?? 0}; ` +
