@@ -72,6 +72,26 @@ function hasLeadBroker(ctx: ManifestContext | undefined): boolean {
 const oursRefusedSpec = (ctx: ManifestContext | undefined) =>
   ctx?.oursConditions.some((c) => c.startsWith("SpecInvalid=True")) ?? false;
 
+/**
+ * A container's flux calls with the resource set written Go's way: where ours encoded CPU cores
+ * (`flux R encode --local | flux R decode --count=gpu`, then `--hosts=H --cores=... [--gpus=...]`),
+ * the one `flux R encode --hosts=H --local` Go ran. Undefined when ours did not encode cores.
+ */
+function withGoResourceSet(calls: string[][]): string[][] | undefined {
+  const i = calls.findIndex((c) =>
+    c[0] === "R" && c[1] === "encode" && c[2]?.startsWith("--hosts=") &&
+    /^--cores=\d+(-\d+)?$/.test(c[3] ?? "")
+  );
+  if (i < 2) return undefined;
+  const probe = calls.slice(i - 2, i).map((c) => c.join(" ")).sort();
+  if (probe.join("|") !== "R decode --count=gpu|R encode --local") return undefined;
+  const extra = calls[i].slice(4);
+  if (extra.length > 1 || (extra.length === 1 && !/^--gpus=\d+(-\d+)?$/.test(extra[0]))) {
+    return undefined;
+  }
+  return [...calls.slice(0, i - 2), ["R", "encode", calls[i][2], "--local"], ...calls.slice(i + 1)];
+}
+
 export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "refused-at-apply",
@@ -341,6 +361,22 @@ export const ALLOW_LIST: AllowEntry[] = [
       JSON.stringify(d.go).includes("/view/run/flux/local") &&
       JSON.stringify(d.go).replaceAll("/view/run/flux/local", "/config/run/flux/local") ===
         JSON.stringify(d.ours),
+  },
+  {
+    id: "pod-cores",
+    class: "scripts",
+    readme: "each broker advertises the Flux container's CPU request",
+    guide: "## Scripts",
+    // Only the resource set's calls differ; what else differs in the same calls must be allowed
+    // by an entry of its own.
+    matches: (d, ctx) => {
+      if (d.kind !== "behaviour" || !/^containers\.[^.]+\.flux$/.test(d.path)) return false;
+      const go = withGoResourceSet((d.ours ?? []) as string[][]);
+      if (!go) return false;
+      if (JSON.stringify(go) === JSON.stringify(d.go)) return true;
+      const rest = { ...d, ours: go };
+      return ALLOW_LIST.some((e) => e.id !== "pod-cores" && e.matches(rest, ctx));
+    },
   },
   {
     id: "lead-broker-hosts",
