@@ -209,6 +209,7 @@ async function main(): Promise<number> {
     // The Go operator's Python SDK, pinned with hashes, for tests/*/python_sdk_test.ts: PyPI is
     // asked here, during set-up, and never while the tests run.
     await step("Python SDK environment (tests/python_sdk/requirements.txt)", async () => {
+      await ensureDebianPackages(["python3-venv"]);
       await pythonSdk();
     });
     await step("deno task check (fmt, lint, types)", () => run(DENO, ["task", "check"]));

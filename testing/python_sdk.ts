@@ -2,7 +2,7 @@
  * The Go Flux Operator's Python SDK (PyPI `fluxoperator` 0.2.0) as its users install it, for the
  * tests that drive this operator with it: a virtual environment made from
  * tests/python_sdk/requirements.txt (exact versions, sha256 hashes, wheels only, `--no-deps` so
- * that nothing unpinned comes in) by the machine's `python3`. It is a cache entry named by a hash of
+ * that nothing unpinned comes in) by Debian's `python3`. It is a cache entry named by a hash of
  * the requirements and the Python version, so PyPI is asked once, during set-up (`deno task test`
  * makes it before the tests run); later runs, and single test files, reuse it offline.
  */
@@ -26,12 +26,33 @@ async function run(cmd: string, args: string[]): Promise<string> {
   return text(out.stdout);
 }
 
+/**
+ * Debian's Python (bookworm: 3.11, the `python3-venv` package gives it `venv`), so that a fresh
+ * machine's set-up makes the same environment; another `python3` where Debian's is missing.
+ */
+function python(): string {
+  try {
+    Deno.statSync("/usr/bin/python3");
+    return "/usr/bin/python3";
+  } catch {
+    return "python3";
+  }
+}
+/** The pinned wheels are CPython 3.11's. */
+const PYTHON_VERSION = /^Python 3\.11\./;
+
 let ready: Promise<string> | undefined;
 
 /** The virtual environment's python, made first when missing (memoized per process). */
 export function pythonSdk(): Promise<string> {
   return ready ??= (async () => {
-    const version = (await run("python3", ["--version"])).trim();
+    const base = python();
+    const version = (await run(base, ["--version"])).trim();
+    if (!PYTHON_VERSION.test(version)) {
+      throw new Error(
+        `${base} is ${version}: tests/python_sdk/requirements.txt pins 3.11 wheels`,
+      );
+    }
     const requirements = await Deno.readTextFile(REQUIREMENTS);
     const dir = join(
       dirname(imageCacheRoot()),
@@ -41,7 +62,9 @@ export function pythonSdk(): Promise<string> {
     // The venv's python finds its prefix from its own path, so the entry still works after the
     // rename from the temporary directory it is built in (pip runs as `python -m pip` for that).
     await cachedDir(dir, async (tmp) => {
-      await run("python3", ["-m", "venv", tmp]);
+      await run(base, ["-m", "venv", tmp]).catch((e) => {
+        throw new Error(`${e.message}(Debian: apt-get install python3-venv)`);
+      });
       await run(join(tmp, "bin", "python"), [
         "-m",
         "pip",

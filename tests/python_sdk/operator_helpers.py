@@ -92,9 +92,14 @@ result["broker_pod"] = broker.metadata.name
 
 if mode == "real":
     for attempt in range(120):
-        listed = operator.kubectl_exec(
-            ON_LEAD_BROKER + "flux resource list", pod=broker.metadata.name, quiet=True
-        )
+        # Until the broker's socket is there, flux proxy says so, and an exec may be refused
+        # while the container starts: both are retried.
+        try:
+            listed = operator.kubectl_exec(
+                ON_LEAD_BROKER + "flux resource list", pod=broker.metadata.name, quiet=True
+            )
+        except Exception as e:  # the kubernetes client raises several kinds here
+            listed = f"{type(e).__name__}: {e}"
         free = [line.split() for line in listed.splitlines() if line.split()[:1] == ["free"]]
         if free and free[0][1] == "2":
             break
