@@ -73,14 +73,16 @@ realTest(
         trimmedLines(log.split("\n")),
       );
 
-      // The brokers then finished: the Job completed.
-      const job = JSON.parse(
-        await kubectl(["-n", REAL_NAMESPACE, "get", "job", name, "-o", "json"]),
-      );
-      assert.ok(
-        job.status.conditions.some((c: Condition) => c.type === "Complete" && c.status === "True"),
-        JSON.stringify(job.status),
-      );
+      // The brokers then finished: the Job completes once the follower has exited too.
+      await eventually(async () => {
+        const job = JSON.parse(
+          await kubectl(["-n", REAL_NAMESPACE, "get", "job", name, "-o", "json"]),
+        );
+        const complete = job.status?.conditions?.some((c: Condition) =>
+          c.type === "Complete" && c.status === "True"
+        );
+        if (!complete) throw new Error(`job ${name} not Complete: ${JSON.stringify(job.status)}`);
+      }, { timeoutMs: 90_000, intervalMs: 1000 });
       console.log(
         `  SDK: pods waited for, both brokers free by exec at ${helpers.resource_list_seconds} s, ` +
           `log streamed to its end at ${helpers.stream_output_seconds} s`,
