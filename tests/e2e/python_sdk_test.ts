@@ -1,7 +1,8 @@
 /**
  * The Go Flux Operator's Python SDK (fluxoperator 0.2.0) drives a MiniCluster of this operator on
  * KWOK: made with the SDK's models (tests/python_sdk/recipe.py), its FluxOperator's wait_pods and
- * get_broker_pod name the pods that run, and delete_minicluster returns once they are gone. What
+ * get_broker_pod (and FluxBrokerMiniCluster.load) name the pods that run, and delete_minicluster
+ * returns once they are gone. What
  * needs Flux to run (kubectl_exec, stream_output) is in tests/real/python_sdk_test.ts.
  */
 import assert from "node:assert/strict";
@@ -15,6 +16,8 @@ interface Helpers {
   wait_pods: string[];
   wait_pods_phases: string[];
   broker_pod: string;
+  load_pods: string[];
+  load_broker_pod: string;
 }
 
 function succeeded(run: SdkRun): SdkRun {
@@ -23,7 +26,7 @@ function succeeded(run: SdkRun): SdkRun {
 }
 
 e2eTest(
-  "python SDK: wait_pods and get_broker_pod name the running pods, delete_minicluster removes it",
+  "python SDK: wait_pods and get_broker_pod and FluxBrokerMiniCluster.load name the running pods, delete_minicluster removes it",
   async (env) => {
     await env.startOperator();
     const name = "sdk";
@@ -40,6 +43,9 @@ e2eTest(
       p.metadata?.labels?.["batch.kubernetes.io/job-completion-index"] === "0"
     );
     assert.equal(helpers.broker_pod, lead?.metadata?.name);
+    // FluxBrokerMiniCluster.load, given what the API server returned on create, finds the same.
+    assert.deepEqual(helpers.load_pods, helpers.wait_pods);
+    assert.equal(helpers.load_broker_pod, lead?.metadata?.name);
 
     // delete_minicluster waits for the pods itself: none is left when it returns, and the
     // MiniCluster goes once the operator released its finalizer.

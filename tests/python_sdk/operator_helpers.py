@@ -3,10 +3,12 @@ The SDK's FluxOperator helpers on a MiniCluster of size 2 that this operator run
 SDK's models through the recipe. Usage:
 
   operator_helpers.py kwok NAMESPACE NAME
-      pods kept Running by KWOK: creates it, then wait_pods and get_broker_pod
+      pods kept Running by KWOK: creates it, then wait_pods, get_broker_pod and
+      FluxBrokerMiniCluster.load
   operator_helpers.py real NAMESPACE NAME APP_IMAGE VIEW_IMAGE NODE_LABEL
       Flux on real nodes: also kubectl_exec (`flux resource list` in the lead broker, until both
-      brokers are free) and stream_output of the lead broker's log to its end
+      brokers are free), FluxBrokerMiniCluster.execute of the same, and stream_output of the lead
+      broker's log to its end
   operator_helpers.py delete NAMESPACE NAME
       delete_minicluster, which returns once the pods are gone
 
@@ -24,7 +26,7 @@ import tempfile
 import time
 
 import fluxoperator.models as models
-from fluxoperator.client import FluxOperator
+from fluxoperator.client import FluxBrokerMiniCluster, FluxOperator
 from kubernetes import client, config
 from kubernetes.client import V1ObjectMeta
 
@@ -81,7 +83,7 @@ minicluster = models.MiniCluster(
 )
 result = {}
 t0 = time.monotonic()
-recipe.create(crd_api, recipe.manifest(minicluster, **extra))
+created = recipe.create(crd_api, recipe.manifest(minicluster, **extra))
 
 pods = operator.wait_pods(size=2, name=name, quiet=True)
 result["wait_pods"] = sorted(p.metadata.name for p in pods.items)
@@ -89,6 +91,11 @@ result["wait_pods_phases"] = sorted(p.status.phase for p in pods.items)
 result["wait_pods_seconds"] = round(time.monotonic() - t0, 1)
 broker = operator.get_broker_pod(name=name, quiet=True)
 result["broker_pod"] = broker.metadata.name
+# The SDK's MiniCluster class, loaded with what the API server returned on create (its own
+# create() calls the SDK's create_minicluster, which fails).
+handle = FluxBrokerMiniCluster()
+result["load_pods"] = sorted(p.metadata.name for p in handle.load(created).items)
+result["load_broker_pod"] = handle.broker_pod
 
 if mode == "real":
     for attempt in range(120):
@@ -106,6 +113,7 @@ if mode == "real":
         time.sleep(2)
     result["resource_list"] = listed
     result["resource_list_seconds"] = round(time.monotonic() - t0, 1)
+    result["execute"] = handle.execute("flux resource list", print_result=False)
     operator.kubectl_exec("touch /tmp/sdk-done", pod=broker.metadata.name, quiet=True)
     with tempfile.NamedTemporaryFile(suffix=".log") as out:
         lines = operator.stream_output(out.name, pod=broker.metadata.name, stdout=False)

@@ -14,7 +14,10 @@ import { kubectl, REAL_NAMESPACE, realTest } from "./env.ts";
 interface Helpers {
   wait_pods: string[];
   broker_pod: string;
+  load_pods: string[];
+  load_broker_pod: string;
   resource_list: string;
+  execute: string;
   resource_list_seconds: number;
   stream_output: string[];
   stream_output_file: string;
@@ -57,9 +60,13 @@ realTest(
       // wait_pods waited for this MiniCluster's two pods; get_broker_pod found index 0.
       assert.deepEqual(helpers.wait_pods, pods.map((p) => p.metadata!.name!).sort());
       assert.equal(helpers.broker_pod, pods[0].metadata!.name);
+      assert.deepEqual(helpers.load_pods, helpers.wait_pods);
+      assert.equal(helpers.load_broker_pod, helpers.broker_pod);
 
       // kubectl_exec ran `flux resource list` in the lead broker: both brokers are up.
       assert.equal(nodesIn(helpers.resource_list, "free"), 2, helpers.resource_list);
+      // FluxBrokerMiniCluster.execute sends a command to the lead broker the same way.
+      assert.equal(nodesIn(helpers.execute, "free"), 2, helpers.execute);
 
       // stream_output followed the lead broker's log to its end: the same lines as kubectl's,
       // in its return value and in the file it wrote, through the line the script printed once
