@@ -1,5 +1,5 @@
 // deno task test — the whole suite, as CI runs it (.ci/run):
-//   shellcheck → Kubernetes binaries → deno task check → generated code up to date →
+//   shellcheck → Kubernetes binaries → Python SDK venv → deno task check → generated code up to date →
 //   ./task demo from a clean state (its cluster: KWOK nodes and a real node, the local images) →
 //   deno test -A tests/ (unit, integration, e2e on KWOK, real/ on the real node) with
 //   MC_KUBECONFIG and MC_REAL_NODES=1 → the differential conformance suite (its own control plane)
@@ -17,6 +17,7 @@ import { down, status, stopRecorded, up } from "./cluster/lifecycle.ts";
 import { stopGroups } from "./cluster/processes.ts";
 import { demoOutputProblems } from "./demo.ts";
 import { kubectl } from "./kubectl.ts";
+import { pythonSdk } from "../testing/python_sdk.ts";
 
 const DENO = Deno.execPath();
 const SHELL_SCRIPTS = [
@@ -205,6 +206,12 @@ async function main(): Promise<number> {
       "kubernetes binaries, helm and the real node's",
       async () => await ensureBinaries([...COMPONENTS, "helm", ...REAL_NODE_BINARIES]),
     );
+    // The Go operator's Python SDK, pinned with hashes, for tests/*/python_sdk_test.ts: PyPI is
+    // asked here, during set-up, and never while the tests run.
+    await step("Python SDK environment (tests/python_sdk/requirements.txt)", async () => {
+      await ensureDebianPackages(["python3-venv"]);
+      await pythonSdk();
+    });
     await step("deno task check (fmt, lint, types)", () => run(DENO, ["task", "check"]));
     if (await Deno.stat("hack/generate.ts").then(() => true, () => false)) {
       await step(
