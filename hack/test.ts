@@ -240,10 +240,13 @@ async function main(): Promise<number> {
     if (!kubeconfig) {
       // A real node runs what the KWOK ones only simulate; it needs root and builds the local
       // images (Flux from source) on first use. When it cannot run, this step fails with what
-      // is missing, and so does the suite.
-      const cluster = { mode: "full" as const, nodes: 4, realNodes: 1 };
+      // is missing, and so does the suite. Two real nodes, so that MPI ranks talk across
+      // kubelets (tests/real/mpi_test.ts): `up` adds the second to the demo's cluster (about
+      // 45 s, most of it importing the images), less than the demo starting two would add to
+      // every newcomer's first command.
+      const cluster = { mode: "full" as const, nodes: 4, realNodes: 2 };
       realNodes = await step(
-        "full cluster (etcd, apiserver, controller manager, scheduler, KWOK, a real node)",
+        "full cluster (etcd, apiserver, controller manager, scheduler, KWOK, two real nodes)",
         async () => {
           const built = await images;
           if (built instanceof Error) {
