@@ -4,6 +4,13 @@
 // through its PMI; the assertions read what the ranks printed (pod logs), where the pods ran, and
 // the Job, never the operator's view alone.
 //
+// Of the Go operator's examples that run MPI, the CI's LAMMPS one (examples/tests/lammps) runs here
+// with only the image, node and name changed. The others cannot: examples/mpi/mpich runs a
+// `./hello_cxx` built into its own image; examples/tests/osu-benchmarks needs OpenMPI 5 through
+// flux-pmix (`-ompi=openmpi@5`; the Flux build here has no flux-pmix) and the OSU binaries;
+// examples/tests/disable-view needs an image with Flux and LAMMPS together; the shared-process-space
+// and storage/google LAMMPS examples need goshare and a Filestore volume.
+//
 // No CPU requests: a broker advertises the cores Flux finds, and every `flux run` asks for at
 // most two ranks per broker (each node of this machine has two cores).
 
