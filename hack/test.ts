@@ -1,7 +1,8 @@
 // deno task test — the whole suite, as CI runs it (.ci/run):
 //   shellcheck → Kubernetes binaries → deno task check → generated code up to date →
 //   ./task demo from a clean state (its cluster: KWOK nodes and a real node, the local images) →
-//   deno test -A tests/ (unit, integration, e2e on KWOK, real/ on the real node) with
+//   a second real node added to its cluster →
+//   deno test -A tests/ (unit, integration, e2e on KWOK, real/ on the two real nodes) with
 //   MC_KUBECONFIG and MC_REAL_NODES=1 → the differential conformance suite (its own control plane)
 //   → deno.lock unchanged by all of it.
 // A cluster this script starts is torn down at the end, also on failure or SIGINT/SIGTERM.
@@ -27,6 +28,8 @@ const SHELL_SCRIPTS = [
   "hack/images/flux_build.sh",
   "hack/images/flux_view_check.sh",
   "hack/images/layer_tar.sh",
+  "hack/images/mpi_layer.sh",
+  "hack/images/mpi_check.sh",
   "hack/conformance/sandbox.sh",
   "hack/conformance/flux.sh",
 ];
