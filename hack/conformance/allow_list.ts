@@ -54,6 +54,12 @@ const HASH_ANNOTATIONS = new Set([
   "flux-framework.org/template-hash",
 ]);
 
+/** A label of `spec.pod.labels`, which Go's Job also inherited from its pod template. */
+function inheritedPodLabel(ctx: ManifestContext | undefined, key: string, go: unknown): boolean {
+  const pod = ctx?.spec.pod;
+  return isObj(pod) && isObj(pod.labels) && pod.labels[key] === go;
+}
+
 function labelKey(path: string): string | undefined {
   return path.match(/^(?:spec\.template\.)?metadata\.labels\.(.+)$/)?.[1];
 }
@@ -192,7 +198,7 @@ export const ALLOW_LIST: AllowEntry[] = [
     class: "labels",
     readme: "**Labels are the operator's own.**",
     guide: "## Labels and annotations",
-    matches: (d) => {
+    matches: (d, ctx) => {
       if (d.kind !== "field") return false;
       if (d.path === "metadata.labels") {
         // A child Go leaves unlabelled, ours labelled with exactly our two labels.
@@ -206,8 +212,8 @@ export const ALLOW_LIST: AllowEntry[] = [
       if (key === undefined) return false;
       if (GO_LABELS.has(key)) return d.ours === undefined;
       if (OUR_LABELS.has(key)) return d.go === undefined;
-      return kindOf(d) === "Job" && d.path.startsWith("metadata.") &&
-        INHERITED_BY_GO_JOB.has(key) && d.ours === undefined;
+      return kindOf(d) === "Job" && d.path.startsWith("metadata.") && d.ours === undefined &&
+        (INHERITED_BY_GO_JOB.has(key) || inheritedPodLabel(ctx, key, d.go));
     },
   },
   {
