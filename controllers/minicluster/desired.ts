@@ -16,6 +16,7 @@ import { unknownContainerProblems } from "./children/container_annotations.ts";
 import { buildEntrypointConfigMap } from "./children/entrypoint.ts";
 import { buildCurveSecret, checkCurveCertificate, userCurveCert } from "./children/curve.ts";
 import type { GivenCurveCert } from "./curve_source.ts";
+import { jobScheduling } from "./children/gang.ts";
 import { buildJob } from "./children/job.ts";
 import { childLabels, headlessServiceName } from "./children/names.ts";
 import { ownerReference } from "./children/owner.ts";
@@ -57,13 +58,14 @@ export class BuildError extends Error {
 /**
  * The desired children of `mc` at `sizing`, with the user's CURVE certificate `given` (by default
  * the inline one), what the brokers depend on in `runningSubdomain` (the subdomain of the running
- * Job's pods, when there is a Job). Throws BuildError when the spec cannot be built (the builders'
+ * Job's pods, when there is a Job), the Job without its gang when `unganged` (the API server does
+ * not serve it). Throws BuildError when the spec cannot be built (the builders'
  * own errors are wrapped, so any builder exception becomes a spec condition).
  */
 export async function desiredChildren(
   mc: DefaultedMiniCluster,
   sizing: Sizing,
-  opts: { given?: GivenCurveCert; runningSubdomain?: string } = {},
+  opts: { given?: GivenCurveCert; runningSubdomain?: string; unganged?: boolean } = {},
 ): Promise<DesiredChildren> {
   const sized: DefaultedMiniCluster = {
     ...mc,
@@ -81,7 +83,7 @@ export async function desiredChildren(
     built = {
       configMap: buildEntrypointConfigMap(brokers),
       services: [buildHeadlessService(brokers), ...buildPortServices(brokers)],
-      job: buildJob(sized, { size: sizing.size }),
+      job: buildJob(sized, { size: sizing.size, unganged: opts.unganged }),
       ...(servicesPod ? { servicesPod } : {}),
       ...(given ? { curveSecret: buildCurveSecret(sized, given.text) } : {}),
     };
@@ -95,11 +97,13 @@ export async function desiredChildren(
   // after the hash of its template.
   const own = <T extends { metadata?: ObjectMeta }>(obj: T) => withDesiredHash(owned(mc, obj));
   const job = owned(mc, built.job);
+  // Whether the Job is ganged is as immutable as its template; its minCount is not (gang.ts).
   const templateHash = await hashOf({
     completionMode: job.spec?.completionMode,
     successPolicy: job.spec?.successPolicy,
     podFailurePolicy: job.spec?.podFailurePolicy,
     template: job.spec?.template,
+    ...(jobScheduling(job) ? { ganged: true } : {}),
   });
   job.metadata = {
     ...job.metadata,

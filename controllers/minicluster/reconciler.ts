@@ -47,7 +47,11 @@ import { joinedMessages } from "./messages.ts";
 import { HeldSuspensions } from "./held_suspensions.ts";
 import { RecreateBudget } from "./services_pod_drift.ts";
 import { StatusWriter } from "./status_writer.ts";
-import { type MiniClusterStores, ownJob } from "./stores.ts";
+import { type MiniClusterStores, ownJob, podsOf } from "./stores.ts";
+import { gangMinCount } from "./children/gang.ts";
+import type { GangReport } from "./gang_condition.ts";
+import { GangSupportProbe } from "./gang_support.ts";
+import { podGroupName, type PodGroupState, readPodGroup } from "./pod_group.ts";
 import { TIMING } from "./timing.ts";
 import { type Sizes, WorkspaceResolver } from "./workspace.ts";
 
@@ -87,6 +91,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #cleanup: Cleanup;
   readonly #recreates: RecreateBudget;
   readonly #held = new HeldSuspensions();
+  readonly #gangSupport: GangSupportProbe;
   readonly #now: () => Date;
   readonly #podSecurity: PodSecurityLevel;
   readonly #inlineCurveCert: InlineCurveCertPolicy;
@@ -103,6 +108,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#inlineCurveCert = opts.inlineCurveCert ?? "allow";
     this.#finalizer = new Finalizer(client, MiniClusters, FINALIZER, FIELD_MANAGER);
     this.#dependents = new DependentResources(client, FIELD_MANAGER);
+    this.#gangSupport = new GangSupportProbe(client, () => now().getTime());
     this.#workspace = new WorkspaceResolver(this.#dependents, client, stores, recorder);
     this.#status = new StatusWriter(client, stores, recorder, now);
     this.#recreates = new RecreateBudget(() => now().getTime());
@@ -145,12 +151,26 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       }
       const given = "text" in curve ? curve : undefined;
       // What the running brokers depend on follows their Job's subdomain, not the spec's.
-      const runningSubdomain = ownJob(this.#stores, spec)?.spec?.template?.spec?.subdomain;
-      const desired = policed(
+      const running = ownJob(this.#stores, spec);
+      const runningSubdomain = running?.spec?.template?.spec?.subdomain;
+      let desired = policed(
         await built(spec, sizes, { given, runningSubdomain }),
         this.#podSecurity,
       );
       if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
+      // A gang the API server does not serve: the MiniCluster runs unganged (gang_condition.ts).
+      const gang: GangReport = { asked: spec.spec.gang !== undefined };
+      if (gang.asked && gangMinCount(running) === undefined) {
+        const support = await this.#gangSupport.check(desired.job);
+        if (!support.served) {
+          gang.unavailable = support.why;
+          desired = policed(
+            await built(spec, sizes, { given, runningSubdomain, unganged: true }),
+            this.#podSecurity,
+          );
+          if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
+        }
+      }
 
       const plan = miniClusterDependents(spec, desired, sizes, this.#stores, {
         curve: this.#curve,
@@ -170,10 +190,12 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       const end = afterFinish(spec, this.#stores, this.#now());
       if ("delete" in end) return await this.#deleteSelf(mc, end.delete, log);
       const problems = [...outcome.problems, ...this.#curveProblems(mc, desired)];
+      const podGroup = await this.#unplacedGang(spec);
       const action = await this.#status.write(mc, {
         ...sizes,
         unappliable: summary(problems),
         jobCreated: created(outcome, Jobs),
+        gang: { ...gang, ...(podGroup ? { podGroup } : {}) },
       });
       return Action.soonest(Action.soonest(action, outcome.requeueAfterMs), end.requeueAfterMs);
     } catch (e) {
@@ -196,6 +218,17 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     } catch (e) {
       ctx.log.debug("could not report the failing write", { error: errorMessage(e) });
     }
+  }
+
+  /**
+   * The PodGroup of a ganged Job some of whose pods are not placed: its condition says why. Read
+   * only then, so a placed gang costs no request.
+   */
+  async #unplacedGang(mc: DefaultedMiniCluster): Promise<PodGroupState | undefined> {
+    const job = ownJob(this.#stores, mc);
+    if (gangMinCount(job) === undefined) return undefined;
+    const name = podsOf(this.#stores, mc).map(podGroupName).find((n) => n !== undefined);
+    return name ? await readPodGroup(this.#client, mc.metadata?.namespace, name) : undefined;
   }
 
   /** What happened to the generated CURVE certificate behind the operator's back. */
@@ -246,7 +279,7 @@ function validated(mc: MiniCluster): DefaultedMiniCluster | { invalid: Problem }
 async function built(
   mc: DefaultedMiniCluster,
   sizes: Sizes,
-  opts: { given?: GivenCurveCert; runningSubdomain?: string },
+  opts: { given?: GivenCurveCert; runningSubdomain?: string; unganged?: boolean },
 ): Promise<DesiredChildren | { invalid: Problem }> {
   try {
     const sizing = { size: sizes.effectiveSize, maxSize: sizes.maximumSize };

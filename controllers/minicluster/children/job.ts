@@ -15,6 +15,7 @@
 import type { Job, PodFailurePolicy, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
 import { fluxViewContainer, jobContainers } from "./containers.ts";
+import { gangScheduling, type ScheduledJob } from "./gang.ts";
 import { headlessServiceName, jobName } from "./names.ts";
 import { childMetadata } from "./owner.ts";
 import { sortedMap } from "./pod.ts";
@@ -35,10 +36,13 @@ import { operatorVolumes, userVolumes } from "./volumes.ts";
 export interface JobOptions {
   /** Pods to run instead of `spec.size` (the reconciler clamps scaling to the allowed range). */
   size?: number;
+  /** Leave spec.gang out: the API server does not serve Job gang scheduling (gang.ts). */
+  unganged?: boolean;
 }
 
-export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
+export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): ScheduledJob {
   const size = opts.size ?? mc.spec.size;
+  const scheduling = opts.unganged ? undefined : gangScheduling(mc, size);
   const volumes = [...operatorVolumes(mc), ...userVolumes(mc.spec.containers)];
   assertUnique("volume name", volumes.map((v) => v.name));
   const initContainers = [fluxViewContainer(mc)];
@@ -83,6 +87,7 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
       ...(mc.spec.suspend === true ? { suspend: true } : {}),
       successPolicy: leadBrokerSuccess(),
       ...podFailurePolicy(mc, spec),
+      ...(scheduling ? { scheduling } : {}),
       template: {
         metadata: { labels: jobPodLabels(mc), ...(annotations ? { annotations } : {}) },
         spec: orderedPodSpec(spec),

@@ -1,0 +1,75 @@
+/**
+ * Whether the API server serves Job gang scheduling (spec.gang, children/gang.ts), found out the
+ * only reliable way: a dry-run create of the very Job the MiniCluster would get, under a generated
+ * name, with unknown fields refused (`fieldValidation=Strict`):
+ *
+ * - Kubernetes before 1.36 does not know `spec.scheduling` and refuses it with its own message;
+ * - 1.36 and 1.37 with the feature gate WorkloadWithJob off accept the Job and drop the field;
+ * - with the gate on, the answer keeps it.
+ *
+ * The answer is kept for a while (gates change only when the control plane restarts), so MiniClusters
+ * asking for a gang cost one dry run per period, not one per reconcile. Transient failures are
+ * thrown (the reconcile is retried); any other refusal is the Job's own problem, which its real
+ * create reports, and says nothing about the gang.
+ */
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { ApiClient } from "../../runtime/api_client.ts";
+import { ApiError, errorMessage, isRetryable } from "../../runtime/errors.ts";
+import { Jobs } from "../../runtime/resources.ts";
+import { jobScheduling } from "./children/gang.ts";
+
+export type GangSupport = { served: true } | { served: false; why: string };
+
+/** How long an answer is kept. */
+export const GANG_SUPPORT_TTL_MS = 5 * 60_000;
+
+/** What the dropped field means, for the condition. */
+export const DROPPED_MESSAGE = "the API server accepted the Job but dropped its spec.scheduling " +
+  "(Kubernetes 1.36 or later with the feature gate WorkloadWithJob off: it needs the gates " +
+  "GenericWorkload and WorkloadWithJob on the API server, the controller manager and the " +
+  "scheduler)";
+
+export class GangSupportProbe {
+  #answer?: { support: GangSupport; at: number };
+
+  constructor(
+    readonly client: ApiClient,
+    readonly now: () => number = Date.now,
+    readonly ttlMs = GANG_SUPPORT_TTL_MS,
+  ) {}
+
+  /** Whether a Job like `job` (which carries spec.scheduling) keeps its gang. */
+  async check(job: Job): Promise<GangSupport> {
+    const kept = this.#answer;
+    if (kept && this.now() - kept.at < this.ttlMs) return kept.support;
+    const support = await this.#probe(job);
+    if (support) this.#answer = { support, at: this.now() };
+    return support ?? { served: true };
+  }
+
+  async #probe(job: Job): Promise<GangSupport | undefined> {
+    const { namespace, name } = job.metadata ?? {};
+    const probe: Job = {
+      ...job,
+      metadata: { namespace, generateName: `${(name ?? "gang").slice(0, 50)}-` },
+    };
+    try {
+      const answer = await this.client.create<Job>(Jobs, probe, {
+        dryRun: true,
+        fieldValidation: "Strict",
+      });
+      return jobScheduling(answer) ? { served: true } : { served: false, why: DROPPED_MESSAGE };
+    } catch (e) {
+      if (!(e instanceof ApiError) || isRetryable(e)) throw e;
+      // An unknown field is a 400 under Strict validation; a 422 is the Job's own problem.
+      const message = errorMessage(e);
+      if (e.code === 400 && /spec\.scheduling/.test(message)) {
+        return {
+          served: false,
+          why: `the API server refused the Job's spec.scheduling: ${message}`,
+        };
+      }
+      return undefined;
+    }
+  }
+}
