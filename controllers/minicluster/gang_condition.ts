@@ -9,6 +9,10 @@ import { gangMinCount } from "./children/gang.ts";
 import type { PodGroupState } from "./pod_group.ts";
 import { isUnscheduled } from "./status.ts";
 
+export const GANG_UNAVAILABLE = "Unavailable";
+/** The scheduler's reason on a PodGroup it cannot place. */
+export const GANG_UNSCHEDULABLE = "Unschedulable";
+
 /** What the reconcile learnt about the gang. */
 export interface GangReport {
   /** spec.gang is set. */
@@ -34,7 +38,7 @@ export function gangCondition(
   if (gang?.unavailable) {
     return [
       false,
-      "Unavailable",
+      GANG_UNAVAILABLE,
       `gang scheduling is unavailable: ${gang.unavailable}; ${UNGANGED_DEFAULT}`,
     ];
   }
@@ -50,7 +54,7 @@ export function gangCondition(
   const condition = gang?.podGroup?.condition;
   const group = `PodGroup ${gang?.podGroup?.name}`;
   if (condition?.status === "False") {
-    return [false, condition.reason || "Unschedulable", `${group}: ${condition.message ?? ""}`];
+    return [false, condition.reason || GANG_UNSCHEDULABLE, `${group}: ${condition.message ?? ""}`];
   }
   const unplaced = pods.filter((p) => (p.status?.conditions ?? []).some(isUnscheduled)).length;
   const placed = pods.length - unplaced;
