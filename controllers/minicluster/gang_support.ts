@@ -5,7 +5,8 @@
  *
  * - Kubernetes before 1.36 does not know `spec.scheduling` and refuses it with its own message;
  * - 1.36 and 1.37 with the feature gate WorkloadWithJob off accept the Job and drop the field;
- * - with the gate on, the answer keeps it.
+ * - with the gate on, the answer keeps it; then the PodGroups the Job controller makes for it must
+ *   be served too (a list of at most one).
  *
  * The answer is kept for a while (gates change only when the control plane restarts), so MiniClusters
  * asking for a gang cost one dry run per period, not one per reconcile. Transient failures are
@@ -14,9 +15,10 @@
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
-import { ApiError, errorMessage, isRetryable } from "../../runtime/errors.ts";
+import { ApiError, errorMessage, isNotFound, isRetryable } from "../../runtime/errors.ts";
 import { Jobs } from "../../runtime/resources.ts";
 import { jobScheduling } from "./children/gang.ts";
+import { PodGroups } from "./pod_group.ts";
 
 export type GangSupport = { served: true } | { served: false; why: string };
 
@@ -28,6 +30,11 @@ export const DROPPED_MESSAGE = "the API server accepted the Job but dropped its 
   "(Kubernetes 1.36 or later with the feature gate WorkloadWithJob off: it needs the gates " +
   "GenericWorkload and WorkloadWithJob on the API server, the controller manager and the " +
   "scheduler)";
+
+export const NO_POD_GROUPS_MESSAGE =
+  "the API server keeps the Job's spec.scheduling but does not " +
+  "serve scheduling.k8s.io/v1beta1 PodGroups, which the Job controller makes for the gang (the " +
+  "API server needs --runtime-config=scheduling.k8s.io/v1beta1=true)";
 
 export class GangSupportProbe {
   #answer?: { support: GangSupport; at: number };
@@ -58,7 +65,7 @@ export class GangSupportProbe {
         dryRun: true,
         fieldValidation: "Strict",
       });
-      return jobScheduling(answer) ? { served: true } : { served: false, why: DROPPED_MESSAGE };
+      if (!jobScheduling(answer)) return { served: false, why: DROPPED_MESSAGE };
     } catch (e) {
       if (!(e instanceof ApiError) || isRetryable(e)) throw e;
       // An unknown field is a 400 under Strict validation; a 422 is the Job's own problem.
@@ -69,6 +76,22 @@ export class GangSupportProbe {
           why: `the API server refused the Job's spec.scheduling: ${message}`,
         };
       }
+      return undefined;
+    }
+    return await this.#podGroupsServed(namespace);
+  }
+
+  /**
+   * The Job controller makes the gang's PodGroup: without scheduling.k8s.io/v1beta1 served (a beta
+   * API, off unless `--runtime-config` turns it on) a ganged Job would get no pods placed.
+   */
+  async #podGroupsServed(namespace?: string): Promise<GangSupport | undefined> {
+    try {
+      await this.client.list(PodGroups, { namespace, limit: 1 });
+      return { served: true };
+    } catch (e) {
+      if (isNotFound(e)) return { served: false, why: NO_POD_GROUPS_MESSAGE };
+      if (!(e instanceof ApiError) || isRetryable(e)) throw e;
       return undefined;
     }
   }
