@@ -6,6 +6,7 @@
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import { gangMinCount } from "./children/gang.ts";
+import { jobCondition, jobSucceeded } from "./lifecycle.ts";
 import type { PodGroupState } from "./pod_group.ts";
 import { isUnscheduled } from "./status.ts";
 
@@ -51,6 +52,12 @@ export function gangCondition(
       "created again",
     ];
   }
+  // A finished Job's pods are gone or done: what they were is in the Job. It succeeded only if its
+  // lead broker ran, so its gang had been placed.
+  if (jobSucceeded(job)) {
+    return [true, "Scheduled", `the gang (minCount ${minCount}) ran to the end`];
+  }
+  if (jobCondition(job, "Failed")) return [false, "JobFailed", "the Job failed"];
   const condition = gang?.podGroup?.condition;
   const group = `PodGroup ${gang?.podGroup?.name}`;
   if (condition?.status === "False") {

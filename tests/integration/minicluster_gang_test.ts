@@ -1,15 +1,14 @@
-// spec.gang against the real API server, whichever the suite runs: where the API server serves Job
+// spec.gang against the real API server, whichever the suite runs. Where the API server serves Job
 // gang scheduling (Kubernetes 1.37 with the feature gates GenericWorkload and WorkloadWithJob on,
-// and scheduling.k8s.io/v1beta1 served)
-// the Job carries the gang and its minCount follows the size, and turning the gang off is reported,
-// not applied; elsewhere (an older Kubernetes, or the gate off) the MiniCluster runs unganged and
-// its GangScheduling condition says why, with one Warning Event. Which case applies is read from
-// the API server itself (its feature gate metric and its discovery), not from the operator.
+// scheduling.k8s.io/v1beta1 served), the Job carries the gang, its minCount follows the size, and
+// turning the gang off is reported, not applied. Elsewhere (before 1.36, the gate off, PodGroups
+// not served) the MiniCluster runs unganged and its GangScheduling condition says why, with one
+// Warning Event. Which case applies is read from the API server itself (testing/gang_cluster.ts).
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import { Jobs } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { kubectl } from "../../hack/kubectl.ts";
+import { gangScheduling, servesGangs } from "../../testing/gang_cluster.ts";
 import { gangMinCount, jobScheduling } from "../../controllers/minicluster/children/gang.ts";
 import { eventually, integrationTest } from "../harness.ts";
 import {
@@ -20,31 +19,12 @@ import {
   withOperator,
 } from "./minicluster_operator.ts";
 
-/** The API server's WorkloadWithJob gate: undefined where it does not know the gate. */
-async function workloadWithJobGate(kubeconfig: string): Promise<boolean | undefined> {
-  const metrics = await kubectl(kubeconfig, ["get", "--raw", "/metrics"]);
-  const line = metrics.split("\n").find((l) =>
-    l.startsWith("kubernetes_feature_enabled{") && l.includes('name="WorkloadWithJob"')
-  );
-  return line === undefined ? undefined : line.trim().endsWith(" 1");
-}
-
-/** Whether the API server serves scheduling.k8s.io/v1beta1 PodGroups. */
-async function podGroupsServed(kubeconfig: string): Promise<boolean> {
-  try {
-    const list = await kubectl(kubeconfig, ["get", "--raw", "/apis/scheduling.k8s.io/v1beta1"]);
-    return JSON.parse(list).resources.some((r: { name: string }) => r.name === "podgroups");
-  } catch {
-    return false;
-  }
-}
-
 integrationTest(
   "gang: the Job is ganged where the API serves it, else unganged and said",
   async (env) => {
     const { client, namespace } = env;
-    const gate = await workloadWithJobGate(env.kubeconfig);
-    const podGroups = await podGroupsServed(env.kubeconfig);
+    const cluster = await gangScheduling(env.kubeconfig);
+    const gate = cluster.workloadWithJob;
     await withOperator(env, async () => {
       await client.create(
         MiniClusters,
@@ -53,7 +33,7 @@ integrationTest(
       const job = await eventually(() => client.get<Job>(Jobs, namespace, "gang"), {
         timeoutMs: 20_000,
       });
-      if (gate === true && podGroups) {
+      if (servesGangs(cluster)) {
         assert.equal(gangMinCount(job), 3, "minCount defaults to size");
         // Scaling moves minCount with parallelism (one patch: never above it).
         await client.patch(MiniClusters, namespace, "gang", { spec: { size: 2 } }, "merge");

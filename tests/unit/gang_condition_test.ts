@@ -84,3 +84,17 @@ Deno.test("podView: an unplaced pod keeps the name of its PodGroup, a placed one
   assert.deepEqual(kept.spec, { schedulingGroup: { podGroupName: "flux-pg" } });
   assert.equal(podView(pod(1, true)).spec, undefined);
 });
+
+Deno.test("gangCondition: a finished Job says what its gang did, whatever pods are left", () => {
+  const finished = (type: string): Job => ({
+    ...ganged(3),
+    status: { conditions: [{ type, status: "True" }] },
+  });
+  assert.equal(gangCondition({ asked: true }, finished("SuccessCriteriaMet"), [])![1], "Scheduled");
+  assert.equal(gangCondition({ asked: true }, finished("Complete"), [])![0], true);
+  assert.deepEqual(gangCondition({ asked: true }, finished("Failed"), []), [
+    false,
+    "JobFailed",
+    "the Job failed",
+  ]);
+});
