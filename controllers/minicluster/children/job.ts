@@ -12,7 +12,7 @@
  *   suspended may leave it owning `suspend: false`, which the queue controller's next write of the
  *   field takes over; see dependents.ts.)
  */
-import type { Job, PodFailurePolicy, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
+import type { PodFailurePolicy, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
 import { fluxViewContainer, jobContainers } from "./containers.ts";
 import { gangScheduling, type ScheduledJob } from "./gang.ts";
