@@ -15,6 +15,7 @@ import {
   eventsFor,
   getMiniCluster,
   miniCluster,
+  quiescent,
   waitForCondition,
   withOperator,
 } from "./minicluster_operator.ts";
@@ -25,7 +26,7 @@ integrationTest(
     const { client, namespace } = env;
     const cluster = await gangScheduling(env.kubeconfig);
     const gate = cluster.workloadWithJob;
-    await withOperator(env, async () => {
+    await withOperator(env, async (op) => {
       await client.create(
         MiniClusters,
         miniCluster("gang", namespace, { size: 3, maxSize: 4, gang: {} }),
@@ -43,6 +44,7 @@ integrationTest(
           return j;
         });
         assert.equal(gangMinCount(scaled), 2);
+        await quiescent(op); // the ganged Job, as the API server holds it, matches: no write loop
         // Whether the Job is ganged is fixed at its creation: turning it off is reported.
         await client.patch(MiniClusters, namespace, "gang", { spec: { gang: null } }, "merge");
         const c = await waitForCondition(env, "gang", "Unappliable", "True", "JobFieldsImmutable");
@@ -68,6 +70,7 @@ integrationTest(
         const j = await client.get<Job>(Jobs, namespace, "gang");
         if (j.spec?.parallelism !== 2) throw new Error(`parallelism ${j.spec?.parallelism}`);
       });
+      await quiescent(op);
       const warnings = (await eventsFor(env, "gang")).filter((e) => e.reason === "Unavailable");
       assert.equal(warnings.length, 1, JSON.stringify(warnings));
       assert.equal(warnings[0].type, "Warning");
