@@ -59,8 +59,8 @@ export class BuildError extends Error {
  * The desired children of `mc` at `sizing`, with the user's CURVE certificate `given` (by default
  * the inline one), what the brokers depend on in `runningSubdomain` (the subdomain of the running
  * Job's pods, when there is a Job), the Job without its gang when `unganged` (the API server does
- * not serve it). Throws BuildError when the spec cannot be built (the builders'
- * own errors are wrapped, so any builder exception becomes a spec condition).
+ * not serve it). Throws BuildError when the spec cannot be built (the builders' own errors are
+ * wrapped, so any builder exception becomes a spec condition).
  */
 export async function desiredChildren(
   mc: DefaultedMiniCluster,

@@ -1,7 +1,7 @@
 /**
- * The GangScheduling condition (status.ts): whether the MiniCluster's pods are scheduled all-or-nothing
- * (spec.gang) and how the gang fares. Present only when the spec asks for a gang or the Job has
- * one, so MiniClusters without a gang keep the conditions they always had.
+ * The GangScheduling condition (status.ts): whether the MiniCluster's pods are scheduled
+ * all-or-nothing (spec.gang) and how the gang fares. Present only when the spec asks for a gang or
+ * the Job has one, so MiniClusters without a gang keep the conditions they always had.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";

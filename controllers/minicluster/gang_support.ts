@@ -8,10 +8,10 @@
  * - with the gate on, the answer keeps it; then the PodGroups the Job controller makes for it must
  *   be served too (a list of at most one).
  *
- * The answer is kept for a while (gates change only when the control plane restarts), so MiniClusters
- * asking for a gang cost one dry run per period, not one per reconcile. Transient failures are
- * thrown (the reconcile is retried); any other refusal is the Job's own problem, which its real
- * create reports, and says nothing about the gang.
+ * The answer is kept for a while (gates change only when the control plane restarts), so
+ * MiniClusters asking for a gang cost one dry run per period, not one per reconcile. Transient
+ * failures are thrown (the reconcile is retried); any other refusal is the Job's own problem, which
+ * its real create reports, and says nothing about the gang.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";

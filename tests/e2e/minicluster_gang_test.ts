@@ -31,7 +31,7 @@ const SIZE = 3;
 
 const bound = (pods: Pod[]) => pods.filter((p) => p.spec?.nodeName);
 
-/** A KWOK node only this scenario's pods may use (tainted for, and labelled with, its namespace). */
+/** A KWOK node only this scenario's pods may use (tainted for and labelled with its namespace). */
 function scenarioNode(namespace: string, i: number): Node {
   const base = fakeNode(0) as unknown as Node;
   const name = `kwok-node-gang-${namespace.slice(-6)}-${i}`;
