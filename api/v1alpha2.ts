@@ -713,7 +713,7 @@ export interface MiniClusterArchive {
   path?: string;
 }
 /**
- * Schedule the pods all-or-nothing (gang scheduling, an addition to the Go operator's API): present, even as {}, it turns it on. The Job gets spec.scheduling.schedulingPolicy.gang, from which the Job controller makes a Workload and a PodGroup, and kube-scheduler binds none of the pods until minCount of them fit. Needs Kubernetes 1.37 with the feature gates GenericWorkload and WorkloadWithJob on; elsewhere the GangScheduling condition says it is unavailable and why, and the pods are scheduled one by one. Whether the Job is ganged is fixed when it is created; minCount follows the spec.
+ * Schedule the pods all-or-nothing (gang scheduling, an addition to the Go operator's API): present, even as {}, it turns it on. The operator makes a PodGroup (scheduling.k8s.io/v1beta1) named after the MiniCluster and the Job's pods name it, so kube-scheduler binds none of them until minCount fit. Needs Kubernetes 1.37 with the feature gate GenericWorkload on and scheduling.k8s.io/v1beta1 served; elsewhere the GangScheduling condition says it is unavailable and why, and the pods are scheduled one by one. Whether the Job is ganged is fixed when it is created; minCount follows the spec.
  */
 export interface GangScheduling {
   /**
@@ -1433,7 +1433,7 @@ export interface DefaultedLoggingSpec {
   timed: boolean;
 }
 /**
- * Schedule the pods all-or-nothing (gang scheduling, an addition to the Go operator's API): present, even as {}, it turns it on. The Job gets spec.scheduling.schedulingPolicy.gang, from which the Job controller makes a Workload and a PodGroup, and kube-scheduler binds none of the pods until minCount of them fit. Needs Kubernetes 1.37 with the feature gates GenericWorkload and WorkloadWithJob on; elsewhere the GangScheduling condition says it is unavailable and why, and the pods are scheduled one by one. Whether the Job is ganged is fixed when it is created; minCount follows the spec.
+ * Schedule the pods all-or-nothing (gang scheduling, an addition to the Go operator's API): present, even as {}, it turns it on. The operator makes a PodGroup (scheduling.k8s.io/v1beta1) named after the MiniCluster and the Job's pods name it, so kube-scheduler binds none of them until minCount fit. Needs Kubernetes 1.37 with the feature gate GenericWorkload on and scheduling.k8s.io/v1beta1 served; elsewhere the GangScheduling condition says it is unavailable and why, and the pods are scheduled one by one. Whether the Job is ganged is fixed when it is created; minCount follows the spec.
  */
 export interface DefaultedGangScheduling {
   /**

@@ -28,13 +28,11 @@ import type {
   ContainerStatus,
   Pod,
   PodCondition,
-  PodSpec,
   Secret,
 } from "kubernetes-types/core/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { controllerOf } from "../../runtime/store.ts";
 import { isUnscheduled, reportableWait } from "./status.ts";
-import { podGroupName } from "./pod_group.ts";
 import { isWorkspace } from "./workspace.ts";
 
 /** A Job's pod reduced to what status.ts and the reconciler read; other pods unchanged. */
@@ -61,13 +59,10 @@ export function podView(pod: Pod): Pod {
   });
   const initContainerStatuses = stuckContainers(pod.status?.initContainerStatuses);
   const containerStatuses = stuckContainers(pod.status?.containerStatuses);
-  // An unplaced pod of a gang names its PodGroup, whose condition says why (gang_condition.ts).
-  const group = conditions.some(isUnscheduled) ? podGroupName(pod) : undefined;
   return {
     apiVersion: pod.apiVersion,
     kind: pod.kind,
     metadata,
-    ...(group ? { spec: { schedulingGroup: { podGroupName: group } } as unknown as PodSpec } : {}),
     status: {
       phase: pod.status?.phase,
       ...(conditions.length ? { conditions } : {}),

@@ -12,8 +12,7 @@
  * | headless / per-container Services   | applied; re-created when headless⇄ClusterIP             |
  * | services Pod                        | labels patched; re-created only when the desired spec    |
  * |                                     | changed, with backoff (services_pod_drift.ts)            |
- * | Job                                 | what a running Job accepts is patched (sizes, limits,    |
- * |                                     | the gang's minCount), the rest reported                  |
+ * | Job                                 | what a running Job accepts is patched, the rest reported |
  *
  * The Job comes in a second wave, after the objects its pods mount, and only once they exist.
  */
@@ -35,7 +34,7 @@ import { isInvalid, isNotFound } from "../../runtime/errors.ts";
 import { Jobs, Secrets } from "../../runtime/resources.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import { buildCurveSecret, curveMetadataFor, generateCurveCertificate } from "./children/curve.ts";
-import { gangMinCount, jobScheduling } from "./children/gang.ts";
+import { jobPodGroup } from "./children/gang.ts";
 import { curveSecretName, FIELD_MANAGER } from "./children/names.ts";
 import { withCurveDigest } from "./curve_integrity.ts";
 import type { MiniClusterInput } from "./children/scripts/input.ts";
@@ -251,9 +250,9 @@ function immutableFields(observed: Job, desired: Job): Problem {
   const immutable = paths.filter((p) =>
     /^spec\.(template|completionMode|successPolicy|podFailurePolicy)/.test(p)
   );
-  // Turning spec.gang on or off: whether a Job is ganged is fixed when it is created.
-  if ((jobScheduling(observed) === undefined) !== (jobScheduling(desired) === undefined)) {
-    immutable.push("spec.scheduling");
+  // spec.gang turned off: the subset comparison cannot see a field the desired template lacks.
+  if (jobPodGroup(observed) !== undefined && jobPodGroup(desired) === undefined) {
+    immutable.push("spec.template.spec.schedulingGroup");
   }
   const fields = immutable.length > 0 ? immutable.join(", ") : "spec.template (fields removed)";
   const subdomain = observed.spec?.template?.spec?.subdomain;
@@ -281,13 +280,6 @@ function mutableJobPatch(
     const want = (desired.spec as Record<string, unknown> | undefined)?.[field];
     const have = (observed.spec as Record<string, unknown> | undefined)?.[field];
     if (want !== undefined && want !== have) spec[field] = want;
-  }
-  // The gang's minCount follows the size (gang.ts); parallelism and minCount go in one patch, so
-  // that a Job scaled below its gang never has a minCount above its parallelism.
-  const minCount = gangMinCount(desired);
-  const ganged = gangMinCount(observed);
-  if (minCount !== undefined && ganged !== undefined && minCount !== ganged) {
-    spec.scheduling = { schedulingPolicy: { gang: { minCount } } };
   }
   if (resume) spec.suspend = false;
   const labels = desired.metadata?.labels ?? {};

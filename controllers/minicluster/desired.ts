@@ -16,7 +16,7 @@ import { unknownContainerProblems } from "./children/container_annotations.ts";
 import { buildEntrypointConfigMap } from "./children/entrypoint.ts";
 import { buildCurveSecret, checkCurveCertificate, userCurveCert } from "./children/curve.ts";
 import type { GivenCurveCert } from "./curve_source.ts";
-import { jobScheduling } from "./children/gang.ts";
+import { buildPodGroup, type PodGroup } from "./children/gang.ts";
 import { buildJob } from "./children/job.ts";
 import { childLabels, headlessServiceName } from "./children/names.ts";
 import { ownerReference } from "./children/owner.ts";
@@ -37,6 +37,8 @@ export interface DesiredChildren {
   services: Service[];
   job: Job;
   servicesPod?: Pod;
+  /** The gang's PodGroup (spec.gang, when the API server serves it): written by the reconciler. */
+  podGroup?: PodGroup;
   /**
    * Only when the user gave a certificate (curve_source.ts); a generated one is created once
    * elsewhere.
@@ -80,10 +82,12 @@ export async function desiredChildren(
       if (problems.length > 0) throw new BuildError(`${given.field}: ${problems.join("; ")}`);
     }
     const servicesPod = buildServicesPod(brokers);
+    const podGroup = opts.unganged ? undefined : buildPodGroup(sized, sizing.size);
     built = {
       configMap: buildEntrypointConfigMap(brokers),
       services: [buildHeadlessService(brokers), ...buildPortServices(brokers)],
       job: buildJob(sized, { size: sizing.size, unganged: opts.unganged }),
+      ...(podGroup ? { podGroup } : {}),
       ...(servicesPod ? { servicesPod } : {}),
       ...(given ? { curveSecret: buildCurveSecret(sized, given.text) } : {}),
     };
@@ -97,13 +101,11 @@ export async function desiredChildren(
   // after the hash of its template.
   const own = <T extends { metadata?: ObjectMeta }>(obj: T) => withDesiredHash(owned(mc, obj));
   const job = owned(mc, built.job);
-  // Whether the Job is ganged is as immutable as its template; its minCount is not (gang.ts).
   const templateHash = await hashOf({
     completionMode: job.spec?.completionMode,
     successPolicy: job.spec?.successPolicy,
     podFailurePolicy: job.spec?.podFailurePolicy,
     template: job.spec?.template,
-    ...(jobScheduling(job) ? { ganged: true } : {}),
   });
   job.metadata = {
     ...job.metadata,
@@ -114,6 +116,7 @@ export async function desiredChildren(
     services: await Promise.all(built.services.map(own)),
     job: await withDesiredHash(job),
     ...(built.servicesPod ? { servicesPod: await own(built.servicesPod) } : {}),
+    ...(built.podGroup ? { podGroup: built.podGroup } : {}),
     ...(built.curveSecret ? { curveSecret: await own(built.curveSecret) } : {}),
   };
 }

@@ -1,14 +1,13 @@
 /**
  * The GangScheduling condition (status.ts): whether the MiniCluster's pods are scheduled
- * all-or-nothing (spec.gang) and how the gang fares. Present only when the spec asks for a gang or
- * the Job has one, so MiniClusters without a gang keep the conditions they always had.
+ * all-or-nothing (spec.gang) and how the gang fares, in the words of its PodGroup's
+ * `PodGroupInitiallyScheduled` condition (pod_group.ts). Present only when the spec asks for a
+ * gang or the Job has one, so MiniClusters without a gang keep the conditions they always had.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import { gangMinCount } from "./children/gang.ts";
+import { jobPodGroup } from "./children/gang.ts";
 import { jobCondition, jobSucceeded } from "./lifecycle.ts";
 import type { PodGroupState } from "./pod_group.ts";
-import { isUnscheduled } from "./status.ts";
 
 export const GANG_UNAVAILABLE = "Unavailable";
 /** The scheduler's reason on a PodGroup it cannot place. */
@@ -18,9 +17,9 @@ export const GANG_UNSCHEDULABLE = "Unschedulable";
 export interface GangReport {
   /** spec.gang is set. */
   asked: boolean;
-  /** Why the API server does not serve Job gang scheduling (gang_support.ts). */
+  /** Why the API server does not serve gang scheduling (gang_support.ts). */
   unavailable?: string;
-  /** The PodGroup of a ganged Job whose pods are not all placed, when it could be read. */
+  /** The PodGroup, as read or written in this reconcile. */
   podGroup?: PodGroupState;
 }
 
@@ -32,10 +31,9 @@ export const UNGANGED_DEFAULT = "the pods are scheduled one by one, as without s
 export function gangCondition(
   gang: GangReport | undefined,
   job: Job | undefined,
-  pods: readonly Pod[],
 ): [boolean, string, string] | undefined {
-  const minCount = gangMinCount(job);
-  if (!gang?.asked && minCount === undefined) return undefined;
+  const group = jobPodGroup(job);
+  if (!gang?.asked && group === undefined) return undefined;
   if (gang?.unavailable) {
     return [
       false,
@@ -44,7 +42,7 @@ export function gangCondition(
     ];
   }
   if (!job) return [false, "JobNotCreated", "the Job does not exist yet"];
-  if (minCount === undefined) {
+  if (group === undefined) {
     return [
       false,
       "JobNotGanged",
@@ -52,25 +50,23 @@ export function gangCondition(
       "created again",
     ];
   }
-  // A finished Job's pods are gone or done: what they were is in the Job. It succeeded only if its
+  // A finished Job's pods are gone or done: what happened is in the Job. It succeeded only if its
   // lead broker ran, so its gang had been placed.
-  if (jobSucceeded(job)) {
-    return [true, "Scheduled", `the gang (minCount ${minCount}) ran to the end`];
-  }
+  if (jobSucceeded(job)) return [true, "Scheduled", `PodGroup ${group}: the gang ran to the end`];
   if (jobCondition(job, "Failed")) return [false, "JobFailed", "the Job failed"];
-  const condition = gang?.podGroup?.condition;
-  const group = `PodGroup ${gang?.podGroup?.name}`;
-  if (condition?.status === "False") {
-    return [false, condition.reason || GANG_UNSCHEDULABLE, `${group}: ${condition.message ?? ""}`];
+  const state = gang?.podGroup;
+  const minCount = state?.minCount === undefined ? "" : ` (minCount ${state.minCount})`;
+  const c = state?.condition;
+  if (c?.status === "True") {
+    return [true, "Scheduled", `PodGroup ${group}: the gang${minCount} was placed together`];
   }
-  const unplaced = pods.filter((p) => (p.status?.conditions ?? []).some(isUnscheduled)).length;
-  const placed = pods.length - unplaced;
-  if (unplaced === 0 && placed >= minCount) {
-    return [true, "Scheduled", `the gang (minCount ${minCount}) was placed together`];
+  if (c?.status === "False") {
+    return [false, c.reason || GANG_UNSCHEDULABLE, `PodGroup ${group}: ${c.message ?? ""}`];
   }
+  if (!state) return [false, "PodGroupMissing", `PodGroup ${group} does not exist`];
   return [
     false,
     "Pending",
-    `the scheduler has not placed the gang (minCount ${minCount}) yet: ${placed} pods placed`,
+    `PodGroup ${group}: the scheduler has not placed the gang${minCount} yet`,
   ];
 }

@@ -1,23 +1,24 @@
 /**
- * Whether the API server serves Job gang scheduling (spec.gang, children/gang.ts), found out the
- * only reliable way: a dry-run create of the very Job the MiniCluster would get, under a generated
- * name, with unknown fields refused (`fieldValidation=Strict`):
+ * Whether the API server serves gang scheduling (spec.gang, children/gang.ts), found out by asking
+ * it rather than a version table:
  *
- * - Kubernetes before 1.36 does not know `spec.scheduling` and refuses it with its own message;
- * - 1.36 and 1.37 with the feature gate WorkloadWithJob off accept the Job and drop the field;
- * - with the gate on, the answer keeps it; then the PodGroups the Job controller makes for it must
- *   be served too (a list of at most one).
+ * 1. a dry-run create of the very Job the MiniCluster would get, under a generated name, with
+ *    unknown fields refused (`fieldValidation=Strict`): Kubernetes before 1.36 does not know the
+ *    pods' `schedulingGroup` and refuses it with its own message; 1.36 and later with the feature
+ *    gate GenericWorkload off accept the Job and drop the field; with the gate on it is kept;
+ * 2. then a list of at most one PodGroup: `scheduling.k8s.io/v1beta1` is a beta API, served only
+ *    with `--runtime-config=scheduling.k8s.io/v1beta1=true`.
  *
  * The answer is kept for a while (gates change only when the control plane restarts), so
  * MiniClusters asking for a gang cost one dry run per period, not one per reconcile. Transient
- * failures are thrown (the reconcile is retried); any other refusal is the Job's own problem, which
- * its real create reports, and says nothing about the gang.
+ * failures are thrown (the reconcile is retried); any other refusal of the dry run is the Job's own
+ * problem, which its real create reports, and says nothing about the gang.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
 import { ApiError, errorMessage, isNotFound, isRetryable } from "../../runtime/errors.ts";
 import { Jobs } from "../../runtime/resources.ts";
-import { jobScheduling } from "./children/gang.ts";
+import { jobPodGroup } from "./children/gang.ts";
 import { PodGroups } from "./pod_group.ts";
 
 export type GangSupport = { served: true } | { served: false; why: string };
@@ -26,15 +27,13 @@ export type GangSupport = { served: true } | { served: false; why: string };
 export const GANG_SUPPORT_TTL_MS = 5 * 60_000;
 
 /** What the dropped field means, for the condition. */
-export const DROPPED_MESSAGE = "the API server accepted the Job but dropped its spec.scheduling " +
-  "(Kubernetes 1.36 or later with the feature gate WorkloadWithJob off: it needs the gates " +
-  "GenericWorkload and WorkloadWithJob on the API server, the controller manager and the " +
-  "scheduler)";
+export const DROPPED_MESSAGE = "the API server accepted the Job but dropped its pods' " +
+  "schedulingGroup (Kubernetes 1.36 or later with the feature gate GenericWorkload off: gang " +
+  "scheduling needs it on the API server and the scheduler)";
 
-export const NO_POD_GROUPS_MESSAGE =
-  "the API server keeps the Job's spec.scheduling but does not " +
-  "serve scheduling.k8s.io/v1beta1 PodGroups, which the Job controller makes for the gang (the " +
-  "API server needs --runtime-config=scheduling.k8s.io/v1beta1=true)";
+export const NO_POD_GROUPS_MESSAGE = "the API server keeps the pods' schedulingGroup but does " +
+  "not serve scheduling.k8s.io/v1beta1 PodGroups (Kubernetes 1.37 with " +
+  "--runtime-config=scheduling.k8s.io/v1beta1=true on the API server)";
 
 export class GangSupportProbe {
   #answer?: { support: GangSupport; at: number };
@@ -45,7 +44,7 @@ export class GangSupportProbe {
     readonly ttlMs = GANG_SUPPORT_TTL_MS,
   ) {}
 
-  /** Whether a Job like `job` (which carries spec.scheduling) keeps its gang. */
+  /** Whether a Job like `job` (whose pods name a PodGroup) keeps its gang. */
   async check(job: Job): Promise<GangSupport> {
     const kept = this.#answer;
     if (kept && this.now() - kept.at < this.ttlMs) return kept.support;
@@ -65,26 +64,20 @@ export class GangSupportProbe {
         dryRun: true,
         fieldValidation: "Strict",
       });
-      if (!jobScheduling(answer)) return { served: false, why: DROPPED_MESSAGE };
+      if (jobPodGroup(answer) === undefined) return { served: false, why: DROPPED_MESSAGE };
     } catch (e) {
       if (!(e instanceof ApiError) || isRetryable(e)) throw e;
       // An unknown field is a 400 under Strict validation; a 422 is the Job's own problem.
       const message = errorMessage(e);
-      if (e.code === 400 && /spec\.scheduling/.test(message)) {
-        return {
-          served: false,
-          why: `the API server refused the Job's spec.scheduling: ${message}`,
-        };
+      if (e.code === 400 && /schedulingGroup/.test(message)) {
+        const why = `the API server refused the pods' schedulingGroup: ${message}`;
+        return { served: false, why };
       }
       return undefined;
     }
     return await this.#podGroupsServed(namespace);
   }
 
-  /**
-   * The Job controller makes the gang's PodGroup: without scheduling.k8s.io/v1beta1 served (a beta
-   * API, off unless `--runtime-config` turns it on) a ganged Job would get no pods placed.
-   */
   async #podGroupsServed(namespace?: string): Promise<GangSupport | undefined> {
     try {
       await this.client.list(PodGroups, { namespace, limit: 1 });

@@ -14,6 +14,7 @@
  * errors, conflicts) are thrown, so the controller retries them with backoff. A view of the
  * MiniCluster older than the live one writes nothing and waits for the cache.
  */
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import {
   type DefaultedMiniCluster,
   type MiniCluster,
@@ -47,11 +48,11 @@ import { joinedMessages } from "./messages.ts";
 import { HeldSuspensions } from "./held_suspensions.ts";
 import { RecreateBudget } from "./services_pod_drift.ts";
 import { StatusWriter } from "./status_writer.ts";
-import { type MiniClusterStores, ownJob, podsOf } from "./stores.ts";
-import { gangMinCount } from "./children/gang.ts";
+import { type MiniClusterStores, ownJob } from "./stores.ts";
+import { jobPodGroup } from "./children/gang.ts";
 import type { GangReport } from "./gang_condition.ts";
 import { GangSupportProbe } from "./gang_support.ts";
-import { podGroupName, type PodGroupState, readPodGroup } from "./pod_group.ts";
+import { ensurePodGroup, type PodGroupState, readPodGroup } from "./pod_group.ts";
 import { TIMING } from "./timing.ts";
 import { type Sizes, WorkspaceResolver } from "./workspace.ts";
 
@@ -160,7 +161,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
       // A gang the API server does not serve: the MiniCluster runs unganged (gang_condition.ts).
       const gang: GangReport = { asked: spec.spec.gang !== undefined };
-      if (gang.asked && gangMinCount(running) === undefined) {
+      if (gang.asked && jobPodGroup(running) === undefined) {
         const support = await this.#gangSupport.check(desired.job);
         if (!support.served) {
           gang.unavailable = support.why;
@@ -171,6 +172,13 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
           if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
         }
       }
+      // The PodGroup goes before the Job whose pods name it (pod_group.ts).
+      const group = await this.#podGroup(spec, desired, running, fence);
+      const groupProblem = group && "problem" in group ? group.problem : undefined;
+      if (groupProblem && !running) {
+        return await this.#status.write(mc, { ...sizes, unappliable: groupProblem, gang });
+      }
+      if (group && !("problem" in group)) gang.podGroup = group;
 
       const plan = miniClusterDependents(spec, desired, sizes, this.#stores, {
         curve: this.#curve,
@@ -189,13 +197,16 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
 
       const end = afterFinish(spec, this.#stores, this.#now());
       if ("delete" in end) return await this.#deleteSelf(mc, end.delete, log);
-      const problems = [...outcome.problems, ...this.#curveProblems(mc, desired)];
-      const podGroup = await this.#unplacedGang(spec);
+      const problems = [
+        ...outcome.problems,
+        ...(groupProblem ? [groupProblem] : []),
+        ...this.#curveProblems(mc, desired),
+      ];
       const action = await this.#status.write(mc, {
         ...sizes,
         unappliable: summary(problems),
         jobCreated: created(outcome, Jobs),
-        gang: { ...gang, ...(podGroup ? { podGroup } : {}) },
+        gang,
       });
       return Action.soonest(Action.soonest(action, outcome.requeueAfterMs), end.requeueAfterMs);
     } catch (e) {
@@ -221,14 +232,20 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   }
 
   /**
-   * The PodGroup of a ganged Job some of whose pods are not placed: its condition says why. Read
-   * only then, so a placed gang costs no request.
+   * The gang's PodGroup, written when the spec has one and the Job is new or ganged (an unganged
+   * running Job cannot take it); only read while a ganged Job runs without spec.gang.
    */
-  async #unplacedGang(mc: DefaultedMiniCluster): Promise<PodGroupState | undefined> {
-    const job = ownJob(this.#stores, mc);
-    if (gangMinCount(job) === undefined) return undefined;
-    const name = podsOf(this.#stores, mc).map(podGroupName).find((n) => n !== undefined);
-    return name ? await readPodGroup(this.#client, mc.metadata?.namespace, name) : undefined;
+  async #podGroup(
+    mc: DefaultedMiniCluster,
+    desired: DesiredChildren,
+    running: Job | undefined,
+    fence: FreshnessFence,
+  ): Promise<PodGroupState | { problem: Problem } | undefined> {
+    const ganged = jobPodGroup(running);
+    if (desired.podGroup && (!running || ganged !== undefined)) {
+      return await ensurePodGroup(this.#client, desired.podGroup, fence);
+    }
+    return ganged ? await readPodGroup(this.#client, mc.metadata?.namespace, ganged) : undefined;
   }
 
   /** What happened to the generated CURVE certificate behind the operator's back. */

@@ -112,7 +112,7 @@ export class StatusWriter {
       pods,
       suspendRequested: mc.spec?.suspend === true,
       createFailure: failure.message,
-      gang: gangCondition(report.gang ?? { asked: mc.spec?.gang !== undefined }, job, pods),
+      gang: gangCondition(report.gang ?? { asked: mc.spec?.gang !== undefined }, job),
       previous: mc.status?.conditions,
       now: rfc3339(this.now()),
     });

@@ -1,16 +1,16 @@
 // Gang scheduling with the real Job controller and kube-scheduler on KWOK nodes (needs Kubernetes
-// 1.37 with the gang scheduling gates on, see testing/gang_cluster.ts; on any other cluster the
-// scenario fails saying so). On nodes of its own that hold two of a MiniCluster's three pods (CPU
+// 1.37 with gang scheduling on, see testing/gang_cluster.ts; on any other cluster the scenario
+// fails saying so). On nodes of its own that hold two of a MiniCluster's three pods (CPU
 // requested per pod): a ganged MiniCluster binds none of its pods and its status surfaces the
 // PodGroup's condition; an unganged one beside it binds what fits; once nodes are added, the ganged
 // one binds all its pods together.
 import assert from "node:assert/strict";
 import type { Node, Pod } from "kubernetes-types/core/v1.d.ts";
-import type { Condition } from "kubernetes-types/meta/v1.d.ts";
 import { Nodes } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { fakeNode } from "../../hack/cluster/nodes.ts";
-import { PodGroups } from "../../controllers/minicluster/pod_group.ts";
+import type { PodGroup } from "../../controllers/minicluster/children/gang.ts";
+import { INITIALLY_SCHEDULED, PodGroups } from "../../controllers/minicluster/pod_group.ts";
 import { gangScheduling, gangsNeeded, servesGangs } from "../../testing/gang_cluster.ts";
 import {
   conditionOf,
@@ -87,21 +87,17 @@ e2eTest("e2e gang: none of a gang is bound until all fit, then all together", as
     const pods = await podsOf(env, "ganged");
     assert.equal(pods.length, SIZE, "the Job made every pod");
     assert.deepEqual(bound(pods).map((p) => p.metadata?.name), [], "none bound");
-    // The status carries the PodGroup's own condition, as the scheduler wrote it.
-    const groupName = (pods[0].spec as { schedulingGroup?: { podGroupName?: string } })
-      .schedulingGroup?.podGroupName;
-    assert.ok(groupName, "the pods name their PodGroup");
-    const group = await env.client.get<{ status?: { conditions?: Condition[] } }>(
-      PodGroups,
-      env.namespace,
-      groupName,
-    );
-    const scheduled = group.status?.conditions?.find((c) =>
-      c.type === "PodGroupInitiallyScheduled"
-    );
+    // The pods name the MiniCluster's PodGroup, and the status carries its condition as the
+    // scheduler wrote it.
+    for (const p of pods) {
+      const group = (p.spec as { schedulingGroup?: { podGroupName?: string } }).schedulingGroup;
+      assert.equal(group?.podGroupName, "ganged");
+    }
+    const group = await env.client.get<PodGroup>(PodGroups, env.namespace, "ganged");
+    const scheduled = group.status?.conditions?.find((c) => c.type === INITIALLY_SCHEDULED);
     assert.equal(scheduled?.status, "False");
-    assert.equal(surfaced.message, `PodGroup ${groupName}: ${scheduled?.message}`);
-    assert.match(surfaced.message!, /Insufficient cpu/);
+    assert.equal(surfaced.message, `PodGroup ganged: ${scheduled?.message}`);
+    assert.match(surfaced.message!, /minCount \(3\) cannot be satisfied/);
 
     // The unganged one beside it binds what fits (two pods), and holds both nodes for nothing.
     await env.client.create(MiniClusters, mc("plain", {}));
@@ -130,15 +126,9 @@ e2eTest("e2e gang: none of a gang is bound until all fit, then all together", as
         times.map((t) => new Date(t).toISOString())
       }`,
     );
-    const after = await env.client.get<{ status?: { conditions?: Condition[] } }>(
-      PodGroups,
-      env.namespace,
-      groupName,
-    );
-    assert.equal(
-      after.status?.conditions?.find((c) => c.type === "PodGroupInitiallyScheduled")?.status,
-      "True",
-    );
+    const after = await env.client.get<PodGroup>(PodGroups, env.namespace, "ganged");
+    const placed = after.status?.conditions?.find((c) => c.type === INITIALLY_SCHEDULED);
+    assert.equal(placed?.status, "True", JSON.stringify(after.status));
     await waitForCondition(env, "ganged", "GangScheduling", {
       status: "True",
       reason: "Scheduled",

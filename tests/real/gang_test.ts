@@ -1,7 +1,7 @@
-// A ganged MiniCluster on real nodes (needs Kubernetes 1.37 with the gang scheduling gates on, see
-// testing/gang_cluster.ts; on any other cluster the scenario fails saying so): its Job carries the
-// gang, the PodGroup the Job controller made was placed, and the two brokers run real Flux — read
-// from the lead broker's log and the Job, never from the operator's view.
+// A ganged MiniCluster on real nodes (needs Kubernetes 1.37 with gang scheduling on, see
+// testing/gang_cluster.ts; on any other cluster the scenario fails saying so): its pods name its
+// PodGroup, the scheduler placed that gang, and the two brokers run real Flux — read from the lead
+// broker's log, the Job and the PodGroup, never from the operator's view.
 import assert from "node:assert/strict";
 import type { Condition } from "kubernetes-types/meta/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
@@ -27,19 +27,21 @@ realTest("real: a ganged size-2 MiniCluster is placed as one gang and runs Flux"
     return mc;
   }, { timeoutMs: 180_000, intervalMs: 1000 });
 
-  // The Job was ganged (both pods), and the scheduler placed its PodGroup.
+  // The Job's pods named the MiniCluster's PodGroup, and the scheduler placed it.
   const job = JSON.parse(await kubectl(["-n", REAL_NAMESPACE, "get", "job", name, "-o", "json"]));
-  assert.equal(job.spec.scheduling?.schedulingPolicy?.gang?.minCount, 2, JSON.stringify(job.spec));
-  const groups = JSON.parse(
-    await kubectl(["-n", REAL_NAMESPACE, "get", "podgroups.scheduling.k8s.io", "-o", "json"]),
-  ).items.filter((g: { metadata: { ownerReferences?: { uid: string }[] } }) =>
-    g.metadata.ownerReferences?.some((r) => r.uid === job.metadata.uid)
+  assert.equal(
+    job.spec.template.spec.schedulingGroup?.podGroupName,
+    name,
+    JSON.stringify(job.spec),
   );
-  assert.equal(groups.length, 1, "one PodGroup, owned by the Job");
-  const placed = groups[0].status?.conditions?.find((c: Condition) =>
+  const group = JSON.parse(
+    await kubectl(["-n", REAL_NAMESPACE, "get", "podgroups.scheduling.k8s.io", name, "-o", "json"]),
+  );
+  assert.equal(group.spec.schedulingPolicy.gang.minCount, 2);
+  const placed = group.status?.conditions?.find((c: Condition) =>
     c.type === "PodGroupInitiallyScheduled"
   );
-  assert.equal(placed?.status, "True", JSON.stringify(groups[0].status));
+  assert.equal(placed?.status, "True", JSON.stringify(group.status));
   const gang = (succeeded.status?.conditions as Condition[]).find((c) =>
     c.type === "GangScheduling"
   );

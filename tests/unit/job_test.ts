@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Container } from "kubernetes-types/core/v1.d.ts";
 import type { MiniClusterSpec } from "../../api/mod.ts";
-import type { ScheduledJob } from "../../controllers/minicluster/children/gang.ts";
+import { jobPodGroup } from "../../controllers/minicluster/children/gang.ts";
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
 import { LEAD_FAILED_EXIT_CODE } from "../../controllers/minicluster/children/scripts/lead-finished.ts";
 import { assertGolden } from "../golden.ts";
@@ -215,19 +215,16 @@ Deno.test("buildJob: the size option overrides spec.size (scaling is clamped by 
   assert.equal(job.spec!.parallelism, 2);
 });
 
-const gangOf = (job: Job) => (job as ScheduledJob).spec?.scheduling;
-
-Deno.test("buildJob: spec.gang sets the Job's gang policy, minCount from minSize, else size", () => {
+Deno.test("buildJob: with spec.gang the pods name the MiniCluster's PodGroup, unless unganged", () => {
   const containers = cases.minimal.containers;
-  assert.equal(gangOf(buildJob(miniCluster(cases.minimal))), undefined, "no gang unless asked");
-  const of = (spec: MiniClusterSpec, opts = {}) =>
-    gangOf(buildJob(miniCluster(spec), opts))?.schedulingPolicy?.gang?.minCount;
-  assert.equal(of({ size: 4, gang: {}, containers }), 4);
-  assert.equal(of({ size: 4, minSize: 3, gang: {}, containers }), 3);
-  assert.equal(of({ size: 4, minSize: 3, gang: { minCount: 2 }, containers }), 2);
-  // Scaled below the gang (the workspace clamps the size): ganged at its size, never above.
-  assert.equal(of({ size: 4, gang: { minCount: 4 }, containers }, { size: 2 }), 2);
-  assert.equal(of({ size: 4, gang: {}, containers }, { unganged: true }), undefined);
+  assert.equal(
+    jobPodGroup(buildJob(miniCluster(cases.minimal))),
+    undefined,
+    "no gang unless asked",
+  );
+  const ganged = miniCluster({ size: 4, gang: {}, containers });
+  assert.equal(jobPodGroup(buildJob(ganged)), "flux-sample");
+  assert.equal(jobPodGroup(buildJob(ganged, { unganged: true })), undefined);
 });
 
 Deno.test("buildJob: defaults backoffLimit 100 and deadline 31500000", () => {

@@ -1,36 +1,68 @@
 /**
- * The Job's gang policy (spec.gang): batch/v1 `spec.scheduling` of Kubernetes 1.37
- * (`JobSchedulingConfiguration`, feature gate WorkloadWithJob), from which the Job controller makes
- * the Workload and PodGroup that kube-scheduler binds all-or-nothing.
+ * The gang (spec.gang): a `scheduling.k8s.io/v1beta1` PodGroup of the MiniCluster, which the Job's
+ * pod template names (`schedulingGroup.podGroupName`), so kube-scheduler binds none of the Job's
+ * pods until `minCount` of them fit (Kubernetes 1.37, feature gate GenericWorkload).
  *
- * The API server keeps `spec.scheduling` as it was created (set or not, gang or basic); only
- * `schedulingPolicy.gang.minCount` may change, and never above parallelism. So minCount follows the
- * Job's size: a cluster scaled below its gang is ganged at its size.
+ * The operator makes the PodGroup itself rather than the Job's `spec.scheduling`: the Job
+ * controller makes a Workload and PodGroup from `spec.scheduling` only for a Job no controller owns
+ * (or one whose owner made a Workload first, which its informer may not have seen when it creates
+ * the pods: they would then run unganged for good), and the MiniCluster owns its Job. A pod template
+ * that names a PodGroup is left alone by the Job controller.
+ *
+ * Whether the pods name a PodGroup is part of the Job's pod template, so it is fixed when the Job
+ * is created; the PodGroup's minCount is mutable and follows the Job's size: a cluster scaled
+ * below its gang is ganged at its size.
  */
-import type { Job, JobSpec } from "kubernetes-types/batch/v1.d.ts";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { Condition, ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { DefaultedMiniCluster } from "../../../api/mod.ts";
+import { childMetadata } from "./owner.ts";
+import { podGroupName } from "./names.ts";
 
-/** `spec.scheduling` of a batch/v1 Job (newer than the kubernetes-types package). */
-export interface JobScheduling {
-  schedulingPolicy?: { gang?: { minCount?: number }; basic?: Record<string, never> };
+/** A scheduling.k8s.io/v1beta1 PodGroup (newer than the kubernetes-types package). */
+export interface PodGroup {
+  apiVersion?: "scheduling.k8s.io/v1beta1";
+  kind?: "PodGroup";
+  metadata?: ObjectMeta;
+  spec?: { schedulingPolicy?: { gang?: { minCount?: number } } };
+  status?: { conditions?: Condition[] };
 }
 
-/** A Job whose spec may carry `scheduling`. */
-export type ScheduledJob = Job & { spec?: JobSpec & { scheduling?: JobScheduling } };
+/** The pod spec field that names the PodGroup (newer than the kubernetes-types package). */
+export interface SchedulingGroup {
+  podGroupName: string;
+}
 
-/** The gang policy of a Job of `size` pods, or undefined when the spec asks for none. */
-export function gangScheduling(mc: DefaultedMiniCluster, size: number): JobScheduling | undefined {
+/** The gang's minCount for a Job of `size` pods, or undefined when the spec asks for none. */
+export function gangMinCount(mc: DefaultedMiniCluster, size: number): number | undefined {
   const gang = mc.spec.gang;
-  if (!gang) return undefined;
-  return { schedulingPolicy: { gang: { minCount: Math.max(1, Math.min(gang.minCount, size)) } } };
+  return gang ? Math.max(1, Math.min(gang.minCount, size)) : undefined;
 }
 
-/** The live Job's `spec.scheduling`, when it has one. */
-export function jobScheduling(job: Job | undefined): JobScheduling | undefined {
-  return (job as ScheduledJob | undefined)?.spec?.scheduling;
+/** The MiniCluster's PodGroup for a Job of `size` pods, or undefined without a gang. */
+export function buildPodGroup(mc: DefaultedMiniCluster, size: number): PodGroup | undefined {
+  const minCount = gangMinCount(mc, size);
+  if (minCount === undefined) return undefined;
+  return {
+    apiVersion: "scheduling.k8s.io/v1beta1",
+    kind: "PodGroup",
+    metadata: childMetadata(mc, podGroupName(mc)),
+    spec: { schedulingPolicy: { gang: { minCount } } },
+  };
 }
 
-/** The gang's minCount of a Job, when it is ganged. */
-export function gangMinCount(job: Job | undefined): number | undefined {
-  return jobScheduling(job)?.schedulingPolicy?.gang?.minCount;
+/** The pod template's reference to the PodGroup, or undefined without a gang. */
+export function schedulingGroup(mc: DefaultedMiniCluster): SchedulingGroup | undefined {
+  return mc.spec.gang ? { podGroupName: podGroupName(mc) } : undefined;
+}
+
+/** The PodGroup a Job's pods are placed with, when the Job is ganged. */
+export function jobPodGroup(job: Job | undefined): string | undefined {
+  const spec = job?.spec?.template?.spec as { schedulingGroup?: SchedulingGroup } | undefined;
+  return spec?.schedulingGroup?.podGroupName;
+}
+
+/** The PodGroup's gang minCount. */
+export function podGroupMinCount(group: PodGroup | undefined): number | undefined {
+  return group?.spec?.schedulingPolicy?.gang?.minCount;
 }

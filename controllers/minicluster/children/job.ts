@@ -6,16 +6,17 @@
  * - the Job succeeds when the lead broker (index 0) succeeds (`successPolicy`): the lead broker's
  *   exit ends the workload, and followers still running are stopped by the Job controller instead
  *   of keeping a finished cluster alive;
+ * - with spec.gang, the pods name the MiniCluster's PodGroup (`schedulingGroup`, gang.ts);
  * - `spec.suspend` appears only when the user suspends the MiniCluster, so that the operator's
  *   field manager never owns the Job's `spec.suspend` otherwise and a queue controller (Kueue) may
  *   suspend and admit the Job without the operator undoing it. (Resuming a Job the operator alone
  *   suspended may leave it owning `suspend: false`, which the queue controller's next write of the
  *   field takes over; see dependents.ts.)
  */
-import type { PodFailurePolicy, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
+import type { Job, PodFailurePolicy, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
 import { fluxViewContainer, jobContainers } from "./containers.ts";
-import { gangScheduling, type ScheduledJob } from "./gang.ts";
+import { schedulingGroup } from "./gang.ts";
 import { headlessServiceName, jobName } from "./names.ts";
 import { childMetadata } from "./owner.ts";
 import { sortedMap } from "./pod.ts";
@@ -36,13 +37,13 @@ import { operatorVolumes, userVolumes } from "./volumes.ts";
 export interface JobOptions {
   /** Pods to run instead of `spec.size` (the reconciler clamps scaling to the allowed range). */
   size?: number;
-  /** Leave spec.gang out: the API server does not serve Job gang scheduling (gang.ts). */
+  /** Leave spec.gang out: the API server does not serve gang scheduling (gang.ts). */
   unganged?: boolean;
 }
 
-export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): ScheduledJob {
+export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
   const size = opts.size ?? mc.spec.size;
-  const scheduling = opts.unganged ? undefined : gangScheduling(mc, size);
+  const group = opts.unganged ? undefined : schedulingGroup(mc);
   const volumes = [...operatorVolumes(mc), ...userVolumes(mc.spec.containers)];
   assertUnique("volume name", volumes.map((v) => v.name));
   const initContainers = [fluxViewContainer(mc)];
@@ -67,6 +68,7 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Sched
   };
   const affinity = jobAffinity(mc);
   if (affinity) spec.affinity = affinity;
+  if (group) Object.assign(spec, { schedulingGroup: group });
   const pullSecrets = imagePullSecrets(mc.spec.containers, [
     mc.spec.flux.container.imagePullSecret,
   ]);
@@ -87,7 +89,6 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Sched
       ...(mc.spec.suspend === true ? { suspend: true } : {}),
       successPolicy: leadBrokerSuccess(),
       ...podFailurePolicy(mc, spec),
-      ...(scheduling ? { scheduling } : {}),
       template: {
         metadata: { labels: jobPodLabels(mc), ...(annotations ? { annotations } : {}) },
         spec: orderedPodSpec(spec),
