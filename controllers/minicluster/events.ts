@@ -44,8 +44,8 @@ export function conditionEvents(
     const before = previous?.find((p) => p.type === c.type);
     if (before && before.status === c.status && before.reason === c.reason) continue;
     // A condition that starts False is the normal start (no pods yet), except a gang the API
-    // server cannot give: that is worth a Warning at once.
-    if (!before && c.status !== "True" && !gangUnavailable(c)) continue;
+    // server cannot give or the scheduler cannot place: that is worth a Warning at once.
+    if (!before && c.status !== "True" && !gangProblem(c)) continue;
     out.push({ type: warns(c, before) ? "Warning" : "Normal", reason: c.reason, message: text(c) });
   }
   return out;
@@ -59,12 +59,13 @@ function warns(c: Condition, before: Condition | undefined): boolean {
     return c.status !== "True" && before?.status === "True" && !deliberate;
   }
   if (c.type === SUCCEEDED) return false;
-  if (c.type === GANG_SCHEDULING) return gangUnavailable(c) || c.reason === GANG_UNSCHEDULABLE;
+  if (c.type === GANG_SCHEDULING) return gangProblem(c);
   return c.type === FAILED;
 }
 
-function gangUnavailable(c: Condition): boolean {
-  return c.type === GANG_SCHEDULING && c.reason === GANG_UNAVAILABLE;
+function gangProblem(c: Condition): boolean {
+  return c.type === GANG_SCHEDULING &&
+    (c.reason === GANG_UNAVAILABLE || c.reason === GANG_UNSCHEDULABLE);
 }
 
 function text(c: Condition): string {

@@ -15,6 +15,7 @@ import { gangScheduling, gangsNeeded, servesGangs } from "../../testing/gang_clu
 import {
   conditionOf,
   e2eTest,
+  eventsOf,
   eventually,
   getMiniCluster,
   KEEP_RUNNING,
@@ -98,6 +99,12 @@ e2eTest("e2e gang: none of a gang is bound until all fit, then all together", as
     assert.equal(scheduled?.status, "False");
     assert.equal(surfaced.message, `PodGroup ganged: ${scheduled?.message}`);
     assert.match(surfaced.message!, /minCount \(3\) cannot be satisfied/);
+    const warned = await eventually(async () => {
+      const e = (await eventsOf(env, "ganged")).find((e) => e.reason === "Unschedulable");
+      if (!e) throw new Error("no Unschedulable Event yet");
+      return e;
+    });
+    assert.equal(warned.type, "Warning");
 
     // The unganged one beside it binds what fits (two pods), and holds both nodes for nothing.
     await env.client.create(MiniClusters, mc("plain", {}));

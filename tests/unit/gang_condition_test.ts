@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
+import { conditionEvents } from "../../controllers/minicluster/events.ts";
 import { gangCondition } from "../../controllers/minicluster/gang_condition.ts";
 
 /** A Job whose pods name the PodGroup `flux` (or none). */
@@ -83,4 +84,22 @@ Deno.test("gangCondition: a finished Job says what its gang did, whatever pods a
     "JobFailed",
     "the Job failed",
   ]);
+});
+
+Deno.test("conditionEvents: a gang the scheduler cannot place or the API cannot give warns at once", () => {
+  const gang = (reason: string) => ({
+    type: "GangScheduling",
+    status: "False",
+    reason,
+    message: "m",
+    lastTransitionTime: "2026-11-27T04:00:00Z",
+  });
+  for (const reason of ["Unschedulable", "Unavailable"]) {
+    assert.deepEqual(conditionEvents([], [gang(reason)]).map((e) => [e.type, e.reason]), [[
+      "Warning",
+      reason,
+    ]]);
+  }
+  assert.deepEqual(conditionEvents([], [gang("Pending")]), [], "a gang not placed yet is quiet");
+  assert.deepEqual(conditionEvents([gang("Unschedulable")], [gang("Unschedulable")]), []);
 });
