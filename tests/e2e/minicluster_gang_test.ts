@@ -3,7 +3,8 @@
 // fails saying so). On nodes of its own that hold two of a MiniCluster's three pods (CPU
 // requested per pod): a ganged MiniCluster binds none of its pods and its status surfaces the
 // PodGroup's condition; an unganged one beside it binds what fits; once nodes are added, the ganged
-// one binds all its pods together.
+// one binds all its pods together. And a ganged MiniCluster scaled up and down: the PodGroup's
+// minCount follows, the added pods join the gang.
 import assert from "node:assert/strict";
 import type { Node, Pod } from "kubernetes-types/core/v1.d.ts";
 import { Nodes } from "../../runtime/resources.ts";
@@ -145,3 +146,41 @@ e2eTest("e2e gang: none of a gang is bound until all fit, then all together", as
     for (const name of nodes) await env.client.delete(Nodes, undefined, name).catch(() => {});
   }
 }, { timeoutMs: 180_000 });
+
+e2eTest(
+  "e2e gang: scaling moves the PodGroup's minCount; added pods join the gang",
+  async (env) => {
+    const cluster = await gangScheduling(env.kubeconfig);
+    if (!servesGangs(cluster)) throw new Error(gangsNeeded(cluster));
+    await env.startOperator();
+    await env.client.create(
+      MiniClusters,
+      miniCluster("elastic", env.namespace, {
+        size: 2,
+        maxSize: 4,
+        gang: {},
+        pod: { annotations: KEEP_RUNNING },
+      }),
+    );
+    const minCount = async () =>
+      (await env.client.get<PodGroup>(PodGroups, env.namespace, "elastic")).spec?.schedulingPolicy
+        ?.gang?.minCount;
+    await waitForRunningPods(env, "elastic", 2);
+    assert.equal(await minCount(), 2);
+    await env.client.patch(MiniClusters, env.namespace, "elastic", { spec: { size: 4 } }, "merge");
+    await waitForRunningPods(env, "elastic", 4);
+    assert.equal(await minCount(), 4);
+    for (const p of await podsOf(env, "elastic")) {
+      const group = (p.spec as { schedulingGroup?: { podGroupName?: string } }).schedulingGroup;
+      assert.equal(group?.podGroupName, "elastic", `${p.metadata?.name} is in the gang`);
+    }
+    await env.client.patch(MiniClusters, env.namespace, "elastic", { spec: { size: 1 } }, "merge");
+    await waitForRunningPods(env, "elastic", 1);
+    await eventually(async () => assert.equal(await minCount(), 1));
+    await waitForCondition(env, "elastic", "GangScheduling", {
+      status: "True",
+      reason: "Scheduled",
+    });
+  },
+  { timeoutMs: 120_000 },
+);
