@@ -55,8 +55,9 @@ export function withDefaults(mc: MiniCluster): DefaultedMiniCluster {
   const spec = mc.spec;
   const size = spec.size ?? DEFAULTS.size;
   const containers = spec.containers ?? [];
+  const { gang, ...given } = spec;
   const defaulted: DefaultedMiniClusterSpec = {
-    ...spec,
+    ...given,
     containers: containers.map((c) =>
       // A lone container runs Flux whatever it says (the Go operator sets runFlux on it).
       defaultContainer(c, containers.length === 1 ? true : c.runFlux ?? false)
@@ -88,6 +89,8 @@ export function withDefaults(mc: MiniCluster): DefaultedMiniCluster {
       annotations: spec.pod?.annotations ?? {},
     },
   };
+  // The gang is the brokers Flux needs to start (minSize, its quorum), else all of them.
+  if (gang) defaulted.gang = { ...gang, minCount: gang.minCount || spec.minSize || size };
   return { ...mc, spec: defaulted };
 }
 

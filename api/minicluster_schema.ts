@@ -44,6 +44,11 @@ export const MINICLUSTER_SCHEMA: OpenApiSchema = {
         "fieldPath": ".minSize",
         "reason": "FieldValueInvalid",
       }, {
+        "rule": "!has(self.gang) || !has(self.gang.minCount) || self.gang.minCount <= self.size",
+        "message": "gang.minCount must be less than or equal to size",
+        "fieldPath": ".gang.minCount",
+        "reason": "FieldValueInvalid",
+      }, {
         "rule":
           "!has(self.services) || self.services.all(s, !has(s.name) || s.name == '' || !self.containers.exists(c, has(c.name) && c.name == s.name))",
         "message": "a service container cannot have the same name as an application container",
@@ -793,6 +798,10 @@ export const MINICLUSTER_SCHEMA: OpenApiSchema = {
         "size": { "type": "integer", "format": "int32", "default": 1, "minimum": 1 },
         "maxSize": { "type": "integer", "format": "int32", "minimum": 0 },
         "minSize": { "type": "integer", "format": "int32", "minimum": 0 },
+        "gang": {
+          "type": "object",
+          "properties": { "minCount": { "type": "integer", "format": "int32", "minimum": 1 } },
+        },
         "backoffLimit": { "type": "integer", "format": "int32", "minimum": 0 },
         "tasks": { "type": "integer", "format": "int32", "default": 1, "minimum": 0 },
         "deadlineSeconds": {

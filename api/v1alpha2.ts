@@ -95,6 +95,7 @@ export interface MiniClusterSpec {
    * Brokers that must be up before Flux starts (broker.quorum). The number of tasks is not changed, so a job may need more than that.
    */
   minSize?: number;
+  gang?: GangScheduling;
   /**
    * Retries of the Job's pods before the Job fails. 0 or unset means 100.
    */
@@ -712,6 +713,15 @@ export interface MiniClusterArchive {
   path?: string;
 }
 /**
+ * Schedule the pods all-or-nothing (gang scheduling, an addition to the Go operator's API): present, even as {}, it turns it on. The operator makes a PodGroup (scheduling.k8s.io/v1beta1) named after the MiniCluster and the Job's pods name it, so kube-scheduler binds none of them until minCount fit. Needs Kubernetes 1.37 with the feature gate GenericWorkload on and scheduling.k8s.io/v1beta1 served; elsewhere the GangScheduling condition says it is unavailable and why, and the pods are scheduled one by one. Whether the Job is ganged is fixed when it is created; minCount follows the spec.
+ */
+export interface GangScheduling {
+  /**
+   * Pods that must fit together before any is bound. Defaults to minSize when it is set, else size; never more than the Job's pods (a cluster scaled below it is ganged at its size).
+   */
+  minCount?: number;
+}
+/**
  * Settings of the pods of the MiniCluster.
  */
 export interface MiniClusterPodSpec {
@@ -1030,6 +1040,7 @@ export interface DefaultedMiniClusterSpec {
    * Brokers that must be up before Flux starts (broker.quorum). The number of tasks is not changed, so a job may need more than that.
    */
   minSize?: number;
+  gang?: DefaultedGangScheduling;
   /**
    * Retries of the Job's pods before the Job fails. 0 or unset means 100.
    */
@@ -1420,6 +1431,15 @@ export interface DefaultedLoggingSpec {
    * Time flux start and flux submit with /usr/bin/time and print FLUXTIME lines. Defaults to false.
    */
   timed: boolean;
+}
+/**
+ * Schedule the pods all-or-nothing (gang scheduling, an addition to the Go operator's API): present, even as {}, it turns it on. The operator makes a PodGroup (scheduling.k8s.io/v1beta1) named after the MiniCluster and the Job's pods name it, so kube-scheduler binds none of them until minCount fit. Needs Kubernetes 1.37 with the feature gate GenericWorkload on and scheduling.k8s.io/v1beta1 served; elsewhere the GangScheduling condition says it is unavailable and why, and the pods are scheduled one by one. Whether the Job is ganged is fixed when it is created; minCount follows the spec.
+ */
+export interface DefaultedGangScheduling {
+  /**
+   * Pods that must fit together before any is bound. Defaults to minSize when it is set, else size; never more than the Job's pods (a cluster scaled below it is ganged at its size).
+   */
+  minCount: number;
 }
 /**
  * Settings of the pods of the MiniCluster.

@@ -56,6 +56,8 @@ export interface WriteOptions extends CallOptions {
   fieldManager?: string;
   /** Server-side dry run: validate and default without persisting. */
   dryRun?: boolean;
+  /** How the API server treats fields it does not know (its default: drop them with a warning). */
+  fieldValidation?: "Strict" | "Warn" | "Ignore";
 }
 
 export interface PatchOptions extends WriteOptions {

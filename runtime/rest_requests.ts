@@ -43,7 +43,11 @@ export function callOptions(opts: CallOptions): CallOptions {
 }
 
 export function writeQuery(opts: WriteOptions): Record<string, string | undefined> {
-  return { fieldManager: opts.fieldManager, dryRun: opts.dryRun ? "All" : undefined };
+  return {
+    fieldManager: opts.fieldManager,
+    dryRun: opts.dryRun ? "All" : undefined,
+    fieldValidation: opts.fieldValidation,
+  };
 }
 
 export function queryString(query?: Record<string, string | number | boolean | undefined>): string {

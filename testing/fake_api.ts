@@ -4,7 +4,8 @@
  *
  * - objects get a uid, a creationTimestamp and a resourceVersion that moves on every change;
  *   `metadata.generation` moves when `spec` changes;
- * - create answers 409 AlreadyExists for a taken name; get, patch, replace and delete 404;
+ * - create answers 409 AlreadyExists for a taken name (a dry run stores nothing; generateName gets
+ *   a counter); get, patch, replace and delete 404;
  * - a resourceVersion in an update, a merge patch or an apply is a precondition (409 Conflict), and
  *   an apply of an absent object creates it (the operator's create-only apply relies on this);
  * - server-side apply merges what the field manager states into the live object and drops what
@@ -70,6 +71,7 @@ export class FakeApiClient implements ApiClient {
   #listeners = new Set<Listener>();
   #revision = 100;
   #uids = 0;
+  #generated = 0;
   now: () => Date = () => new Date();
 
   /** Requests that changed something (or tried to). */
@@ -145,13 +147,19 @@ export class FakeApiClient implements ApiClient {
     return list.metadata;
   }
 
-  create<T>(rt: ResourceType, obj: T, _: WriteOptions = {}): Promise<T> {
-    const o = obj as Obj;
+  create<T>(rt: ResourceType, obj: T, opts: WriteOptions = {}): Promise<T> {
+    const given = obj as Obj;
+    const generated = given.metadata?.name === undefined && given.metadata?.generateName;
+    const o = generated
+      ? { ...given, metadata: { ...given.metadata, name: `${generated}${++this.#generated}` } }
+      : given;
     const { namespace, name } = o.metadata ?? {};
     return this.#serve({ verb: "create", resource: resourceName(rt), namespace, name }, () => {
       if (this.#objects.has(idOf(rt, namespace, name!))) {
         throw apiError(409, "AlreadyExists", `${rt.plural} "${name}" already exists`);
       }
+      // A dry run answers what would be stored, and stores nothing.
+      if (opts.dryRun) return this.#created(rt, o) as T;
       return this.#store(rt, this.#created(rt, o), "ADDED") as T;
     });
   }

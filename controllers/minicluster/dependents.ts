@@ -34,6 +34,7 @@ import { isInvalid, isNotFound } from "../../runtime/errors.ts";
 import { Jobs, Secrets } from "../../runtime/resources.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import { buildCurveSecret, curveMetadataFor, generateCurveCertificate } from "./children/curve.ts";
+import { jobPodGroup } from "./children/gang.ts";
 import { curveSecretName, FIELD_MANAGER } from "./children/names.ts";
 import { withCurveDigest } from "./curve_integrity.ts";
 import type { MiniClusterInput } from "./children/scripts/input.ts";
@@ -249,6 +250,10 @@ function immutableFields(observed: Job, desired: Job): Problem {
   const immutable = paths.filter((p) =>
     /^spec\.(template|completionMode|successPolicy|podFailurePolicy)/.test(p)
   );
+  // spec.gang turned off: the subset comparison cannot see a field the desired template lacks.
+  if (jobPodGroup(observed) !== undefined && jobPodGroup(desired) === undefined) {
+    immutable.push("spec.template.spec.schedulingGroup");
+  }
   const fields = immutable.length > 0 ? immutable.join(", ") : "spec.template (fields removed)";
   const subdomain = observed.spec?.template?.spec?.subdomain;
   const kept = immutable.includes("spec.template.spec.subdomain")

@@ -16,6 +16,7 @@ import { unknownContainerProblems } from "./children/container_annotations.ts";
 import { buildEntrypointConfigMap } from "./children/entrypoint.ts";
 import { buildCurveSecret, checkCurveCertificate, userCurveCert } from "./children/curve.ts";
 import type { GivenCurveCert } from "./curve_source.ts";
+import { buildPodGroup, type PodGroup } from "./children/gang.ts";
 import { buildJob } from "./children/job.ts";
 import { childLabels, headlessServiceName } from "./children/names.ts";
 import { ownerReference } from "./children/owner.ts";
@@ -36,6 +37,8 @@ export interface DesiredChildren {
   services: Service[];
   job: Job;
   servicesPod?: Pod;
+  /** The gang's PodGroup (spec.gang, when the API server serves it): written by the reconciler. */
+  podGroup?: PodGroup;
   /**
    * Only when the user gave a certificate (curve_source.ts); a generated one is created once
    * elsewhere.
@@ -57,13 +60,14 @@ export class BuildError extends Error {
 /**
  * The desired children of `mc` at `sizing`, with the user's CURVE certificate `given` (by default
  * the inline one), what the brokers depend on in `runningSubdomain` (the subdomain of the running
- * Job's pods, when there is a Job). Throws BuildError when the spec cannot be built (the builders'
- * own errors are wrapped, so any builder exception becomes a spec condition).
+ * Job's pods, when there is a Job), the Job without its gang when `unganged` (the API server does
+ * not serve it). Throws BuildError when the spec cannot be built (the builders' own errors are
+ * wrapped, so any builder exception becomes a spec condition).
  */
 export async function desiredChildren(
   mc: DefaultedMiniCluster,
   sizing: Sizing,
-  opts: { given?: GivenCurveCert; runningSubdomain?: string } = {},
+  opts: { given?: GivenCurveCert; runningSubdomain?: string; unganged?: boolean } = {},
 ): Promise<DesiredChildren> {
   const sized: DefaultedMiniCluster = {
     ...mc,
@@ -78,10 +82,12 @@ export async function desiredChildren(
       if (problems.length > 0) throw new BuildError(`${given.field}: ${problems.join("; ")}`);
     }
     const servicesPod = buildServicesPod(brokers);
+    const podGroup = opts.unganged ? undefined : buildPodGroup(sized, sizing.size);
     built = {
       configMap: buildEntrypointConfigMap(brokers),
       services: [buildHeadlessService(brokers), ...buildPortServices(brokers)],
-      job: buildJob(sized, { size: sizing.size }),
+      job: buildJob(sized, { size: sizing.size, unganged: opts.unganged }),
+      ...(podGroup ? { podGroup } : {}),
       ...(servicesPod ? { servicesPod } : {}),
       ...(given ? { curveSecret: buildCurveSecret(sized, given.text) } : {}),
     };
@@ -110,6 +116,7 @@ export async function desiredChildren(
     services: await Promise.all(built.services.map(own)),
     job: await withDesiredHash(job),
     ...(built.servicesPod ? { servicesPod: await own(built.servicesPod) } : {}),
+    ...(built.podGroup ? { podGroup: built.podGroup } : {}),
     ...(built.curveSecret ? { curveSecret: await own(built.curveSecret) } : {}),
   };
 }

@@ -11,7 +11,8 @@ import type { Event, ObjectReference } from "kubernetes-types/core/v1.d.ts";
 import type { Condition } from "kubernetes-types/meta/v1.d.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
 import { Events } from "../../runtime/resources.ts";
-import { FAILED, NEGATIVE_POLARITY, READY, SUCCEEDED } from "./status.ts";
+import { FAILED, GANG_SCHEDULING, NEGATIVE_POLARITY, READY, SUCCEEDED } from "./status.ts";
+import { GANG_UNAVAILABLE, GANG_UNSCHEDULABLE } from "./gang_condition.ts";
 import { SUSPENDED_REASON, WAITING_FOR_ADMISSION } from "./lifecycle.ts";
 import { MINICLUSTER_API_VERSION, MINICLUSTER_KIND } from "./children/owner.ts";
 
@@ -42,7 +43,9 @@ export function conditionEvents(
   for (const c of next) {
     const before = previous?.find((p) => p.type === c.type);
     if (before && before.status === c.status && before.reason === c.reason) continue;
-    if (!before && c.status !== "True") continue;
+    // A condition that starts False is the normal start (no pods yet), except a gang the API
+    // server cannot give or the scheduler cannot place: that is worth a Warning at once.
+    if (!before && c.status !== "True" && !gangProblem(c)) continue;
     out.push({ type: warns(c, before) ? "Warning" : "Normal", reason: c.reason, message: text(c) });
   }
   return out;
@@ -56,7 +59,13 @@ function warns(c: Condition, before: Condition | undefined): boolean {
     return c.status !== "True" && before?.status === "True" && !deliberate;
   }
   if (c.type === SUCCEEDED) return false;
+  if (c.type === GANG_SCHEDULING) return gangProblem(c);
   return c.type === FAILED;
+}
+
+function gangProblem(c: Condition): boolean {
+  return c.type === GANG_SCHEDULING &&
+    (c.reason === GANG_UNAVAILABLE || c.reason === GANG_UNSCHEDULABLE);
 }
 
 function text(c: Condition): string {

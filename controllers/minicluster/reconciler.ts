@@ -14,6 +14,7 @@
  * errors, conflicts) are thrown, so the controller retries them with backoff. A view of the
  * MiniCluster older than the live one writes nothing and waits for the cache.
  */
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import {
   type DefaultedMiniCluster,
   type MiniCluster,
@@ -48,6 +49,10 @@ import { HeldSuspensions } from "./held_suspensions.ts";
 import { RecreateBudget } from "./services_pod_drift.ts";
 import { StatusWriter } from "./status_writer.ts";
 import { type MiniClusterStores, ownJob } from "./stores.ts";
+import { jobPodGroup } from "./children/gang.ts";
+import type { GangReport } from "./gang_condition.ts";
+import { GangSupportProbe } from "./gang_support.ts";
+import { ensurePodGroup, type PodGroupState, readPodGroup } from "./pod_group.ts";
 import { TIMING } from "./timing.ts";
 import { type Sizes, WorkspaceResolver } from "./workspace.ts";
 
@@ -87,6 +92,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #cleanup: Cleanup;
   readonly #recreates: RecreateBudget;
   readonly #held = new HeldSuspensions();
+  readonly #gangSupport: GangSupportProbe;
   readonly #now: () => Date;
   readonly #podSecurity: PodSecurityLevel;
   readonly #inlineCurveCert: InlineCurveCertPolicy;
@@ -103,6 +109,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#inlineCurveCert = opts.inlineCurveCert ?? "allow";
     this.#finalizer = new Finalizer(client, MiniClusters, FINALIZER, FIELD_MANAGER);
     this.#dependents = new DependentResources(client, FIELD_MANAGER);
+    this.#gangSupport = new GangSupportProbe(client, () => now().getTime());
     this.#workspace = new WorkspaceResolver(this.#dependents, client, stores, recorder);
     this.#status = new StatusWriter(client, stores, recorder, now);
     this.#recreates = new RecreateBudget(() => now().getTime());
@@ -145,12 +152,33 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       }
       const given = "text" in curve ? curve : undefined;
       // What the running brokers depend on follows their Job's subdomain, not the spec's.
-      const runningSubdomain = ownJob(this.#stores, spec)?.spec?.template?.spec?.subdomain;
-      const desired = policed(
+      const running = ownJob(this.#stores, spec);
+      const runningSubdomain = running?.spec?.template?.spec?.subdomain;
+      let desired = policed(
         await built(spec, sizes, { given, runningSubdomain }),
         this.#podSecurity,
       );
       if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
+      // A gang the API server does not serve: the MiniCluster runs unganged (gang_condition.ts).
+      const gang: GangReport = { asked: spec.spec.gang !== undefined };
+      if (gang.asked && jobPodGroup(running) === undefined) {
+        const support = await this.#gangSupport.check(desired.job);
+        if (!support.served) {
+          gang.unavailable = support.why;
+          desired = policed(
+            await built(spec, sizes, { given, runningSubdomain, unganged: true }),
+            this.#podSecurity,
+          );
+          if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
+        }
+      }
+      // The PodGroup goes before the Job whose pods name it (pod_group.ts).
+      const group = await this.#podGroup(spec, desired, running, fence);
+      const groupProblem = group && "problem" in group ? group.problem : undefined;
+      if (groupProblem && !running) {
+        return await this.#status.write(mc, { ...sizes, unappliable: groupProblem, gang });
+      }
+      if (group && !("problem" in group)) gang.podGroup = group;
 
       const plan = miniClusterDependents(spec, desired, sizes, this.#stores, {
         curve: this.#curve,
@@ -169,11 +197,16 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
 
       const end = afterFinish(spec, this.#stores, this.#now());
       if ("delete" in end) return await this.#deleteSelf(mc, end.delete, log);
-      const problems = [...outcome.problems, ...this.#curveProblems(mc, desired)];
+      const problems = [
+        ...outcome.problems,
+        ...(groupProblem ? [groupProblem] : []),
+        ...this.#curveProblems(mc, desired),
+      ];
       const action = await this.#status.write(mc, {
         ...sizes,
         unappliable: summary(problems),
         jobCreated: created(outcome, Jobs),
+        gang,
       });
       return Action.soonest(Action.soonest(action, outcome.requeueAfterMs), end.requeueAfterMs);
     } catch (e) {
@@ -196,6 +229,23 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     } catch (e) {
       ctx.log.debug("could not report the failing write", { error: errorMessage(e) });
     }
+  }
+
+  /**
+   * The gang's PodGroup, written when the spec has one and the Job is new or ganged (an unganged
+   * running Job cannot take it); only read while a ganged Job runs without spec.gang.
+   */
+  async #podGroup(
+    mc: DefaultedMiniCluster,
+    desired: DesiredChildren,
+    running: Job | undefined,
+    fence: FreshnessFence,
+  ): Promise<PodGroupState | { problem: Problem } | undefined> {
+    const ganged = jobPodGroup(running);
+    if (desired.podGroup && (!running || ganged !== undefined)) {
+      return await ensurePodGroup(this.#client, desired.podGroup, fence);
+    }
+    return ganged ? await readPodGroup(this.#client, mc.metadata?.namespace, ganged) : undefined;
   }
 
   /** What happened to the generated CURVE certificate behind the operator's back. */
@@ -246,7 +296,7 @@ function validated(mc: MiniCluster): DefaultedMiniCluster | { invalid: Problem }
 async function built(
   mc: DefaultedMiniCluster,
   sizes: Sizes,
-  opts: { given?: GivenCurveCert; runningSubdomain?: string },
+  opts: { given?: GivenCurveCert; runningSubdomain?: string; unganged?: boolean },
 ): Promise<DesiredChildren | { invalid: Problem }> {
   try {
     const sizing = { size: sizes.effectiveSize, maxSize: sizes.maximumSize };

@@ -72,7 +72,9 @@ export async function renderChildren(
     generated.push(owned(defaulted, buildCurveSecret(defaulted, text)));
   }
   const children = childrenInOrder(desired).map((c) => c.object);
-  return [workspace, ...generated, ...children, desired.job].map(withoutDesiredHash);
+  // The gang's PodGroup before the Job whose pods name it (the reconciler writes it first too).
+  const gang = desired.podGroup ? [desired.podGroup] : [];
+  return [workspace, ...generated, ...children, ...gang, desired.job].map(withoutDesiredHash);
 }
 
 /**

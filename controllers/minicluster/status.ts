@@ -28,6 +28,8 @@ export const FAILED = "Failed";
 export const SPEC_INVALID = "SpecInvalid";
 export const UNAPPLIABLE = "Unappliable";
 export const SIZE_CLAMPED = "SizeClamped";
+/** Present only for a MiniCluster with a gang (gang_condition.ts). */
+export const GANG_SCHEDULING = "GangScheduling";
 export { SUSPENDED };
 
 /** For events: is True the good state of this condition (Ready) or the bad one (Failed)? */
@@ -73,6 +75,8 @@ export interface StatusInput {
   suspendRequested?: boolean;
   /** Why the Job cannot create pods, as the Job controller reported it (create_failures.ts). */
   createFailure?: string;
+  /** The GangScheduling condition (gang_condition.ts), when there is a gang to report. */
+  gang?: [boolean, string, string];
   /** Conditions currently stored, only to keep their lastTransitionTime. */
   previous?: readonly Condition[];
   /** RFC 3339 time used for transitions that happen now. */
@@ -138,6 +142,7 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
   );
   add(SIZE_CLAMPED, ...sizeCondition(input));
   add(SUSPENDED, ...suspended);
+  if (input.gang) add(GANG_SCHEDULING, ...input.gang);
 
   return {
     conditions: conditions.map((c) => withTransitionTime(c, input.previous, input.now)),

@@ -26,6 +26,7 @@ import {
 import { MiniClusters } from "../../api/resource.ts";
 import { FIELD_MANAGER, scaleSelector } from "./children/names.ts";
 import { createFailure } from "./create_failures.ts";
+import { gangCondition, type GangReport } from "./gang_condition.ts";
 import { conditionEvents, type EventRecorder } from "./events.ts";
 import { INVOLVED_INDEX, type MiniClusterStores, ownJob, podsOf } from "./stores.ts";
 import { computeStatus, type MiniClusterStatus, progressOnly, sameStatus } from "./status.ts";
@@ -45,6 +46,8 @@ export interface StatusReport {
   unappliable?: Problem;
   /** This reconcile created the Job. */
   jobCreated?: boolean;
+  /** The gang, when the spec asks for one (gang_condition.ts). */
+  gang?: GangReport;
 }
 
 export class StatusWriter {
@@ -109,6 +112,7 @@ export class StatusWriter {
       pods,
       suspendRequested: mc.spec?.suspend === true,
       createFailure: failure.message,
+      gang: gangCondition(report.gang ?? { asked: mc.spec?.gang !== undefined }, job),
       previous: mc.status?.conditions,
       now: rfc3339(this.now()),
     });

@@ -170,19 +170,22 @@ export const ALLOW_LIST: AllowEntry[] = [
         d.path.endsWith(`/${LEAD_FINISHED_MARKER}`) && d.go === undefined),
   },
   {
-    // spec.jobAnnotations and spec.pod.priorityClassName: the Go CRD has neither and drops them.
+    // spec.jobAnnotations, spec.pod.priorityClassName and spec.gang (a PodGroup the pods name):
+    // the Go CRD has none of them and drops them.
     id: "api-additions",
     class: "api",
     readme: "**Additions to the API.**",
     guide: "## Fields beyond the Go API",
-    matches: (d) =>
-      d.kind === "field" && kindOf(d) === "Job" && d.go === undefined &&
-      (d.path === "spec.template.spec.priorityClassName" ||
-        (d.path === "metadata.annotations" && isObj(d.ours) &&
-          Object.keys(d.ours).some((k) => !HASH_ANNOTATIONS.has(k)) &&
-          Object.keys(d.ours).every((k) =>
-            HASH_ANNOTATIONS.has(k) || !k.startsWith("flux-framework.org/")
-          ))),
+    matches: (d, ctx) =>
+      (d.kind === "object" && d.go === undefined && d.object === `PodGroup/${ctx?.name}`) ||
+      (d.kind === "field" && kindOf(d) === "Job" && d.go === undefined &&
+        (d.path === "spec.template.spec.priorityClassName" ||
+          d.path === "spec.template.spec.schedulingGroup" ||
+          (d.path === "metadata.annotations" && isObj(d.ours) &&
+            Object.keys(d.ours).some((k) => !HASH_ANNOTATIONS.has(k)) &&
+            Object.keys(d.ours).every((k) =>
+              HASH_ANNOTATIONS.has(k) || !k.startsWith("flux-framework.org/")
+            )))),
   },
   {
     id: "hash-annotations",

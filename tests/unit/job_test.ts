@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Container } from "kubernetes-types/core/v1.d.ts";
 import type { MiniClusterSpec } from "../../api/mod.ts";
+import { jobPodGroup } from "../../controllers/minicluster/children/gang.ts";
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
 import { LEAD_FAILED_EXIT_CODE } from "../../controllers/minicluster/children/scripts/lead-finished.ts";
 import { assertGolden } from "../golden.ts";
@@ -152,6 +153,14 @@ const cases: Record<string, MiniClusterSpec> = {
     pod: { priorityClassName: "hpc-high" },
     containers: [{ image: "rockylinux:9", command: "hostname" }],
   },
+  gang: { size: 4, gang: {}, containers: [{ image: "rockylinux:9", command: "hostname" }] },
+  "gang-elastic": {
+    size: 4,
+    minSize: 2,
+    maxSize: 8,
+    gang: {},
+    containers: [{ image: "rockylinux:9", command: "hostname" }],
+  },
   "munge-secret": {
     flux: { mungeSecret: "munge-key" },
     containers: [
@@ -204,6 +213,18 @@ Deno.test("buildJob: the size option overrides spec.size (scaling is clamped by 
   const job = buildJob(miniCluster(cases.minimal), { size: 2 });
   assert.equal(job.spec!.completions, 2);
   assert.equal(job.spec!.parallelism, 2);
+});
+
+Deno.test("buildJob: with spec.gang the pods name the MiniCluster's PodGroup, unless unganged", () => {
+  const containers = cases.minimal.containers;
+  assert.equal(
+    jobPodGroup(buildJob(miniCluster(cases.minimal))),
+    undefined,
+    "no gang unless asked",
+  );
+  const ganged = miniCluster({ size: 4, gang: {}, containers });
+  assert.equal(jobPodGroup(buildJob(ganged)), "flux-sample");
+  assert.equal(jobPodGroup(buildJob(ganged, { unganged: true })), undefined);
 });
 
 Deno.test("buildJob: defaults backoffLimit 100 and deadline 31500000", () => {

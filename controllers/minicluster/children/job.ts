@@ -6,6 +6,7 @@
  * - the Job succeeds when the lead broker (index 0) succeeds (`successPolicy`): the lead broker's
  *   exit ends the workload, and followers still running are stopped by the Job controller instead
  *   of keeping a finished cluster alive;
+ * - with spec.gang, the pods name the MiniCluster's PodGroup (`schedulingGroup`, gang.ts);
  * - `spec.suspend` appears only when the user suspends the MiniCluster, so that the operator's
  *   field manager never owns the Job's `spec.suspend` otherwise and a queue controller (Kueue) may
  *   suspend and admit the Job without the operator undoing it. (Resuming a Job the operator alone
@@ -15,6 +16,7 @@
 import type { Job, PodFailurePolicy, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
 import { fluxViewContainer, jobContainers } from "./containers.ts";
+import { schedulingGroup } from "./gang.ts";
 import { headlessServiceName, jobName } from "./names.ts";
 import { childMetadata } from "./owner.ts";
 import { sortedMap } from "./pod.ts";
@@ -35,10 +37,13 @@ import { operatorVolumes, userVolumes } from "./volumes.ts";
 export interface JobOptions {
   /** Pods to run instead of `spec.size` (the reconciler clamps scaling to the allowed range). */
   size?: number;
+  /** Leave spec.gang out: the API server does not serve gang scheduling (gang.ts). */
+  unganged?: boolean;
 }
 
 export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
   const size = opts.size ?? mc.spec.size;
+  const group = opts.unganged ? undefined : schedulingGroup(mc);
   const volumes = [...operatorVolumes(mc), ...userVolumes(mc.spec.containers)];
   assertUnique("volume name", volumes.map((v) => v.name));
   const initContainers = [fluxViewContainer(mc)];
@@ -63,6 +68,7 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
   };
   const affinity = jobAffinity(mc);
   if (affinity) spec.affinity = affinity;
+  if (group) Object.assign(spec, { schedulingGroup: group });
   const pullSecrets = imagePullSecrets(mc.spec.containers, [
     mc.spec.flux.container.imagePullSecret,
   ]);

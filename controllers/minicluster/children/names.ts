@@ -42,6 +42,8 @@ export const curveSecretName = (mc: Named): string => `${nameOf(mc)}-curve-cert`
 /** The Flux containers' entrypoint volume (scripts and certificate), named after the Secret. */
 export const fluxEntrypointVolumeName = curveSecretName;
 export const servicesPodName = (mc: Named): string => `${nameOf(mc)}-services`;
+/** The gang's PodGroup (spec.gang). */
+export const podGroupName = (mc: Named): string => nameOf(mc);
 /**
  * The workspace: a ConfigMap with the MiniCluster's own name, owned by it, that holds what must be
  * remembered between reconciles (the size the brokers were bootstrapped with; workspace.ts).
