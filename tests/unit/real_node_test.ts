@@ -126,6 +126,7 @@ Deno.test("apiserver with real nodes: advertises the bridge, can reach kubelets"
     kubeconfig: "/state/kubeconfig",
     etcdDataDir: "/state/etcd",
     kwokConfig: "/state/kwok.yaml",
+    kubernetesVersion: "v1.37.2",
     realNodes: true,
   };
   const args = apiserverArgs(ctx);
