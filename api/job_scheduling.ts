@@ -2,8 +2,8 @@
  * batch/v1 Job `spec.scheduling` (`JobSchedulingConfiguration`) of Kubernetes 1.37, which the
  * `kubernetes-types` package (1.30) does not have; field for field as k8s.io/api v0.37.2
  * (batch/v1 and the scheduling/v1alpha3 building blocks it embeds). Kept only with the
- * WorkloadWithJob feature gate: where it is off (and on older versions) the apiserver drops the
- * field from what it stores, without an error.
+ * WorkloadWithJob feature gate: where it is off the apiserver drops the field without an error;
+ * before 1.37 it is an unknown field (dropped with a warning, refused under strict validation).
  *
  * The apiserver keeps it as created: set or not, gang or basic, constraints, disruption mode and
  * claims are immutable; only `schedulingPolicy.gang.minCount` may change, never above the Job's
