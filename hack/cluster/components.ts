@@ -119,7 +119,12 @@ export function apiserverArgs(c: ComponentContext): string[] {
         // A real node's hostname does not resolve on the machine; its InternalIP does.
         "--kubelet-preferred-address-types=InternalIP,Hostname",
       ]
-      : []),
+      : [
+        // The advertised address is loopback, which the endpoint reconciler refuses from 1.37 on
+        // (a loopback endpoint is useless to pods). Only real nodes' pods reach the `kubernetes`
+        // Service, so without them nothing needs its endpoints.
+        "--endpoint-reconciler-type=none",
+      ]),
     ...(c.apiserverArgs ?? []),
   ];
 }

@@ -569,8 +569,8 @@ const PSA_REASONS: Record<string, string> = {
 };
 
 /**
- * PSA's checks at each level of Kubernetes 1.`minor` (restricted replaces three of baseline's,
- * four from 1.35).
+ * The checks of each level of Kubernetes 1.`minor` some case breaks (restricted replaces three of
+ * baseline's, and adds its own procMount from 1.35).
  */
 function checksOf(level: PodSecurityLevel, minor: number): string[] {
   const baseline = [
@@ -578,23 +578,18 @@ function checksOf(level: PodSecurityLevel, minor: number): string[] {
     "capabilities_baseline",
     "hostNamespaces",
     "hostPathVolumes",
-    ...(minor >= 34 ? ["hostProbesAndHostLifecycle"] : []),
     "hostPorts",
+    ...(minor >= 34 ? ["hostProbesAndHostLifecycle"] : []),
     "privileged",
-    // Before 1.35 its one case (Unmasked needs a user namespace) is not compared.
-    ...(minor >= 35 ? ["procMount"] : []),
+    // No valid pod breaks baseline's procMount from 1.35 on: Unmasked needs a user namespace,
+    // where baseline allows it (before 1.35 that one case is not compared).
     "seLinuxOptions",
     "seccompProfile_baseline",
     "sysctls",
     "windowsHostProcess",
   ];
   if (level === "baseline") return baseline;
-  const replaced = [
-    "capabilities_baseline",
-    "hostPathVolumes",
-    "seccompProfile_baseline",
-    "procMount",
-  ];
+  const replaced = ["capabilities_baseline", "hostPathVolumes", "seccompProfile_baseline"];
   return [
     ...baseline.filter((c) => !replaced.includes(c)),
     "allowPrivilegeEscalation",

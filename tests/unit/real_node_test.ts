@@ -136,6 +136,8 @@ Deno.test("apiserver with real nodes: advertises the bridge, can reach kubelets"
   const kwokOnly = apiserverArgs({ ...ctx, realNodes: false });
   assert.ok(kwokOnly.includes("--bind-address=127.0.0.1"));
   assert.ok(!kwokOnly.some((a) => a.startsWith("--kubelet-client")));
+  assert.ok(kwokOnly.includes("--endpoint-reconciler-type=none"));
+  assert.ok(!args.some((a) => a.startsWith("--endpoint-reconciler-type")));
 });
 
 Deno.test("host: mounts under a directory, deepest first, escapes decoded", () => {
