@@ -1,7 +1,8 @@
 // deno task test — the whole suite, as CI runs it (.ci/run):
-//   shellcheck → Kubernetes binaries → deno task check → generated code up to date →
+//   shellcheck → Kubernetes binaries → Python SDK venv → deno task check → generated code up to date →
 //   ./task demo from a clean state (its cluster: KWOK nodes and a real node, the local images) →
-//   deno test -A tests/ (unit, integration, e2e on KWOK, real/ on the real node) with
+//   a second real node added to its cluster →
+//   deno test -A tests/ (unit, integration, e2e on KWOK, real/ on the two real nodes) with
 //   MC_KUBECONFIG and MC_REAL_NODES=1 → the differential conformance suite (its own control plane)
 //   → deno.lock unchanged by all of it.
 // A cluster this script starts is torn down at the end, also on failure or SIGINT/SIGTERM.
@@ -17,6 +18,7 @@ import { down, status, stopRecorded, up } from "./cluster/lifecycle.ts";
 import { stopGroups } from "./cluster/processes.ts";
 import { demoOutputProblems } from "./demo.ts";
 import { kubectl } from "./kubectl.ts";
+import { pythonSdk } from "../testing/python_sdk.ts";
 
 const DENO = Deno.execPath();
 const SHELL_SCRIPTS = [
@@ -27,6 +29,8 @@ const SHELL_SCRIPTS = [
   "hack/images/flux_build.sh",
   "hack/images/flux_view_check.sh",
   "hack/images/layer_tar.sh",
+  "hack/images/mpi_layer.sh",
+  "hack/images/mpi_check.sh",
   "hack/conformance/sandbox.sh",
   "hack/conformance/flux.sh",
 ];
@@ -205,6 +209,12 @@ async function main(): Promise<number> {
       "kubernetes binaries, helm and the real node's",
       async () => await ensureBinaries([...COMPONENTS, "helm", ...REAL_NODE_BINARIES]),
     );
+    // The Go operator's Python SDK, pinned with hashes, for tests/*/python_sdk_test.ts: PyPI is
+    // asked here, during set-up, and never while the tests run.
+    await step("Python SDK environment (tests/python_sdk/requirements.txt)", async () => {
+      await ensureDebianPackages(["python3-venv"]);
+      await pythonSdk();
+    });
     await step("deno task check (fmt, lint, types)", () => run(DENO, ["task", "check"]));
     if (await Deno.stat("hack/generate.ts").then(() => true, () => false)) {
       await step(
@@ -240,10 +250,13 @@ async function main(): Promise<number> {
     if (!kubeconfig) {
       // A real node runs what the KWOK ones only simulate; it needs root and builds the local
       // images (Flux from source) on first use. When it cannot run, this step fails with what
-      // is missing, and so does the suite.
-      const cluster = { mode: "full" as const, nodes: 4, realNodes: 1 };
+      // is missing, and so does the suite. Two real nodes, so that MPI ranks talk across
+      // kubelets (tests/real/mpi_test.ts): `up` adds the second to the demo's cluster (about
+      // 45 s, most of it importing the images), less than the demo starting two would add to
+      // every newcomer's first command.
+      const cluster = { mode: "full" as const, nodes: 4, realNodes: 2 };
       realNodes = await step(
-        "full cluster (etcd, apiserver, controller manager, scheduler, KWOK, a real node)",
+        "full cluster (etcd, apiserver, controller manager, scheduler, KWOK, two real nodes)",
         async () => {
           const built = await images;
           if (built instanceof Error) {

@@ -54,6 +54,12 @@ const HASH_ANNOTATIONS = new Set([
   "flux-framework.org/template-hash",
 ]);
 
+/** A label of `spec.pod.labels`, which Go's Job also inherited from its pod template. */
+function inheritedPodLabel(ctx: ManifestContext | undefined, key: string, go: unknown): boolean {
+  const pod = ctx?.spec.pod;
+  return isObj(pod) && isObj(pod.labels) && pod.labels[key] === go;
+}
+
 function labelKey(path: string): string | undefined {
   return path.match(/^(?:spec\.template\.)?metadata\.labels\.(.+)$/)?.[1];
 }
@@ -71,6 +77,26 @@ function hasLeadBroker(ctx: ManifestContext | undefined): boolean {
 
 const oursRefusedSpec = (ctx: ManifestContext | undefined) =>
   ctx?.oursConditions.some((c) => c.startsWith("SpecInvalid=True")) ?? false;
+
+/**
+ * A container's flux calls with the resource set written Go's way: where ours encoded CPU cores
+ * (`flux R encode --local | flux R decode --count=gpu`, then `--hosts=H --cores=... [--gpus=...]`),
+ * the one `flux R encode --hosts=H --local` Go ran. Undefined when ours did not encode cores.
+ */
+function withGoResourceSet(calls: string[][]): string[][] | undefined {
+  const i = calls.findIndex((c) =>
+    c[0] === "R" && c[1] === "encode" && c[2]?.startsWith("--hosts=") &&
+    /^--cores=\d+(-\d+)?$/.test(c[3] ?? "")
+  );
+  if (i < 2) return undefined;
+  const probe = calls.slice(i - 2, i).map((c) => c.join(" ")).sort();
+  if (probe.join("|") !== "R decode --count=gpu|R encode --local") return undefined;
+  const extra = calls[i].slice(4);
+  if (extra.length > 1 || (extra.length === 1 && !/^--gpus=\d+(-\d+)?$/.test(extra[0]))) {
+    return undefined;
+  }
+  return [...calls.slice(0, i - 2), ["R", "encode", calls[i][2], "--local"], ...calls.slice(i + 1)];
+}
 
 export const ALLOW_LIST: AllowEntry[] = [
   {
@@ -172,7 +198,7 @@ export const ALLOW_LIST: AllowEntry[] = [
     class: "labels",
     readme: "**Labels are the operator's own.**",
     guide: "## Labels and annotations",
-    matches: (d) => {
+    matches: (d, ctx) => {
       if (d.kind !== "field") return false;
       if (d.path === "metadata.labels") {
         // A child Go leaves unlabelled, ours labelled with exactly our two labels.
@@ -186,8 +212,8 @@ export const ALLOW_LIST: AllowEntry[] = [
       if (key === undefined) return false;
       if (GO_LABELS.has(key)) return d.ours === undefined;
       if (OUR_LABELS.has(key)) return d.go === undefined;
-      return kindOf(d) === "Job" && d.path.startsWith("metadata.") &&
-        INHERITED_BY_GO_JOB.has(key) && d.ours === undefined;
+      return kindOf(d) === "Job" && d.path.startsWith("metadata.") && d.ours === undefined &&
+        (INHERITED_BY_GO_JOB.has(key) || inheritedPodLabel(ctx, key, d.go));
     },
   },
   {
@@ -341,6 +367,22 @@ export const ALLOW_LIST: AllowEntry[] = [
       JSON.stringify(d.go).includes("/view/run/flux/local") &&
       JSON.stringify(d.go).replaceAll("/view/run/flux/local", "/config/run/flux/local") ===
         JSON.stringify(d.ours),
+  },
+  {
+    id: "pod-cores",
+    class: "scripts",
+    readme: "each broker advertises the Flux container's CPU request",
+    guide: "## Scripts",
+    // Only the resource set's calls differ; what else differs in the same calls must be allowed
+    // by an entry of its own.
+    matches: (d, ctx) => {
+      if (d.kind !== "behaviour" || !/^containers\.[^.]+\.flux$/.test(d.path)) return false;
+      const go = withGoResourceSet((d.ours ?? []) as string[][]);
+      if (!go) return false;
+      if (JSON.stringify(go) === JSON.stringify(d.go)) return true;
+      const rest = { ...d, ours: go };
+      return ALLOW_LIST.some((e) => e.id !== "pod-cores" && e.matches(rest, ctx));
+    },
   },
   {
     id: "lead-broker-hosts",

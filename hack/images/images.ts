@@ -6,6 +6,7 @@
 import { cachedDir, exists, imageCacheRoot, inputKey, removeTree } from "./cache.ts";
 import { archiveJsonFiles, type ImageSpec, writeImageArchive } from "./docker_archive.ts";
 import { fluxAppImageSpec, fluxViewImageSpec } from "./flux_images.ts";
+import { mpiImageSpec } from "./mpi_image.ts";
 import { operatorImageSpec } from "./operator_image.ts";
 import { pauseImageSpec } from "./pause_image.ts";
 import { log, step } from "./progress.ts";
@@ -28,6 +29,7 @@ const SPECS: Record<ImageName, () => Promise<ImageSpec>> = {
   "flux-app": fluxAppImageSpec,
   "flux-view": fluxViewImageSpec,
   "operator": operatorImageSpec,
+  "mpi": mpiImageSpec,
 };
 
 export interface EnsureOptions {
@@ -36,7 +38,7 @@ export interface EnsureOptions {
 }
 
 /** What the builds run besides coreutils, tar and gcc (on every machine of this kind). */
-const BUILD_PACKAGES = ["mmdebstrap", "util-linux"];
+const BUILD_PACKAGES = ["mmdebstrap", "util-linux", "unzip"];
 
 /** Builds what is missing and returns the archives, in the order asked for. */
 export async function ensureImages(

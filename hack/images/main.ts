@@ -1,6 +1,6 @@
 /**
  * `deno task image [--verify] [NAME...]`: builds the local images (all by default: pause,
- * flux-app, flux-view, operator) into the cache and prints one "REF ARCHIVE" line per tag.
+ * flux-app, flux-view, operator, mpi) into the cache and prints one "REF ARCHIVE" line per tag.
  * Progress and timings go to stderr. Needs root (mmdebstrap, chroot, mounts).
  */
 import { ensureImages } from "./images.ts";

@@ -18,12 +18,21 @@ export const FLUX_APP_IMAGE = `${LOCAL_REGISTRY}/flux-app:${FLUX_CORE_RELEASE}`;
 export const FLUX_APP_IMAGE_LATEST = `${LOCAL_REGISTRY}/flux-app:latest`;
 export const FLUX_VIEW_IMAGE = `${LOCAL_REGISTRY}/flux-view:${FLUX_CORE_VERSION}`;
 export const FLUX_VIEW_IMAGE_LATEST = `${LOCAL_REGISTRY}/flux-view:latest`;
+/** MPI applications (mpi_image.ts): tagged like flux-app, whose run-time packages it has. */
+export const MPI_IMAGE = `${LOCAL_REGISTRY}/mpi:${FLUX_CORE_RELEASE}`;
+export const MPI_IMAGE_LATEST = `${LOCAL_REGISTRY}/mpi:latest`;
 /** Unqualified, as deploy/install.yaml names it; containerd stores it as docker.io/library/... */
 export const OPERATOR_VERSION: string = denoJson.version;
 export const OPERATOR_IMAGE = `minicluster-operator:${OPERATOR_VERSION}`;
 
-export type ImageName = "pause" | "flux-app" | "flux-view" | "operator";
-export const IMAGE_NAMES: readonly ImageName[] = ["pause", "flux-app", "flux-view", "operator"];
+export type ImageName = "pause" | "flux-app" | "flux-view" | "operator" | "mpi";
+export const IMAGE_NAMES: readonly ImageName[] = [
+  "pause",
+  "flux-app",
+  "flux-view",
+  "operator",
+  "mpi",
+];
 
 /** Every reference an image is tagged with, the first being the one to use. */
 export const IMAGE_REFS: Readonly<Record<ImageName, readonly string[]>> = {
@@ -31,6 +40,7 @@ export const IMAGE_REFS: Readonly<Record<ImageName, readonly string[]>> = {
   "flux-app": [FLUX_APP_IMAGE, FLUX_APP_IMAGE_LATEST],
   "flux-view": [FLUX_VIEW_IMAGE, FLUX_VIEW_IMAGE_LATEST],
   "operator": [OPERATOR_IMAGE],
+  "mpi": [MPI_IMAGE, MPI_IMAGE_LATEST],
 };
 
 /**

@@ -12,6 +12,7 @@ import { OPERATOR_ENV, OPERATOR_USER, operatorEntrypoint } from "./operator_imag
 
 const CHROOT_RUN = new URL("./chroot_run.sh", import.meta.url).pathname;
 const FLUX_VIEW_CHECK = new URL("./flux_view_check.sh", import.meta.url).pathname;
+const MPI_CHECK = new URL("./mpi_check.sh", import.meta.url).pathname;
 
 /** Unpacks the layers in order into `dir` (our layers have no whiteouts). */
 export async function flattenLayers(layers: readonly Layer[], dir: string): Promise<void> {
@@ -107,6 +108,30 @@ async function verifyFluxView(rootfs: string, work: string): Promise<void> {
   );
 }
 
+async function verifyMpi(rootfs: string, work: string): Promise<void> {
+  for (const dir of ["upper/mnt", "work"]) await Deno.mkdir(`${work}/${dir}`, { recursive: true });
+  await Deno.copyFile(MPI_CHECK, `${work}/upper/mnt/mpi_check.sh`);
+  const logFile = `${work}.mpi-check.log`;
+  await run([
+    "unshare",
+    "--net",
+    "--",
+    CHROOT_RUN,
+    "--lower",
+    rootfs,
+    "--upper",
+    `${work}/upper`,
+    "--work",
+    `${work}/work`,
+    `${work}/root`,
+    "--",
+    "/bin/bash",
+    "/mnt/mpi_check.sh",
+  ], { logFile });
+  const lines = (await Deno.readTextFile(logFile)).trimEnd().split("\n");
+  log(`mpi: ${lines.slice(-4).join("; ")} (${logFile})`);
+}
+
 /** Flattens `layers` under `work` and checks the image `name`; removes what it made. */
 export async function verifyImage(
   name: ImageName,
@@ -120,6 +145,7 @@ export async function verifyImage(
       if (name === "pause") await verifyPause(rootfs);
       else if (name === "operator") await verifyOperator(rootfs, work);
       else if (name === "flux-app") await verifyFluxApp(rootfs, work);
+      else if (name === "mpi") await verifyMpi(rootfs, work);
       else await verifyFluxView(rootfs, work);
     } finally {
       await removeTree(work);

@@ -5,7 +5,8 @@
 // Assertions come from what really ran: pod logs and `kubectl exec`, never the operator's view.
 //
 // Which cluster: $MC_KUBECONFIG with MC_REAL_NODES=1 (set by `deno task test`, which starts real
-// nodes), else a healthy .cluster/ with real nodes (`deno task cluster up --real-nodes 1`).
+// nodes), else a healthy .cluster/ with real nodes (`deno task cluster up --real-nodes 2`; the
+// MPI scenarios need their brokers on two kubelets and fail with one).
 // Without either the scenarios are not registered as runnable: `deno task test` always provides
 // real nodes and fails when the machine cannot run them.
 

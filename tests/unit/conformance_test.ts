@@ -210,6 +210,28 @@ Deno.test("classify: documented differences are allowed, anything else is not", 
   });
   assert.equal(classify([rc("/v/etc/flux/rc1.d", "/v/etc/flux")], ctx)[0].entry, "flux-rc-extra");
   assert.equal(classify([rc("/v/etc/flux", "/v/other")], ctx)[0].entry, undefined);
+  // The resource set: ours encodes the pod's cores where Go encoded the node's; nothing else.
+  const start = ["start", "-o", "--config", "/c"];
+  const calls = (go: string[][], ours: string[][]) => ({
+    manifest: "valid/x",
+    kind: "behaviour" as const,
+    object: "pod mc-0",
+    path: "containers.mc.flux",
+    go,
+    ours,
+  });
+  const goR = ["R", "encode", "--hosts=mc-[0-1]", "--local"];
+  const probe = [["R", "decode", "--count=gpu"], ["R", "encode", "--local"]];
+  const oursR = (...args: string[]) => ["R", "encode", "--hosts=mc-[0-1]", ...args];
+  const cores = (go: string[][], ours: string[][]) => classify([calls(go, ours)], ctx)[0].entry;
+  assert.equal(cores([goR, start], [...probe, oursR("--cores=0-1"), start]), "pod-cores");
+  assert.equal(
+    cores([goR, start], [...probe, oursR("--cores=0", "--gpus=0-1"), start]),
+    "pod-cores",
+  );
+  assert.equal(cores([goR, start], [...probe, oursR("--cores=0-1"), [...start, "x"]]), undefined);
+  assert.equal(cores([goR, start], [oursR("--cores=0-1"), start]), undefined);
+  assert.equal(cores([goR, start], [...probe, oursR("--cores=0-1", "--local"), start]), undefined);
 });
 
 Deno.test("every allow-list entry points at README and migration-guide text that exists", async () => {

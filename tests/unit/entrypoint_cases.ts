@@ -26,6 +26,15 @@ const image = "ghcr.io/rse-ops/lammps:flux-sched-focal";
 export const cases: Record<string, MiniClusterSpec> = {
   minimal: { size: 4, containers: [{ image, command: "lmp -v x 2 -in in.reaxc.hns -nocite" }] },
   interactive: { size: 2, interactive: true, containers: [{ image }] },
+  "cpu-resources": {
+    size: 2,
+    tasks: 4,
+    containers: [{
+      image,
+      command: "lmp -in in.melt",
+      resources: { limits: { cpu: 2, memory: "2Gi" }, requests: { cpu: "2" } },
+    }],
+  },
   batch: {
     size: 4,
     tasks: 8,

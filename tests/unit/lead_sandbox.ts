@@ -14,7 +14,7 @@ export async function runLead(
   root: string,
   container: MiniClusterContainer,
   flux: Omit<NonNullable<MiniClusterSpec["flux"]>, "container"> = {},
-  opts: { noCert?: boolean; fluxExitCode?: number; strict?: boolean } = {},
+  opts: { noCert?: boolean; fluxExitCode?: number; strict?: boolean; gpus?: number } = {},
 ) {
   const mountPath = `${root}/mnt`;
   const mc = miniCluster(
@@ -38,8 +38,13 @@ export async function runLead(
   // Each call: its arguments NUL-separated, then a newline.
   await Deno.writeTextFile(
     `${bin}/flux`,
-    `#!/bin/bash\n{ printf '%s\\0' flux "$@"; printf '\\n'; } >> "$STUB_LOG"\n` +
-      `if [ "$1" = R ]; then echo '{}'; fi\n` +
+    // Under a lock: the two ends of a pipeline record at once, and their writes must not interleave.
+    `#!/bin/bash\nexec 9>> "$STUB_LOG"\nflock 9\n{ printf '%s\\0' flux "$@"; printf '\\n'; } >&9\n` +
+      `exec 9>&-\n` +
+      // `flux R decode --count=gpu` reads its R (as Flux does: the writer gets no SIGPIPE) and
+      // answers the GPUs hwloc would see; other `flux R` calls print an R.
+      `if [ "$1" = R ] && [ "$2" = decode ]; then cat > /dev/null; echo ${opts.gpus ?? 0}; ` +
+      `elif [ "$1" = R ]; then echo '{}'; fi\n` +
       `if [ "$1" = start ]; then exit ${opts.fluxExitCode ?? 0}; fi\n`,
     { mode: 0o755 },
   );
@@ -64,7 +69,7 @@ export async function runLead(
     .filter((c) => c !== "").map((c) => c.split("\0"));
   const fluxStart = calls.find((c) => c[1] === "start");
   const batch = await Deno.readTextFile(`${root}/flux-job.batch`).catch(() => undefined);
-  return { problems, result, fluxStart, batch, script };
+  return { problems, result, fluxStart, batch, script, calls };
 }
 
 /** Runs `fn` in a fresh temporary directory, removed afterwards. */

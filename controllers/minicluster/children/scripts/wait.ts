@@ -16,7 +16,8 @@
  * does not end the loop under `logging.strict`; flux.wrap applies to followers too (the Go script
  * says so in its log line but does not pass it); a failed run fails the container (Go's script
  * always exits 0, so a failed run counts as a succeeded Job): a follower with its exit code, the
- * lead broker with the code the Job fails on at once (lead-finished.ts).
+ * lead broker with the code the Job fails on at once (lead-finished.ts); with CPU resources on the
+ * Flux container, each broker advertises that many cores instead of the node's (cores.ts).
  */
 import {
   commandLine,
@@ -35,6 +36,7 @@ import { CUSTOM_SCRIPT_PATH, customScript } from "./custom-script.ts";
 import { commandWords, shellWords } from "./command-words.ts";
 import { COMPLETE_MARKER, CURVE_CERT_SOURCE } from "./paths.ts";
 import { leadRestartGuard, leadRunEnded } from "./lead-finished.ts";
+import { resourceSetLines } from "./cores.ts";
 
 const DEFAULT_OUTPUT_DIR = "/tmp/fluxout";
 
@@ -233,14 +235,7 @@ export function waitScript(settings: Settings, index: number): string {
     `chown -R "\${fluxuid}" "\${curvepath}"`,
     ...(quiet ? [] : [`echo "🌟️ Curve certificate installed at \${curvepath}"`]),
     "",
-    "# The resource set of all brokers",
-    `hosts=$(cat "\${configroot}/etc/flux/system/hostlist")`,
-    ...(quiet
-      ? []
-      : ["echo", `echo "📦 Resources"`, `echo "flux R encode --hosts=\${hosts} --local"`]),
-    `flux R encode --hosts="\${hosts}" --local > /tmp/R`,
-    `mv /tmp/R "\${configroot}/etc/flux/system/R"`,
-    ...(quiet ? [] : [`cat "\${configroot}/etc/flux/system/R"`]),
+    ...resourceSetLines(container, quiet),
     "",
     "# State in the shared volume; job output in the container's log directory",
     `export STATE_DIR="\${configroot}/var/lib/flux"`,

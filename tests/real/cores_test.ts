@@ -1,0 +1,81 @@
+// Flux sees the pods' cores, not the node's: two brokers whose Flux containers have a CPU limit of
+// one core share one real node; the instance must hold what Kubernetes granted them (read in each
+// pod from its cgroup's CPU quota), not the node's cores twice, and refuse a job of more tasks.
+
+import assert from "node:assert/strict";
+import type { Pod } from "kubernetes-types/core/v1.d.ts";
+import { REAL_NODE_LABEL } from "../../hack/cluster/real_node_config.ts";
+import { eventually } from "../harness.ts";
+import { kubectl, type RealEnv, realMiniCluster, realTest } from "./env.ts";
+import { CPU_QUOTA, quotaCpus, resourceRow } from "./flux_resources.ts";
+
+/** The pods of `name` by Job index, once `count` of them each have a container running. */
+async function runningPods(env: RealEnv, name: string, count: number): Promise<Pod[]> {
+  return await eventually(async () => {
+    const pods = await env.pods(name);
+    const running = pods.filter((p) => p.status?.containerStatuses?.some((c) => c.state?.running));
+    if (running.length !== count) throw new Error(`${name}: ${running.length}/${count} running`);
+    return running;
+  }, { timeoutMs: 180_000, intervalMs: 500 });
+}
+
+realTest(
+  "real: two brokers with a one-core CPU limit on one node advertise 2 cores and refuse a third task",
+  async (env) => {
+    const name = "cores";
+    // One real node for both pods, even when the cluster has several.
+    const nodes = await kubectl(["get", "nodes", "-l", `${REAL_NODE_LABEL}=true`, "-o", "name"]);
+    const node = nodes.split("\n").find((n) => n.startsWith("node/"))?.slice("node/".length);
+    assert.ok(node, `no real node:\n${nodes}`);
+    const mc = realMiniCluster(name, { size: 2, interactive: true }, {
+      // A limit of one core each. The request is a little less, so that both pods fit beside the
+      // node's other pods (the operator, CoreDNS) on a 2-core node: the brokers advertise the
+      // request in whole cores, at least one, so one core each.
+      resources: { limits: { cpu: "1" }, requests: { cpu: "900m" } },
+    });
+    mc.spec.pod = {
+      ...mc.spec.pod,
+      nodeSelector: { ...mc.spec.pod?.nodeSelector, "kubernetes.io/hostname": node },
+    };
+    await env.apply(mc);
+    const pods = await runningPods(env, name, 2);
+    assert.deepEqual(pods.map((p) => p.spec?.nodeName), [node, node]);
+    const [lead, follower] = pods.map((p) => p.metadata!.name!);
+
+    // What Kubernetes granted, as each pod's cgroup enforces it.
+    let granted = 0;
+    for (const pod of [lead, follower]) {
+      const quota = await env.exec(pod, name, ["sh", "-c", CPU_QUOTA]);
+      const cpus = quotaCpus(quota);
+      assert.equal(cpus, 1, `${pod}: CPU quota ${quota}`);
+      granted += cpus!;
+    }
+
+    // Every broker wrote the same R, and the lead broker's instance holds the granted cores: both
+    // ranks up (a rank whose own cores did not match R would be drained, not free).
+    const resourceSet = "cat /mnt/flux/config/etc/flux/system/R";
+    const leadR = await env.exec(lead, name, ["sh", "-c", resourceSet]);
+    assert.equal(await env.exec(follower, name, ["sh", "-c", resourceSet]), leadR);
+    assert.match(leadR, /"core": "0"/, leadR);
+    const onLead = (script: string) =>
+      env.exec(lead, name, ["bash", "/mnt/flux/flux-connect.sh"], script);
+    const list = await eventually(async () => {
+      const out = await onLead("flux resource list\n");
+      if (resourceRow(out, "free")?.nodes !== 2) throw new Error(`not both brokers up:\n${out}`);
+      return out;
+    }, { timeoutMs: 120_000, intervalMs: 2000 });
+    assert.deepEqual(resourceRow(list, "free"), { nodes: 2, cores: granted }, list);
+    assert.equal(granted, 2);
+
+    // As many tasks as cores run, one per broker; one more is refused at once, not oversubscribed.
+    const fits = await onLead("flux run -n2 --label-io hostname\n");
+    assert.match(fits, new RegExp(`^0: ${name}-0$`, "m"), fits);
+    assert.match(fits, new RegExp(`^1: ${name}-1$`, "m"), fits);
+    const tooMany = await onLead(
+      'flux run -n3 hostname 2>&1; echo "exit $?"\nflux jobs -a -o "{status} {exception.note}"\n',
+    );
+    assert.match(tooMany, /unsatisfiable/, tooMany);
+    assert.match(tooMany, /^exit [1-9]\d*$/m, tooMany);
+    assert.doesNotMatch(tooMany, new RegExp(`^${name}-\\d$`, "m"), tooMany);
+  },
+);
