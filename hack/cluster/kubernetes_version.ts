@@ -36,14 +36,16 @@ function atLeast(v: KubernetesVersion, major: number, minor: number): boolean {
 }
 
 /**
- * Gang scheduling of Jobs: from 1.37 a Job's `spec.scheduling` makes the Job controller create a
- * `scheduling.k8s.io/v1beta1` Workload and PodGroup, and the scheduler's gang plugin binds none
- * of a group's pods until `minCount` of them fit. Both gates are off by default and needed by
- * the apiserver (the Job field, the Workload and PodGroup storage and admission), the controller
- * manager (the Job controller's Workloads, the PodGroup protection controller) and the scheduler
- * (its gang plugin is enabled by the gate). Older versions are started without them: 1.35 and
- * 1.36 have alpha shapes of the same API that differ from 1.37's (1.36's `WorkloadWithJob`
- * gangs every Indexed Job whose parallelism equals its completions, without a Job field).
+ * Workloads and gang scheduling (1.37, both gates off by default): `GenericWorkload` serves the
+ * `scheduling.k8s.io/v1beta1` Workload and PodGroup (storage, the PodGroup admission that adds a
+ * protection finalizer, the scheduler's gang plugin, which binds none of a group's pods until
+ * `minCount` of them fit); `WorkloadWithJob` adds the Job field `spec.scheduling` and makes the
+ * Job controller keep a Workload and PodGroup for every Job no other controller owns (basic
+ * scheduling unless the field asks for a gang; a MiniCluster's Job is owned by its MiniCluster,
+ * so it gets none). Needed by the apiserver, the controller manager and the scheduler. Older
+ * versions are started without them: 1.35 and 1.36 have alpha shapes of the same API that differ
+ * from 1.37's (1.36's `WorkloadWithJob` gangs every Indexed Job whose parallelism equals its
+ * completions, without a Job field).
  */
 export const WORKLOAD_FEATURE_GATES = ["GenericWorkload", "WorkloadWithJob"] as const;
 
