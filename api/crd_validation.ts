@@ -3,7 +3,8 @@
  * structural defaults, its OpenAPI schema and its x-kubernetes-validations rules (api/cel.ts), in
  * the API server's order and with its messages (`spec.size: Invalid value: -3: spec.size in body
  * should be greater than or equal to 1`), so that `render` refuses what `kubectl apply` would and
- * says it the same way. tests/integration/render_messages_test.ts compares the two.
+ * says it the same way. The wording is kube-apiserver 1.37's (k8s.io/apimachinery field errors,
+ * kube-openapi's format checks); tests/integration/render_messages_test.ts compares the two.
  *
  * Left out: the rules' cost budget, list-type set (the CRD has none) and the object metadata
  * checks other than the name's.
@@ -45,12 +46,15 @@ function typeOf(v: Json): string {
   return typeof v;
 }
 
-/** A value as Go's field errors print it: strings quoted, numbers and booleans bare. */
+/**
+ * A value as Go's field errors print it: strings quoted, numbers and booleans bare, anything else
+ * as JSON (Go's encoder sorts object keys).
+ */
 function goValue(v: unknown): string {
   if (typeof v === "string") return JSON.stringify(v);
-  if (v === null || v === undefined) return '"null"';
+  if (v === null || v === undefined) return "null";
   if (typeof v === "number" || typeof v === "boolean") return String(v);
-  return JSON.stringify(v);
+  return JSON.stringify(v, (_, x) => isMap(x) ? Object.fromEntries(Object.entries(x).sort()) : x);
 }
 
 const TYPE_TITLES: Record<FieldError["type"], string> = {
@@ -67,7 +71,7 @@ const TYPE_TITLES: Record<FieldError["type"], string> = {
 /** `field: body`, the text of one cause of the API server's Invalid status. */
 export function fieldErrorText(e: FieldError): string {
   const title = TYPE_TITLES[e.type];
-  const shown = ["Required", "Forbidden", "TooLong", "Duplicate"].includes(e.type) ||
+  const shown = ["Required", "Forbidden", "TooLong"].includes(e.type) ||
       !("value" in e)
     ? title
     : `${title}: ${goValue(e.value)}`;
@@ -102,10 +106,60 @@ export function withSchemaDefaults(value: Json, schema: OpenApiSchema): Json {
 
 const childPath = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
+/** Integer formats whose range kube-openapi checks (other formats are not checked). */
+const INTEGER_FORMATS = new Set(["int32", "int64"]);
+const INTEGER_RANGES: Record<string, [number, number]> = {
+  int32: [-(2 ** 31), 2 ** 31 - 1],
+  int64: [-(2 ** 63), 2 ** 63 - 1],
+};
+
+/** kube-openapi's name of the format of a decoded JSON value ("" when it has none). */
+function dataFormat(v: Json): string {
+  if (typeof v !== "number") return "";
+  return isInt64(v) ? "int64" : "float64";
+}
+
+/**
+ * The checks of an `integer` field with an int32 or int64 format on a value that is not a list or
+ * string: a value of another type is refused naming the format, and a number out of the format's
+ * range (a fraction included) gets a second error without a field.
+ */
+function integerFormatErrors(value: Json, schema: OpenApiSchema, path: string): FieldError[] {
+  const format = schema.format ?? "";
+  if (schema.type !== "integer" || !INTEGER_FORMATS.has(format)) return [];
+  if (value === null || typeof value === "string" || Array.isArray(value)) return [];
+  const errors: FieldError[] = [];
+  const integral = typeof value === "number" && isInt64(value);
+  if (!integral) {
+    const actual = dataFormat(value);
+    errors.push({
+      field: path || "<nil>",
+      type: "TypeInvalid",
+      value: actual,
+      detail: `${path} in body must be of type ${format}: "${actual}"`,
+    });
+  }
+  if (typeof value === "number") {
+    const [min, max] = INTEGER_RANGES[format];
+    if (!Number.isInteger(value) || value < min || value > max) {
+      errors.push({
+        field: "<nil>",
+        type: "Invalid",
+        value: "",
+        detail: `Checked value must be of type integer with format ${format} in ${path}`,
+      });
+    }
+  }
+  return errors;
+}
+
 /** The OpenAPI checks of kube-openapi's validator, as the apiextensions server reports them. */
 function schemaErrors(value: Json, schema: OpenApiSchema, path: string): FieldError[] {
   const field = path || "<nil>";
   const errors: FieldError[] = [];
+  const formatErrors = integerFormatErrors(value, schema, path);
+  if (formatErrors.some((e) => e.type === "TypeInvalid")) return formatErrors;
+  errors.push(...formatErrors);
   const actual = typeOf(value);
   const intOrString = schema["x-kubernetes-int-or-string"] === true;
   const typeOk = intOrString
@@ -290,17 +344,10 @@ function ruleErrors(value: Json, schema: OpenApiSchema, path: string): FieldErro
       : rule.reason === "FieldValueRequired"
       ? "Required"
       : "Invalid";
-    errors.push({ field, type, value: schema.type, detail });
+    // The API server shows no value for a rule's failure.
+    errors.push({ field, type, detail });
   }
   return errors;
-}
-
-/** Go's %#v of a list-map key: map[string]interface {}{"name":"a"}. */
-function goMapLiteral(key: JsonMap): string {
-  const entries = Object.keys(key).sort().map((k) =>
-    `${JSON.stringify(k)}:${typeof key[k] === "string" ? JSON.stringify(key[k]) : goPrint(key[k])}`
-  );
-  return `map[string]interface {}{${entries.join(", ")}}`;
 }
 
 /** A list of x-kubernetes-list-type map with two items of the same keys: each second one. */
@@ -322,7 +369,7 @@ function listMapErrors(value: Json, schema: OpenApiSchema, path: string): FieldE
     const times = seen.get(id) ?? 0;
     seen.set(id, times + 1);
     if (times === 1) {
-      errors.push({ field: `${path}[${i}]`, type: "Duplicate", detail: goMapLiteral(key) });
+      errors.push({ field: `${path}[${i}]`, type: "Duplicate", value: key });
     }
   });
   return errors;

@@ -13,7 +13,7 @@
 # Prints the cache directory as its last line.
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-v1.33.13}"
+K8S_VERSION="${K8S_VERSION:-v1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
 KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
 COREDNS_VERSION="${COREDNS_VERSION:-v1.12.3}"

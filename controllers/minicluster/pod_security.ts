@@ -8,14 +8,22 @@
  * FailedCreate, which the Ready condition names); this policy refuses the MiniCluster itself, as
  * `SpecInvalid`, so that nothing is created at all and the message names the field to change.
  *
- * The checks are those of Pod Security Admission as kube-apiserver v1.33 runs them (the
- * `k8s.io/pod-security-admission` policy checks, one entry of CHECKS each, under the same IDs), on
+ * The checks are those of Pod Security Admission as kube-apiserver v1.37 runs them at `latest`
+ * (the `k8s.io/pod-security-admission` policy checks, one entry of CHECKS each, under the same
+ * IDs; older apiservers lack the probe and lifecycle host check of 1.34, the user namespace
+ * relaxations and the restricted procMount check of 1.35 and the two sysctls 1.37 allows), on
  * the built pods (the Job's template and the services pod, annotations included), so what the
  * operator adds itself is judged too; tests/integration/pod_security_standards_test.ts holds them
  * against the apiserver's own verdict, rule by rule. Beyond the standards, the two system priority
  * classes are refused at baseline and restricted (SYSTEM_PRIORITY_CLASSES). Pure: no IO.
  */
-import type { Container, PodSpec, SecurityContext } from "kubernetes-types/core/v1.d.ts";
+import type {
+  Container,
+  LifecycleHandler,
+  PodSpec,
+  Probe,
+  SecurityContext,
+} from "kubernetes-types/core/v1.d.ts";
 import type { Problem } from "../../runtime/dependents.ts";
 import { APPARMOR_ANNOTATION_PREFIX } from "./children/container_annotations.ts";
 import type { DesiredChildren } from "./desired.ts";
@@ -64,6 +72,8 @@ const SAFE_SYSCTLS = new Set([
   "net.ipv4.tcp_keepalive_probes",
   "net.ipv4.tcp_rmem",
   "net.ipv4.tcp_wmem",
+  "net.ipv4.tcp_slow_start_after_idle",
+  "net.ipv4.tcp_notsent_lowat",
 ]);
 /** Volume sources the restricted level allows. */
 const RESTRICTED_VOLUMES = new Set([
@@ -119,6 +129,19 @@ function eachContainer(
   fn: (sc: SecurityContext, who: string, c: Container) => void,
 ): void {
   for (const c of containers(spec)) fn(c.securityContext ?? {}, `container "${c.name}"`, c);
+}
+
+/**
+ * A pod in a user namespace (`hostUsers: false`): its root is not the node's, so the standards
+ * let it run as root and unmask /proc at baseline.
+ */
+function inUserNamespace(spec: PodSpec): boolean {
+  return spec.hostUsers === false;
+}
+
+/** The hosts a probe or lifecycle handler would connect to other than the pod itself. */
+function handlerHosts(h: Probe | LifecycleHandler | undefined): string[] {
+  return [h?.httpGet?.host, h?.tcpSocket?.host].filter((host): host is string => !!host);
 }
 
 /** Windows pods are exempt from the restricted rules that are about Linux. */
@@ -200,8 +223,24 @@ const CHECKS: Check[] = [
     id: "procMount",
     level: "baseline",
     run({ spec }, say) {
-      eachContainer(spec, (sc, who) => {
-        if (sc.procMount && sc.procMount !== "Default") say(`${who} has procMount ${sc.procMount}`);
+      if (!inUserNamespace(spec)) unmaskedProc(spec, say);
+    },
+  },
+  {
+    id: "hostProbesAndHostLifecycle",
+    level: "baseline",
+    run({ spec }, say) {
+      eachContainer(spec, (_, who, c) => {
+        const hosts = [
+          ...handlerHosts(c.livenessProbe),
+          ...handlerHosts(c.readinessProbe),
+          ...handlerHosts(c.startupProbe),
+          ...handlerHosts(c.lifecycle?.postStart),
+          ...handlerHosts(c.lifecycle?.preStop),
+        ];
+        if (hosts.length) {
+          say(`${who} has a probe or lifecycle handler on host ${hosts.join(", ")}`);
+        }
       });
     },
   },
@@ -262,9 +301,18 @@ const CHECKS: Check[] = [
     }),
   },
   {
+    id: "procMount_restricted",
+    level: "restricted",
+    overrides: "procMount",
+    run({ spec }, say) {
+      unmaskedProc(spec, say);
+    },
+  },
+  {
     id: "runAsNonRoot",
     level: "restricted",
     run({ spec }, say) {
+      if (inUserNamespace(spec)) return;
       const pod = spec.securityContext?.runAsNonRoot;
       if (pod === false) say("the pod sets runAsNonRoot false");
       eachContainer(spec, (sc, who) => {
@@ -279,6 +327,7 @@ const CHECKS: Check[] = [
     id: "runAsUser",
     level: "restricted",
     run({ spec }, say) {
+      if (inUserNamespace(spec)) return;
       if (spec.securityContext?.runAsUser === 0) say("the pod runs as uid 0");
       eachContainer(spec, (sc, who) => {
         if (sc.runAsUser === 0) say(`${who} runs as uid 0`);
@@ -364,6 +413,12 @@ export function podSecurityViolations(
   where: string,
 ): string[] {
   return podSecurityFindings(pod, level).map((f) => `${where}: ${f.message}`);
+}
+
+function unmaskedProc(spec: PodSpec, say: Say): void {
+  eachContainer(spec, (sc, who) => {
+    if (sc.procMount && sc.procMount !== "Default") say(`${who} has procMount ${sc.procMount}`);
+  });
 }
 
 function seLinux(

@@ -1,6 +1,7 @@
 // Command lines of the cluster's components. Pure: everything they need comes in through
 // `ComponentContext`, which keeps them easy to read side by side and to unit-test.
 
+import { versionFlags } from "./kubernetes_version.ts";
 import type { Pki } from "./pki.ts";
 import { BRIDGE_IP } from "./real_node_config.ts";
 import type { ComponentName, Ports } from "./state.ts";
@@ -51,6 +52,8 @@ export interface ComponentContext {
   kubeconfig: string;
   etcdDataDir: string;
   kwokConfig: string;
+  /** Of the binaries (e.g. "v1.37.2"): which feature gates and API versions they are given. */
+  kubernetesVersion: string;
   /**
    * Real nodes run: pods must reach the apiserver through the `kubernetes` Service, so it
    * advertises the bridge address (endpoints refuse loopback) and listens beyond loopback (a
@@ -97,6 +100,8 @@ export function apiserverArgs(c: ComponentContext): string[] {
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
     "--allow-privileged=true",
     "--profiling=false",
+    ...featureGateArgs(c),
+    ...joined("--runtime-config", versionFlags(c.kubernetesVersion).runtimeConfig),
     ...(c.audit
       ? [
         `--audit-policy-file=${c.audit.policy}`,
@@ -114,9 +119,24 @@ export function apiserverArgs(c: ComponentContext): string[] {
         // A real node's hostname does not resolve on the machine; its InternalIP does.
         "--kubelet-preferred-address-types=InternalIP,Hostname",
       ]
-      : []),
+      : [
+        // The advertised address is loopback, which the endpoint reconciler refuses from 1.37 on
+        // (a loopback endpoint is useless to pods). Only real nodes' pods reach the `kubernetes`
+        // Service, so without them nothing needs its endpoints.
+        "--endpoint-reconciler-type=none",
+      ]),
     ...(c.apiserverArgs ?? []),
   ];
+}
+
+/** `--feature-gates` of the apiserver, controller manager and scheduler: the same set for all. */
+function featureGateArgs(c: ComponentContext): string[] {
+  return joined("--feature-gates", versionFlags(c.kubernetesVersion).featureGates);
+}
+
+/** `[flag=a,b]`, or nothing when `values` is empty. */
+function joined(flag: string, values: readonly string[]): string[] {
+  return values.length ? [`${flag}=${values.join(",")}`] : [];
 }
 
 /**
@@ -133,6 +153,7 @@ function servingClientArgs(c: ComponentContext, port: number): string[] {
     `--tls-private-key-file=${c.pki.servingKey}`,
     "--leader-elect=false",
     "--profiling=false",
+    ...featureGateArgs(c),
   ];
 }
 
@@ -142,7 +163,7 @@ export function controllerManagerArgs(c: ComponentContext): string[] {
     `--service-account-private-key-file=${c.pki.serviceAccountKey}`,
     `--root-ca-file=${c.pki.caCert}`,
     "--use-service-account-credentials=true",
-    `--controllers=${CONTROLLERS.join(",")}`,
+    `--controllers=${[...CONTROLLERS, ...versionFlags(c.kubernetesVersion).controllers].join(",")}`,
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
     "--allocate-node-cidrs=false",
     // Finished pods are collected quickly instead of piling up (default 12500).

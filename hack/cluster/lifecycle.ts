@@ -5,6 +5,7 @@ import { ApiConnection, waitFor } from "./api.ts";
 import { ensureBinaries } from "./binaries.ts";
 import { componentArgs, type ComponentContext, KUBERNETES_SERVICE_IP } from "./components.ts";
 import { renderKubeconfig } from "./kubeconfig.ts";
+import { binariesVersion } from "./kubernetes_version.ts";
 import { renderKwokConfig } from "./kwok_stages.ts";
 import { fakeNode, fakeNodeName } from "./nodes.ts";
 import { createPki, pkiFiles } from "./pki.ts";
@@ -81,6 +82,7 @@ async function connect(paths: ClusterPaths, state: ClusterState): Promise<ApiCon
 
 /** What the components of a recorded cluster are started with (see components.ts). */
 export function componentContext(paths: ClusterPaths, state: ClusterState): ComponentContext {
+  if (!state.kubernetesVersion) throw new Error(`no Kubernetes version recorded in ${paths.state}`);
   return {
     bin: (name) => bin(state, name),
     ports: state.ports,
@@ -88,6 +90,7 @@ export function componentContext(paths: ClusterPaths, state: ClusterState): Comp
     kubeconfig: paths.kubeconfig,
     etcdDataDir: paths.etcdData,
     kwokConfig: paths.kwokConfig,
+    kubernetesVersion: state.kubernetesVersion,
     realNodes: state.real !== undefined,
     apiserverArgs: state.apiserverArgs,
     audit: fileExists(paths.auditPolicy)
@@ -124,6 +127,7 @@ async function startMissing(
   state: ClusterState,
   names: readonly ComponentName[],
 ): Promise<ComponentName[]> {
+  state.kubernetesVersion ??= await binariesVersion(state.binDir);
   const ctx = componentContext(paths, state);
   const started: ComponentName[] = [];
   state.fingerprints ??= {};
@@ -192,6 +196,7 @@ async function freshState(paths: ClusterPaths, opts: UpOptions): Promise<Cluster
   const [etcdClient, etcdPeer, apiserver, controllerManager, scheduler] = freeLoopbackPorts(5);
   const state: ClusterState = {
     binDir,
+    kubernetesVersion: await binariesVersion(binDir),
     ports: { etcdClient, etcdPeer, apiserver, controllerManager, scheduler },
     mode: opts.mode,
     nodes: opts.nodes,

@@ -29,6 +29,11 @@ export interface Ports {
 
 export interface ClusterState {
   binDir: string;
+  /**
+   * What the binaries report (`kube-apiserver --version`); absent in a state written before it
+   * was recorded, then read from the binaries when the cluster is reused.
+   */
+  kubernetesVersion?: string;
   ports: Ports;
   mode: ClusterMode;
   nodes: number;

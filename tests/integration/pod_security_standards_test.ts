@@ -6,6 +6,10 @@
  * values; then the pods the operator builds from MiniClusters. Each pod is judged by the operator
  * and by PSA (a server-side dry-run create in a namespace labelled
  * `pod-security.kubernetes.io/enforce=<level>`), and the checks each names must be the same.
+ *
+ * The operator judges as PSA 1.37 does. A case about a rule that changed since 1.33 says from which
+ * version on (`since`); on an older cluster (K8S_VERSION) its PSA has the older rule, and such a
+ * case is judged only by the operator's unit tests.
  */
 import assert from "node:assert/strict";
 import type {
@@ -26,6 +30,7 @@ import {
 } from "../../controllers/minicluster/pod_security.ts";
 import { ApiError, isConflict } from "../../runtime/errors.ts";
 import { Namespaces, Pods } from "../../runtime/resources.ts";
+import { parseKubernetesVersion } from "../../hack/cluster/kubernetes_version.ts";
 import { integrationTest, type TestEnv } from "../harness.ts";
 
 /** A pod to judge: its annotations and spec; ephemeral containers are added to it once it runs. */
@@ -33,6 +38,8 @@ interface Case {
   name: string;
   annotations?: Record<string, string>;
   spec: PodSpec;
+  /** The minor version of Kubernetes from which PSA judges it as the operator does. */
+  since?: number;
 }
 
 const IMAGE = "registry.example/app:1";
@@ -64,11 +71,13 @@ function tight(
     container?: SecurityContext;
     spec?: Partial<PodSpec>;
     annotations?: Record<string, string>;
+    since?: number;
   } = {},
 ): Case {
   return {
     name,
     annotations: change.annotations,
+    ...(change.since ? { since: change.since } : {}),
     spec: {
       securityContext: { ...TIGHT_POD, ...change.pod },
       containers: [ctr("c", change.container)],
@@ -202,9 +211,45 @@ const RULE_CASES: Case[] = [
     annotations: { [`${APPARMOR}c`]: "runtime/default" },
   }),
   tight("AppArmor annotation localhost", { annotations: { [`${APPARMOR}c`]: "localhost/p" } }),
-  // procMount
-  tight("procMount Unmasked", { container: { procMount: "Unmasked" }, spec: { hostUsers: false } }),
+  // procMount, procMount_restricted (Unmasked needs a user namespace, where baseline allows it)
+  tight("procMount Unmasked", {
+    container: { procMount: "Unmasked" },
+    spec: { hostUsers: false },
+    since: 35,
+  }),
   tight("procMount Default", { container: { procMount: "Default" } }),
+  // hostProbesAndHostLifecycle
+  tight("liveness probe on another host", {
+    spec: {
+      containers: [ctr("c", {}, { livenessProbe: { httpGet: { host: "10.0.0.1", port: 80 } } })],
+    },
+    since: 34,
+  }),
+  tight("readiness probe tcpSocket on another host", {
+    spec: {
+      containers: [ctr("c", {}, { readinessProbe: { tcpSocket: { host: "db", port: 5432 } } })],
+    },
+    since: 34,
+  }),
+  tight("preStop httpGet on another host", {
+    spec: {
+      containers: [
+        ctr("c", {}, { lifecycle: { preStop: { httpGet: { host: "10.0.0.1", port: 80 } } } }),
+      ],
+    },
+    since: 34,
+  }),
+  tight("probes and lifecycle on the pod itself", {
+    spec: {
+      containers: [
+        ctr("c", {}, {
+          livenessProbe: { httpGet: { port: 80 } },
+          startupProbe: { tcpSocket: { port: 80 } },
+          lifecycle: { postStart: { httpGet: { port: 80 } } },
+        }),
+      ],
+    },
+  }),
   // seccompProfile_baseline, seccompProfile_restricted
   tight("pod seccomp Unconfined", { pod: { seccompProfile: { type: "Unconfined" } } }),
   tight("container seccomp Unconfined", { container: { seccompProfile: { type: "Unconfined" } } }),
@@ -258,6 +303,15 @@ const RULE_CASES: Case[] = [
       ],
     },
   }),
+  tight("sysctls safe since 1.37", {
+    pod: {
+      sysctls: [
+        { name: "net.ipv4.tcp_slow_start_after_idle", value: "0" },
+        { name: "net.ipv4.tcp_notsent_lowat", value: "16384" },
+      ],
+    },
+    since: 37,
+  }),
   // windowsHostProcess (hostProcess pods must use the host network)
   {
     name: "container Windows hostProcess",
@@ -308,6 +362,11 @@ const RULE_CASES: Case[] = [
     pod: { runAsNonRoot: undefined },
     container: { runAsNonRoot: true },
   }),
+  tight("runAsNonRoot false in a user namespace", {
+    pod: { runAsNonRoot: false },
+    spec: { hostUsers: false },
+    since: 35,
+  }),
   // runAsUser
   tight("pod runAsUser 0", { pod: { runAsUser: 0 } }),
   tight("container runAsUser 0", { container: { runAsUser: 0 } }),
@@ -316,6 +375,11 @@ const RULE_CASES: Case[] = [
     container: { runAsUser: 1000 },
   }),
   tight("runAsUser 1000", { pod: { runAsUser: 1000 } }),
+  tight("runAsUser 0 in a user namespace", {
+    pod: { runAsUser: 0, runAsNonRoot: undefined },
+    spec: { hostUsers: false },
+    since: 35,
+  }),
   // no security settings at all
   { name: "plain pod", spec: { containers: [{ name: "c", image: IMAGE }] } },
 ];
@@ -451,9 +515,10 @@ const MINICLUSTER_CASES: { name: string; spec: Partial<MiniClusterSpec> }[] = [
 /**
  * The checks (PSA's check IDs) PSA names in a Forbidden answer: `violates PodSecurity
  * "baseline:latest": host namespaces (hostPID=true), privileged (...)`, each reason mapped back to
- * its check. The restricted seccomp check replaces the baseline one and shares its reason.
+ * its check. The restricted seccomp check replaces the baseline one and shares its reason, and
+ * from 1.35 so does the restricted procMount check.
  */
-function psaChecks(message: string, level: PodSecurityLevel): string[] {
+function psaChecks(message: string, level: PodSecurityLevel, minor: number): string[] {
   const prefix = `violates PodSecurity "${level}:latest": `;
   const at = message.indexOf(prefix);
   assert.ok(at >= 0, `not a PodSecurity refusal: ${message}`);
@@ -472,7 +537,11 @@ function psaChecks(message: string, level: PodSecurityLevel): string[] {
   reasons.push(current);
   return reasons.map((r) => {
     const reason = r.trim().replace(/ \(.*\)$/s, "");
-    const check = reason === "seccompProfile" ? `seccompProfile_${level}` : PSA_REASONS[reason];
+    const check = reason === "seccompProfile"
+      ? `seccompProfile_${level}`
+      : reason === "procMount" && level === "restricted" && minor >= 35
+      ? "procMount_restricted"
+      : PSA_REASONS[reason];
     assert.ok(check, `unknown PodSecurity reason "${reason}" in ${message}`);
     return check;
   }).sort();
@@ -496,39 +565,42 @@ const PSA_REASONS: Record<string, string> = {
   "seLinuxOptions": "seLinuxOptions",
   "forbidden sysctls": "sysctls",
   "hostProcess": "windowsHostProcess",
+  "probe or lifecycle host": "hostProbesAndHostLifecycle",
 };
 
-/** PSA's checks at each level (restricted replaces three of baseline's). */
-const BASELINE_CHECKS = [
-  "appArmorProfile",
-  "capabilities_baseline",
-  "hostNamespaces",
-  "hostPathVolumes",
-  "hostPorts",
-  "privileged",
-  "procMount",
-  "seLinuxOptions",
-  "seccompProfile_baseline",
-  "sysctls",
-  "windowsHostProcess",
-];
-const REPLACED_AT_RESTRICTED = [
-  "capabilities_baseline",
-  "hostPathVolumes",
-  "seccompProfile_baseline",
-];
-const CHECKS_OF: Record<string, string[]> = {
-  baseline: BASELINE_CHECKS,
-  restricted: [
-    ...BASELINE_CHECKS.filter((c) => !REPLACED_AT_RESTRICTED.includes(c)),
+/**
+ * The checks of each level of Kubernetes 1.`minor` some case breaks (restricted replaces three of
+ * baseline's, and adds its own procMount from 1.35).
+ */
+function checksOf(level: PodSecurityLevel, minor: number): string[] {
+  const baseline = [
+    "appArmorProfile",
+    "capabilities_baseline",
+    "hostNamespaces",
+    "hostPathVolumes",
+    "hostPorts",
+    ...(minor >= 34 ? ["hostProbesAndHostLifecycle"] : []),
+    "privileged",
+    // No valid pod breaks baseline's procMount from 1.35 on: Unmasked needs a user namespace,
+    // where baseline allows it (before 1.35 that one case is not compared).
+    "seLinuxOptions",
+    "seccompProfile_baseline",
+    "sysctls",
+    "windowsHostProcess",
+  ];
+  if (level === "baseline") return baseline;
+  const replaced = ["capabilities_baseline", "hostPathVolumes", "seccompProfile_baseline"];
+  return [
+    ...baseline.filter((c) => !replaced.includes(c)),
     "allowPrivilegeEscalation",
     "capabilities_restricted",
+    ...(minor >= 35 ? ["procMount_restricted"] : []),
     "restrictedVolumes",
     "runAsNonRoot",
     "runAsUser",
     "seccompProfile_restricted",
-  ].sort(),
-};
+  ].sort();
+}
 
 /** The checks the operator names for `pod` at `level`. */
 function operatorChecks(pod: Case, level: PodSecurityLevel): string[] {
@@ -540,19 +612,26 @@ async function apiserverChecks(
   env: TestEnv,
   pod: Case,
   level: PodSecurityLevel,
+  minor: number,
 ): Promise<string[]> {
   try {
     await env.client.create(Pods, podObject(env, pod), { dryRun: true });
     return [];
   } catch (e) {
-    return refusal(e, level, pod.name);
+    return refusal(e, level, pod.name, minor);
   }
 }
 
-function refusal(e: unknown, level: PodSecurityLevel, what: string): string[] {
+function refusal(e: unknown, level: PodSecurityLevel, what: string, minor: number): string[] {
   // A pod the apiserver finds invalid is a wrong case, shown with the disagreements.
   if (!(e instanceof ApiError) || e.code !== 403) return [`not judged (${what}): ${e}`];
-  return psaChecks(e.status.message ?? "", level);
+  return psaChecks(e.status.message ?? "", level, minor);
+}
+
+/** The cluster's minor version: which rules its PSA runs at `latest`. */
+async function minorVersion(env: TestEnv): Promise<number> {
+  const v = await env.client.request<{ gitVersion: string }>("GET", "/version");
+  return parseKubernetesVersion(v.gitVersion).minor;
 }
 
 function podObject(env: TestEnv, pod: Case): Pod {
@@ -603,6 +682,7 @@ function differential(level: PodSecurityLevel): void {
     `pod security: the operator and Pod Security Admission agree on every ${level} rule`,
     async (env) => {
       await enforce(env, level);
+      const minor = await minorVersion(env);
       const rows: string[] = [];
       const named = new Set<string>();
       let admitted = 0;
@@ -614,9 +694,9 @@ function differential(level: PodSecurityLevel): void {
           rows.push(`${c.name}: operator [${ours.join(", ")}], apiserver [${api.join(", ")}]`);
         }
       };
-      const cases = [...RULE_CASES];
+      const cases = RULE_CASES.filter((c) => (c.since ?? 0) <= minor);
       for (const mc of MINICLUSTER_CASES) cases.push(...await builtPods(mc.name, mc.spec));
-      for (const c of cases) judge(c, await apiserverChecks(env, c, level));
+      for (const c of cases) judge(c, await apiserverChecks(env, c, level, minor));
 
       // Ephemeral containers are added to a running pod (its ephemeralcontainers subresource),
       // which PSA judges as a whole.
@@ -640,7 +720,7 @@ function differential(level: PodSecurityLevel): void {
             api = [];
           } catch (err) {
             if (isConflict(err) && attempt < 5) continue;
-            api = refusal(err, level, e.name);
+            api = refusal(err, level, e.name, minor);
           }
           break;
         }
@@ -648,7 +728,7 @@ function differential(level: PodSecurityLevel): void {
       }
       assert.deepEqual(rows, [], `the operator and PSA disagree:\n${rows.join("\n")}`);
       // Every check of the level was broken by some case, and some cases were admitted.
-      assert.deepEqual([...named].sort(), CHECKS_OF[level]);
+      assert.deepEqual([...named].sort(), checksOf(level, minor));
       assert.ok(admitted >= 5, `${admitted} cases admitted`);
     },
     { timeoutMs: 120_000 },

@@ -5,6 +5,9 @@
 // still rendered, and the exit code is 1. The bad documents are the CRD fixtures
 // (tests/fixtures/manifests/invalid/) and the bad-input corpus (rejected/ and the SpecInvalid
 // cases of reported/; rejected/size-words.yaml and containers-number.yaml once crashed render).
+// render words its messages as kube-apiserver 1.37 does: run against an older apiserver
+// (K8S_VERSION), the test shows where they differ (how a null, a rule's failure, a duplicate and
+// the type of an int32 field are printed).
 
 import assert from "node:assert/strict";
 import { join } from "node:path";

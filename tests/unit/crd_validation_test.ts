@@ -96,7 +96,7 @@ Deno.test("crd validation: type, bound and rule errors in the API server's words
     ".spec.size: Invalid value: -3: should be a non-negative integer",
   ]);
   assert.deepEqual(check(mc({ size: 2, maxSize: 1 })), [
-    'spec.maxSize: Invalid value: "object": maxSize must be greater than or equal to size ' +
+    "spec.maxSize: Invalid value: maxSize must be greater than or equal to size " +
     "(or 0, which means maxSize = size)",
   ]);
   const typed = check(mc({ containers: 3 }));
@@ -107,4 +107,39 @@ Deno.test("crd validation: type, bound and rule errors in the API server's words
   );
   // Rules are not evaluated over a value of the wrong type, as by the API server.
   assert.match(typed[1], /^<nil>: .*some validation rules were not checked/);
+});
+
+Deno.test("crd validation 1.37: int32 fields name their format; values print as Go 1.37's", () => {
+  const mc = (spec: Record<string, unknown>) => ({
+    apiVersion: "flux-framework.org/v1alpha2",
+    kind: "MiniCluster",
+    metadata: { name: "m" },
+    spec: { containers: [{ image: "x" }], ...spec },
+  });
+  const check = (spec: Record<string, unknown>) =>
+    crdValidationErrors(mc(spec), MINICLUSTER_SCHEMA, MINICLUSTER_SPEC_REPLICAS_PATH);
+  const notChecked = "<nil>: Invalid value: null: some validation rules were not checked " +
+    "because the object was invalid; correct the existing errors to complete validation";
+  const float = check({ size: 2.5 });
+  assert.deepEqual(float.filter((e) => !e.startsWith(".spec.size")), [
+    'spec.size: Invalid value: "float64": spec.size in body must be of type int32: "float64"',
+    '<nil>: Invalid value: "": Checked value must be of type integer with format int32 in spec.size',
+    notChecked,
+  ]);
+  assert.equal(
+    check({ size: true })[0],
+    'spec.size: Invalid value: "": spec.size in body must be of type int32: ""',
+  );
+  // A list or a string keeps the plain type check.
+  assert.equal(
+    check({ size: "four" })[0],
+    'spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"',
+  );
+  const claims = check({
+    containers: [{ image: "x", resources: { claims: [{ name: "gpu" }, { name: "gpu" }] } }],
+  });
+  assert.ok(
+    claims.includes('spec.containers[0].resources.claims[1]: Duplicate value: {"name":"gpu"}'),
+    JSON.stringify(claims),
+  );
 });

@@ -7,8 +7,10 @@ import {
   type ComponentContext,
   controllerManagerArgs,
   kwokArgs,
+  schedulerArgs,
 } from "../../hack/cluster/components.ts";
 import { renderKubeconfig } from "../../hack/cluster/kubeconfig.ts";
+import { parseKubernetesVersion } from "../../hack/cluster/kubernetes_version.ts";
 import {
   COMPLETE_AFTER_ANNOTATION,
   KEEP_RUNNING_ANNOTATION,
@@ -42,6 +44,7 @@ const ctx: ComponentContext = {
   kubeconfig: "/state/kubeconfig",
   etcdDataDir: "/state/etcd",
   kwokConfig: "/state/kwok.yaml",
+  kubernetesVersion: "v1.37.2",
   realNodes: false,
 };
 
@@ -67,6 +70,38 @@ Deno.test("controller manager runs the Job, GC, namespace and token controllers"
   ) assert.ok(controllers.includes(c), c);
   assert.ok(args.includes("--use-service-account-credentials=true"));
   assert.ok(args.includes("--root-ca-file=/state/pki/ca.crt"));
+});
+
+Deno.test("1.37: Workload gates on the apiserver, controller manager and scheduler", () => {
+  const gates = "--feature-gates=GenericWorkload=true,WorkloadWithJob=true";
+  const api = apiserverArgs(ctx);
+  assert.ok(api.includes(gates));
+  assert.ok(api.includes("--runtime-config=scheduling.k8s.io/v1beta1=true"));
+  const cm = controllerManagerArgs(ctx);
+  assert.ok(cm.includes(gates));
+  const controllers = cm.find((a) => a.startsWith("--controllers="))!.split("=")[1].split(",");
+  assert.ok(controllers.includes("podgroup-protection-controller"));
+  assert.ok(schedulerArgs(ctx).includes(gates));
+});
+
+Deno.test("1.33 and 1.36: no gate, API version or controller those binaries would refuse", () => {
+  for (const kubernetesVersion of ["v1.33.13", "v1.36.3"]) {
+    const old = { ...ctx, kubernetesVersion };
+    const all = [...apiserverArgs(old), ...controllerManagerArgs(old), ...schedulerArgs(old)];
+    assert.ok(!all.some((a) => a.startsWith("--feature-gates")), kubernetesVersion);
+    assert.ok(!all.some((a) => a.startsWith("--runtime-config")), kubernetesVersion);
+    assert.ok(!all.some((a) => a.includes("podgroup")), kubernetesVersion);
+  }
+});
+
+Deno.test("Kubernetes version: read from --version output", () => {
+  assert.deepEqual(parseKubernetesVersion("Kubernetes v1.37.2\n"), {
+    major: 1,
+    minor: 37,
+    text: "v1.37.2",
+  });
+  assert.equal(parseKubernetesVersion("v1.33.13").minor, 33);
+  assert.throws(() => parseKubernetesVersion("Kubernetes"), /not a Kubernetes version/);
 });
 
 Deno.test("KWOK manages exactly the nodes annotated as fake", () => {

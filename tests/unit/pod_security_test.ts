@@ -61,6 +61,46 @@ Deno.test("pod security: restricted also wants non-root, no escalation, seccomp,
   assert.deepEqual(podSecurityViolations({ spec: tight }, "restricted", "pods"), []);
 });
 
+Deno.test("pod security 1.37: probe and lifecycle hosts refused at baseline", () => {
+  const probing: PodSpec = {
+    containers: [{
+      name: "c",
+      image: "i",
+      livenessProbe: { httpGet: { host: "10.0.0.1", port: 80 } },
+      readinessProbe: { tcpSocket: { port: 80 } },
+      lifecycle: { preStop: { tcpSocket: { host: "db", port: 5432 } } },
+    }],
+  };
+  assert.deepEqual(podSecurityViolations({ spec: probing }, "baseline", "pods"), [
+    'pods: container "c" has a probe or lifecycle handler on host 10.0.0.1, db',
+  ]);
+});
+
+Deno.test("pod security 1.37: a user namespace may run as root and unmask /proc at baseline", () => {
+  const rooted: PodSpec = {
+    hostUsers: false,
+    securityContext: { runAsUser: 0, seccompProfile: { type: "RuntimeDefault" } },
+    containers: [{
+      name: "c",
+      image: "i",
+      securityContext: {
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ["ALL"] },
+        procMount: "Unmasked",
+      },
+    }],
+  };
+  assert.deepEqual(podSecurityFindings({ spec: rooted }, "baseline"), []);
+  const checks = podSecurityFindings({ spec: rooted }, "restricted").map((f) => f.check);
+  assert.deepEqual(checks, ["procMount_restricted"]);
+  const onHost = podSecurityFindings({ spec: { ...rooted, hostUsers: true } }, "restricted");
+  assert.deepEqual(onHost.map((f) => f.check), [
+    "procMount_restricted",
+    "runAsNonRoot",
+    "runAsUser",
+  ]);
+});
+
 Deno.test("pod security: baseline refuses AppArmor Unconfined in every spelling", () => {
   const unconfined = { type: "Unconfined" };
   const spellings: JudgedPod[] = [

@@ -126,6 +126,7 @@ Deno.test("apiserver with real nodes: advertises the bridge, can reach kubelets"
     kubeconfig: "/state/kubeconfig",
     etcdDataDir: "/state/etcd",
     kwokConfig: "/state/kwok.yaml",
+    kubernetesVersion: "v1.37.2",
     realNodes: true,
   };
   const args = apiserverArgs(ctx);
@@ -135,6 +136,8 @@ Deno.test("apiserver with real nodes: advertises the bridge, can reach kubelets"
   const kwokOnly = apiserverArgs({ ...ctx, realNodes: false });
   assert.ok(kwokOnly.includes("--bind-address=127.0.0.1"));
   assert.ok(!kwokOnly.some((a) => a.startsWith("--kubelet-client")));
+  assert.ok(kwokOnly.includes("--endpoint-reconciler-type=none"));
+  assert.ok(!args.some((a) => a.startsWith("--endpoint-reconciler-type")));
 });
 
 Deno.test("host: mounts under a directory, deepest first, escapes decoded", () => {
