@@ -6,7 +6,6 @@
  * running. The floor's pods are the same pods, so its times are what the kubelets, the Job
  * controller and Flux take without any operator.
  */
-import { join } from "node:path";
 import type { MiniCluster } from "../api/mod.ts";
 import { MiniClusters } from "../api/resource.ts";
 import { KubeClient } from "../runtime/client.ts";
@@ -14,9 +13,8 @@ import { isNotFound } from "../runtime/errors.ts";
 import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../runtime/resources.ts";
 import { renderChildren } from "../controllers/minicluster/render.ts";
 import { installCrd } from "../hack/conformance/run.ts";
-import { ensureGoOperator, runGoOperator } from "../hack/peer/go_operator.ts";
 import { installCrds } from "../testing/crds.ts";
-import { OperatorProcess } from "../testing/operator_process.ts";
+import { goOperator, ours } from "./peer/contenders.ts";
 
 export type RealContenderName = "ours" | "go" | "floor";
 export const REAL_CONTENDERS: readonly RealContenderName[] = ["ours", "go", "floor"];
@@ -82,43 +80,21 @@ export async function startRealContender(
   logDir: string,
 ): Promise<RealContender> {
   const client = await KubeClient.fromKubeconfig(kubeconfig);
-  if (name === "ours") {
-    await installCrds(kubeconfig);
-    const op = await OperatorProcess.start({ kubeconfig, namespaces: [namespace] });
-    await op.ready();
+  if (name === "ours" || name === "go") {
+    if (name === "go") await refuseOtherMiniClusters(client, namespace);
+    // The operators as the peer bench starts them. Ours: no children count (only the peer bench's
+    // observer reads it) and concurrency 0, which passes no --concurrency (the operator's default).
+    const operator = name === "ours" ? ours(0, 0, false) : await goOperator();
+    for (const crd of [operator.crd].flat()) await installCrd(client, crd);
+    const running = await operator.start(kubeconfig, namespace, logDir);
     return {
       name,
       create: async (mc) => void await client.create(MiniClusters, mc),
       remove: (mc) => deleteMiniCluster(client, mc),
       stop: async () => {
-        await op.stop();
-        client.close();
-      },
-    };
-  }
-  if (name === "go") {
-    await refuseOtherMiniClusters(client, namespace);
-    const { binary, crd } = await ensureGoOperator();
-    await installCrd(client, crd);
-    const logFile = join(logDir, `go-operator-real-${Date.now()}.log`);
-    const op = await runGoOperator({ binary, kubeconfig, logFile });
-    // controller-runtime logs "Starting workers" once its caches have synced.
-    const deadline = Date.now() + 60_000;
-    while (!op.logTail(200).includes("Starting workers")) {
-      if (Date.now() > deadline) {
-        await op.stop();
-        throw new Error(`the Go operator did not start within 60 s:\n${op.logTail()}`);
-      }
-      await sleep(200);
-    }
-    return {
-      name,
-      create: async (mc) => void await client.create(MiniClusters, mc),
-      remove: (mc) => deleteMiniCluster(client, mc),
-      stop: async () => {
-        await op.stop();
-        // Ours again, for whatever runs next on this cluster.
-        await installCrds(kubeconfig);
+        await running.stop();
+        // Our CRDs again after the Go operator's, for whatever runs next on this cluster.
+        if (name === "go") await installCrds(kubeconfig);
         client.close();
       },
     };
