@@ -8,10 +8,19 @@
 #   exits with its exit code;
 # - `flux batch ... FILE` runs FILE, as its sub-instance would;
 # - everything else succeeds and prints nothing.
-{
-  printf '%s\0' "$@"
-  printf '\n'
-} >>"${MC_RECORD:-/dev/null}"
+
+# record ARG...: appends one call under a lock, since the two ends of a pipeline (`flux R encode |
+# flux R decode`) record at once and their writes would otherwise interleave into one line.
+record() {
+  exec 9>>"${MC_RECORD:-/dev/null}"
+  flock 9
+  {
+    printf '%s\0' "$@"
+    printf '\n'
+  } >&9
+  exec 9>&-
+}
+record "$@"
 
 case "${1:-}" in
   batch)
@@ -30,10 +39,7 @@ case "${1:-}" in
     sub="$1"
     shift
     # What the broker reads from the environment, recorded as a call of its own.
-    {
-      printf '%s\0' "@env" "FLUX_RC_EXTRA=${FLUX_RC_EXTRA-<unset>}"
-      printf '\n'
-    } >>"${MC_RECORD:-/dev/null}"
+    record "@env" "FLUX_RC_EXTRA=${FLUX_RC_EXTRA-<unset>}"
     for arg in "$@"; do
       case "$arg" in
         -Slocal-uri=local://*)

@@ -213,6 +213,8 @@ const TOOLS = [
   "which",
   "time",
   "timeout",
+  // The recording flux (flux.sh) locks its record: not a tool the scripts themselves call.
+  "flock",
   "seq",
   "expr",
   "mktemp",
