@@ -4,6 +4,7 @@
  * without network, flux-app has the Python Flux needs, and flux-view passes the operator's
  * contract with a real single-broker Flux instance.
  */
+import { basename } from "node:path";
 import type { Layer } from "./docker_archive.ts";
 import { removeTree } from "./cache.ts";
 import { log, output, run, step } from "./progress.ts";
@@ -80,12 +81,20 @@ async function verifyFluxApp(rootfs: string, work: string): Promise<void> {
   log(`flux-app: python3 ${version.trim()} with yaml, ply, cffi`);
 }
 
-async function verifyFluxView(rootfs: string, work: string): Promise<void> {
-  await Deno.mkdir(`${work}/upper`, { recursive: true });
-  await Deno.mkdir(`${work}/work`, { recursive: true });
-  await Deno.mkdir(`${work}/upper/mnt`, { recursive: true });
-  await Deno.copyFile(FLUX_VIEW_CHECK, `${work}/upper/mnt/flux_view_check.sh`);
-  const logFile = `${work}.flux-view-check.log`;
+/**
+ * Runs `script` as `/mnt/<its name>` with bash in a chroot of `rootfs` (an overlay under `work`)
+ * without network, logging to `<work>.<label>-check.log`; returns that file and its lines.
+ */
+async function runCheckScript(
+  rootfs: string,
+  work: string,
+  script: string,
+  label: string,
+): Promise<{ logFile: string; lines: string[] }> {
+  const name = basename(script);
+  for (const dir of ["upper/mnt", "work"]) await Deno.mkdir(`${work}/${dir}`, { recursive: true });
+  await Deno.copyFile(script, `${work}/upper/mnt/${name}`);
+  const logFile = `${work}.${label}-check.log`;
   await run([
     "unshare",
     "--net",
@@ -100,35 +109,20 @@ async function verifyFluxView(rootfs: string, work: string): Promise<void> {
     `${work}/root`,
     "--",
     "/bin/bash",
-    "/mnt/flux_view_check.sh",
+    `/mnt/${name}`,
   ], { logFile });
-  const lines = (await Deno.readTextFile(logFile)).trimEnd().split("\n");
+  return { logFile, lines: (await Deno.readTextFile(logFile)).trimEnd().split("\n") };
+}
+
+async function verifyFluxView(rootfs: string, work: string): Promise<void> {
+  const { logFile, lines } = await runCheckScript(rootfs, work, FLUX_VIEW_CHECK, "flux-view");
   log(
     `flux-view: ${lines.at(-1)}: view copied, broker started, Fluxion loaded, job ran (${logFile})`,
   );
 }
 
 async function verifyMpi(rootfs: string, work: string): Promise<void> {
-  for (const dir of ["upper/mnt", "work"]) await Deno.mkdir(`${work}/${dir}`, { recursive: true });
-  await Deno.copyFile(MPI_CHECK, `${work}/upper/mnt/mpi_check.sh`);
-  const logFile = `${work}.mpi-check.log`;
-  await run([
-    "unshare",
-    "--net",
-    "--",
-    CHROOT_RUN,
-    "--lower",
-    rootfs,
-    "--upper",
-    `${work}/upper`,
-    "--work",
-    `${work}/work`,
-    `${work}/root`,
-    "--",
-    "/bin/bash",
-    "/mnt/mpi_check.sh",
-  ], { logFile });
-  const lines = (await Deno.readTextFile(logFile)).trimEnd().split("\n");
+  const { logFile, lines } = await runCheckScript(rootfs, work, MPI_CHECK, "mpi");
   log(`mpi: ${lines.slice(-4).join("; ")} (${logFile})`);
 }
 
