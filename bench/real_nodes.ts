@@ -24,7 +24,7 @@ import { REAL_NODE_LABEL } from "../hack/cluster/real_node_config.ts";
 import { kubectl } from "../hack/kubectl.ts";
 import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "../hack/images/refs.ts";
 import { createNamespace } from "./cluster_state.ts";
-import { quantile } from "./stats.ts";
+import { summarize as summary } from "./stats.ts";
 import {
   type RealContender,
   type RealContenderName,
@@ -32,7 +32,7 @@ import {
 } from "./real_contenders.ts";
 import { firstHostnameAt, parseStampedLog, quorumFullAt } from "./real_timeline.ts";
 
-const median = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.5);
+const median = (xs: number[]) => summary(xs).p50;
 const say = (msg: string) => console.error(`[bench real] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const NAMESPACE = "mc-bench-real";
