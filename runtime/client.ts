@@ -26,10 +26,10 @@ import {
   homeDir,
   inClusterConnection,
   isInCluster,
-  KubeconfigError,
   loadKubeconfig,
   splitKubeconfigList,
 } from "./kubeconfig.ts";
+import { KubeconfigError } from "./kubeconfig_error.ts";
 import { resourceName, resourcePath, type ResourceType } from "./resources.ts";
 import { type Credentials, credentialsOf } from "./credentials.ts";
 import {

@@ -4,7 +4,8 @@
  * (client certificates).
  */
 import { ExecTokenSource, type ExecTokenSourceOptions } from "./exec_credentials.ts";
-import { type ClusterConnection, KubeconfigError } from "./kubeconfig.ts";
+import type { ClusterConnection } from "./kubeconfig.ts";
+import { KubeconfigError } from "./kubeconfig_error.ts";
 
 export interface Credentials {
   /**

@@ -16,7 +16,7 @@
  * Running a program needs Deno's `--allow-run`, which `deno task dev` grants and the operator's
  * image does not: a kubeconfig with a plugin belongs on a developer's machine.
  */
-import { KubeconfigError } from "./kubeconfig.ts";
+import { KubeconfigError } from "./kubeconfig_error.ts";
 import { type RuntimeLog, silentLog } from "./log.ts";
 
 export const EXEC_API_VERSIONS = [

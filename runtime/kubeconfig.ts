@@ -13,6 +13,7 @@
  */
 
 import { EXEC_API_VERSIONS, type ExecConfig } from "./exec_credentials.ts";
+import { KubeconfigError } from "./kubeconfig_error.ts";
 
 /** Where the kubelet mounts a Pod's ServiceAccount credentials. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -89,10 +90,6 @@ export interface KubeconfigContext {
   cluster: string;
   user?: string;
   namespace?: string;
-}
-
-export class KubeconfigError extends Error {
-  override name = "KubeconfigError";
 }
 
 /** Parses one kubeconfig document (YAML or JSON); checks only its shape, not its references. */

@@ -33,7 +33,7 @@ import type {
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { controllerOf } from "../../runtime/store.ts";
 import { isUnscheduled, reportableWait } from "./status.ts";
-import { isWorkspace } from "./workspace.ts";
+import { isWorkspace } from "./legacy_workspace.ts";
 
 /** A Job's pod reduced to what status.ts and the reconciler read; other pods unchanged. */
 export function podView(pod: Pod): Pod {

@@ -41,9 +41,6 @@ import type { EventRecorder } from "./events.ts";
 import type { MiniClusterStores } from "./stores.ts";
 import { recoverWorkspace, type Workspace } from "./workspace_recovery.ts";
 
-export type { Workspace } from "./workspace_recovery.ts";
-export { isWorkspace, WORKSPACE_ROLE, WORKSPACE_ROLE_LABEL } from "./workspace_recovery.ts";
-
 /** The sizes a reconcile builds for: the user's, the maximum, and the one applied. */
 export interface Sizes {
   requestedSize: number;

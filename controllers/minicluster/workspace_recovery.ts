@@ -25,11 +25,8 @@ import { isNotFound } from "../../runtime/errors.ts";
 import { ConfigMaps, Jobs } from "../../runtime/resources.ts";
 import { controllerOf, type KubeObject } from "../../runtime/store.ts";
 import { entrypointConfigMapName, jobName, workspaceName } from "./children/names.ts";
+import { isWorkspace } from "./legacy_workspace.ts";
 import type { MiniClusterStores } from "./stores.ts";
-
-/** Label of an older version's workspace ConfigMap (kept whole by the cache, cache_view.ts). */
-export const WORKSPACE_ROLE_LABEL = "flux-framework.org/role";
-export const WORKSPACE_ROLE = "workspace";
 
 /** The remembered values. */
 export interface Workspace {
@@ -44,11 +41,6 @@ export type Recovered =
   | { workspace: Workspace; from: "spec" | "entrypoint" }
   | { workspace: Workspace; from: "legacy"; legacy: ConfigMap }
   | { problem: Problem };
-
-/** True when a ConfigMap is an older version's workspace. */
-export function isWorkspace(cm: { metadata?: { labels?: Record<string, string> } }): boolean {
-  return cm.metadata?.labels?.[WORKSPACE_ROLE_LABEL] === WORKSPACE_ROLE;
-}
 
 /** The values of an older version's workspace ConfigMap; undefined when it holds none. */
 export function parseLegacyWorkspace(cm: ConfigMap): Workspace | undefined {

@@ -7,7 +7,8 @@ import { KubeClient } from "../../runtime/client.ts";
 import { kubeconfigPath } from "../harness.ts";
 import { crashMatrix, PATHS } from "./crash.ts";
 import { apiserverRestart, leaderFailover } from "./failover.ts";
-import { runViewScenarios, VIEW_SCENARIOS } from "./views.ts";
+import { runViewScenarios } from "./views.ts";
+import { VIEW_SCENARIOS } from "./view_scenarios.ts";
 import { type PlanResult, printSummary, SEED } from "./env.ts";
 
 const CONCURRENCY = Number(Deno.env.get("FAULTS_CONCURRENCY") ?? 6);

@@ -158,8 +158,6 @@ async function withViewEnv(
   });
 }
 
-export { VIEW_SCENARIOS } from "./view_scenarios.ts";
-
 export async function runViewScenarios(
   client: KubeClient,
   kubeconfig: string,

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { KubeClient } from "../../runtime/client.ts";
 import { kubeconfigPath } from "../harness.ts";
-import { runViewScenarios, VIEW_SCENARIOS } from "../faults/views.ts";
+import { runViewScenarios } from "../faults/views.ts";
+import { VIEW_SCENARIOS } from "../faults/view_scenarios.ts";
 import { printSummary } from "../faults/env.ts";
 
 Deno.test("faults: stale and missed views converge, without stale writes or request storms", async () => {

@@ -3,7 +3,10 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Pod, PodCondition, Secret } from "kubernetes-types/core/v1.d.ts";
 import { dataView, digestOf, jobView, podView } from "../../controllers/minicluster/cache_view.ts";
 import { upToDate } from "../../controllers/minicluster/diff.ts";
-import { WORKSPACE_ROLE, WORKSPACE_ROLE_LABEL } from "../../controllers/minicluster/workspace.ts";
+import {
+  WORKSPACE_ROLE,
+  WORKSPACE_ROLE_LABEL,
+} from "../../controllers/minicluster/legacy_workspace.ts";
 import { activePods, countReadyPods, podProblems } from "../../controllers/minicluster/status.ts";
 import { Cache, type StoreEvent } from "../../runtime/store.ts";
 import { dropManagedFields } from "../../runtime/transforms.ts";

@@ -11,7 +11,8 @@ import {
   type RunPlugin,
 } from "../../runtime/exec_credentials.ts";
 import { credentialsOf } from "../../runtime/credentials.ts";
-import { KubeconfigError, loadKubeconfig } from "../../runtime/kubeconfig.ts";
+import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
+import { KubeconfigError } from "../../runtime/kubeconfig_error.ts";
 import { pluginRuns, processExists, writePlugin } from "../exec_plugin.ts";
 
 const V1 = "client.authentication.k8s.io/v1";

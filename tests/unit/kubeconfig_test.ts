@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import {
   inClusterConnection,
   isInCluster,
-  KubeconfigError,
   loadKubeconfig,
   mergeKubeconfigs,
   parseKubeconfig,
   resolveKubeconfig,
   splitKubeconfigList,
 } from "../../runtime/kubeconfig.ts";
+import { KubeconfigError } from "../../runtime/kubeconfig_error.ts";
 
 const b64 = (s: string) => btoa(s);
 

@@ -9,10 +9,10 @@ import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/work
 import { MiniClusters } from "../../api/resource.ts";
 import { owned } from "../../controllers/minicluster/desired.ts";
 import {
-  maxSizeFromEntrypoint,
   WORKSPACE_ROLE,
   WORKSPACE_ROLE_LABEL,
-} from "../../controllers/minicluster/workspace_recovery.ts";
+} from "../../controllers/minicluster/legacy_workspace.ts";
+import { maxSizeFromEntrypoint } from "../../controllers/minicluster/workspace_recovery.ts";
 import { ConfigMaps, Jobs } from "../../runtime/resources.ts";
 import { FakeOperator, NS } from "./fake_operator.ts";
 
