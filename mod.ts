@@ -10,7 +10,13 @@
  */
 import { Manager } from "./runtime/manager.ts";
 import { BURST_PER_SECOND, yieldToBursts } from "./runtime/burst_yield.ts";
-import { helpText, type OperatorOptions, OptionsError, parseOptions } from "./runtime/options.ts";
+import { helpText, OptionsError } from "./runtime/options.ts";
+import {
+  FLAGS,
+  type OperatorOptions,
+  parseOptions,
+  PROGRAM,
+} from "./controllers/minicluster/operator_flags.ts";
 import { miniClusterController, miniClusterStores } from "./controllers/minicluster/controller.ts";
 
 export type {
@@ -33,8 +39,9 @@ export type {
 } from "./controllers/minicluster/reconciler.ts";
 export { FIELD_MANAGER, FINALIZER } from "./controllers/minicluster/children/names.ts";
 export { Manager } from "./runtime/manager.ts";
-export { helpText, parseOptions } from "./runtime/options.ts";
-export type { OperatorOptions } from "./runtime/options.ts";
+export { helpText } from "./runtime/options.ts";
+export { FLAGS, parseOptions } from "./controllers/minicluster/operator_flags.ts";
+export type { OperatorOptions } from "./controllers/minicluster/operator_flags.ts";
 export { KubeClient } from "./runtime/client.ts";
 
 /** What the operator does, as --help says it. */
@@ -43,7 +50,7 @@ const SUMMARY =
 
 /** A manager with the MiniCluster controller registered, ready to `run()`. */
 export async function createOperator(opts: OperatorOptions): Promise<Manager> {
-  const manager = new Manager(opts);
+  const manager = new Manager({ ...opts, userAgent: `${PROGRAM} (deno/${Deno.version.deno})` });
   const client = await manager.connect();
   const stores = miniClusterStores((rt, spec) => manager.watch(rt, spec));
   yieldToBursts(client.writeSlots, stores.miniClusters, {
@@ -75,18 +82,18 @@ export async function main(
     opts = parseOptions(args, env);
   } catch (e) {
     if (!(e instanceof OptionsError)) throw e;
-    console.error(`minicluster-operator: ${e.message}`);
+    console.error(`${PROGRAM}: ${e.message}`);
     return 2;
   }
   if (opts.help) {
-    console.log(helpText("minicluster-operator", SUMMARY));
+    console.log(helpText(PROGRAM, SUMMARY, FLAGS));
     return 0;
   }
   try {
     const manager = await createOperator(opts);
     return await manager.run();
   } catch (e) {
-    console.error(`minicluster-operator: ${e instanceof Error ? e.message : String(e)}`);
+    console.error(`${PROGRAM}: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
 }

@@ -14,7 +14,7 @@ import { Document, parseAllDocuments, type Scalar, stringify, type YAMLMap } fro
 import denoJson from "../deno.json" with { type: "json" };
 import { denoFmt, writeOrCheck } from "./generated_file.ts";
 import { SOURCES } from "./install-manifest.ts";
-import { FLAGS } from "../runtime/options.ts";
+import { FLAGS } from "../controllers/minicluster/operator_flags.ts";
 
 const ROOT = new URL("../", import.meta.url);
 export const CHART_DIR = "charts/minicluster-operator";
@@ -26,7 +26,7 @@ type Obj = Record<string, any>;
 
 /**
  * Operator flags set by values of their own name (through the environment; watchNamespaces also
- * makes the RoleBindings). Every other flag of the table (runtime/options.ts) is the value
+ * makes the RoleBindings). Every other flag of the table (controllers/minicluster/operator_flags.ts) is the value
  * `flags.<flag in camelCase>`, so a new flag is a value as soon as it is in the table. --help is
  * no setting.
  */
@@ -211,7 +211,7 @@ const VALUES_HEADER =
 # aggregated into the built-in view, edit and admin roles, so that those who may use a namespace
 # may use its MiniClusters. metrics.serviceMonitor needs the Prometheus Operator's CRDs.
 #
-# flags: the operator's other flags (runtime/options.ts; \`minicluster-operator --help\`), each
+# flags: the operator's other flags (controllers/minicluster/operator_flags.ts; \`minicluster-operator --help\`), each
 # given to the operator as --<flag>=<value> unless empty (the operator's default). healthPort is
 # also the container's port, leaderElectionId the Lease the Role grants.
 `;

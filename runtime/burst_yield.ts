@@ -1,7 +1,7 @@
 /**
  * The operator's writes give way while the user's own requests arrive in a burst.
  *
- * A user who applies a thousand MiniClusters at once waits for the last create. Our writes for the
+ * A user who applies a thousand primaries at once waits for the last create. Our writes for the
  * first ones share the apiserver's CPU with those creates: on a 2-core control plane, the creates
  * took 3.1 s with one write of ours in flight and about 6 s with eight. But once the burst has
  * ended, eight in flight finish every child in a third of the time one does. So the bound follows
@@ -25,7 +25,7 @@ export interface BurstYieldOptions {
 
 const WINDOW_MS = 1_000;
 
-/** New MiniClusters a second that make a burst: more than a person applies by hand. */
+/** New primaries a second that make a burst: more than a person applies by hand. */
 export const BURST_PER_SECOND = 20;
 
 /**

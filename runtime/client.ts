@@ -124,7 +124,7 @@ export class KubeClient implements ApiClient {
   constructor(conn: ClusterConnection, options: ClientOptions = {}) {
     this.server = conn.server.replace(/\/+$/, "");
     this.namespace = conn.namespace;
-    this.#userAgent = options.userAgent ?? `minicluster-operator (deno/${Deno.version.deno})`;
+    this.#userAgent = options.userAgent ?? `deno-kube-client (deno/${Deno.version.deno})`;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#onRequest = options.onRequest;
     this.#writeSlots = new Slots(options.maxWritesInFlight ?? 0);

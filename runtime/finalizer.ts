@@ -53,7 +53,7 @@ export class Finalizer<T extends KubeObject> {
   constructor(
     readonly client: ApiClient,
     readonly resource: ResourceType,
-    /** The finalizer's name, e.g. "flux-framework.org/cleanup". */
+    /** The finalizer's name, e.g. "example.com/cleanup". */
     readonly name: string,
     readonly fieldManager: string,
   ) {}

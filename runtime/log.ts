@@ -3,7 +3,7 @@
  * `key=value` text for people at a terminal.
  *
  * Records carry fields rather than interpolated strings so that logs can be filtered by
- * `minicluster`, `controller` or `reconcileID`; `child(fields)` binds such context once.
+ * the primary's kind, `controller` or `reconcileID`; `child(fields)` binds such context once.
  * Secret payloads never reach the output: any field value that is a Secret object is redacted.
  */
 

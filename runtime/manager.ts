@@ -21,7 +21,7 @@ import { Logger } from "./log.ts";
 import { registerProcessMetrics, Registry } from "./metrics.ts";
 import { RelistBudget } from "./relist_budget.ts";
 import { Slots } from "./slots.ts";
-import type { OperatorOptions } from "./options.ts";
+import type { ManagerOptions } from "./options.ts";
 import { resourceName, type ResourceType } from "./resources.ts";
 import type { IndexFunc, KubeObject, Store } from "./store.ts";
 import type { Transform } from "./transforms.ts";
@@ -59,7 +59,7 @@ const WATCH_STOP_TIMEOUT_MS = 2_000;
 export class Manager {
   readonly log: Logger;
   readonly registry: Registry;
-  readonly #opts: OperatorOptions;
+  readonly #opts: ManagerOptions & { userAgent?: string };
   readonly #metrics: RuntimeMetrics;
   #client?: KubeClient;
   #watchers = new Map<
@@ -77,7 +77,12 @@ export class Manager {
   readonly #listSlots = new Slots(1);
   #synced = false;
 
-  constructor(opts: OperatorOptions, log?: Logger, registry?: Registry) {
+  /** `userAgent`: how the client introduces itself to the API server (its logs and audit). */
+  constructor(
+    opts: ManagerOptions & { userAgent?: string },
+    log?: Logger,
+    registry?: Registry,
+  ) {
     this.#opts = opts;
     this.log = log ?? new Logger({ level: opts.logLevel, format: opts.logFormat });
     this.registry = registry ?? new Registry();
@@ -91,6 +96,7 @@ export class Manager {
       context: this.#opts.context,
       maxWritesInFlight: this.#opts.maxWritesInFlight,
       execPluginTimeoutMs: this.#opts.execPluginTimeoutMs,
+      userAgent: this.#opts.userAgent,
       log: this.log.child({ component: "client" }),
       onRequest: (e) => this.#metrics.request(e.verb, e.resource, e.code, e.seconds),
     });

@@ -1,15 +1,17 @@
 /**
- * Command-line flags and environment variables of the operator process.
+ * Command-line flags and environment variables of a process built on the manager.
  *
- * Every flag can also come from an environment variable (`--lease-duration` ←
- * `OPERATOR_LEASE_DURATION`), which is how a Deployment usually configures it; a flag given on the
- * command line wins over the environment. Parsing is a pure function of (args, env) so it is unit
+ * The manager's own flags are here (`managerFlags`); a program adds its own to the table and parses
+ * the whole with `parseFlags` (the operator's table is beside its controller). Every flag can also
+ * come from an environment variable (`--lease-duration` ← `OPERATOR_LEASE_DURATION`), which is how
+ * a Deployment usually configures it; a flag given on the command line wins over the environment. Parsing is a pure function of (args, env) so it is unit
  * tested without a process, and the --help text is generated from the same table so it cannot
  * drift from what is parsed.
  */
 import { type Format, type Level, parseFormat, parseLevel } from "./log.ts";
 
-export interface OperatorOptions {
+/** What the manager (runtime/manager.ts) is configured with. */
+export interface ManagerOptions {
   kubeconfig?: string;
   context?: string;
   /** Namespaces to watch; empty = all namespaces. */
@@ -17,8 +19,6 @@ export interface OperatorOptions {
   concurrency: number;
   /** Writes in flight at once across the whole client (Lease renewals excepted); 0: no bound. */
   maxWritesInFlight: number;
-  /** Writes in flight while new MiniClusters arrive in a burst (runtime/burst_yield.ts); 0: off. */
-  writesInFlightDuringBursts: number;
   leaderElect: boolean;
   /** Namespace of the Lease; undefined = the client's namespace (ServiceAccount or context). */
   leaderElectionNamespace?: string;
@@ -37,26 +37,17 @@ export interface OperatorOptions {
   failOnForbidden: boolean;
   /** How long a kubeconfig's exec credential plugin may run before it is killed. */
   execPluginTimeoutMs: number;
-  /**
-   * The Pod Security Standard every MiniCluster's pods must meet ("privileged": no check); a
-   * MiniCluster whose pods would not is refused as SpecInvalid before anything is created.
-   */
-  podSecurity: "privileged" | "baseline" | "restricted";
-  /**
-   * Whether a MiniCluster may carry its CURVE certificate inline (`spec.flux.curveCert`, readable
-   * by everyone who may read MiniClusters): "refuse" makes it SpecInvalid.
-   */
-  inlineCurveCert: "allow" | "refuse";
   help: boolean;
 }
 
-export const ENV_PREFIX = "OPERATOR_";
+const ENV_PREFIX = "OPERATOR_";
 
 type Kind = "string" | "list" | "int" | "bool" | "duration" | "level" | "format";
 
-interface FlagSpec {
+/** One flag of a program whose options are `O`. */
+export interface FlagSpec<O> {
   name: string;
-  key: keyof OperatorOptions;
+  key: keyof O & string;
   kind: Kind;
   help: string;
   /** Default as written on the command line (shown in --help). */
@@ -65,173 +56,155 @@ interface FlagSpec {
   choices?: readonly string[];
 }
 
-/** The flag table: parsing, env names and --help all come from here. */
-export const FLAGS: readonly FlagSpec[] = [
-  {
-    name: "kubeconfig",
-    key: "kubeconfig",
-    kind: "string",
-    help: "One kubeconfig file (not a list). Unset: $KUBECONFIG, in-cluster, ~/.kube/config.",
-  },
-  { name: "context", key: "context", kind: "string", help: "Kubeconfig context to use." },
-  {
-    name: "namespaces",
-    key: "namespaces",
-    kind: "list",
-    help: "Comma-separated namespaces to watch. Empty: all namespaces.",
-    default: "",
-  },
-  {
-    name: "concurrency",
-    key: "concurrency",
-    kind: "int",
-    help: "Reconciles run at once per controller.",
-    default: "4",
-  },
-  {
-    name: "max-writes-in-flight",
-    key: "maxWritesInFlight",
-    kind: "int",
-    help: "Writes to the API server in flight at once (Lease renewals excepted); the rest wait " +
-      "in order. 0: no bound.",
-    default: "8",
-  },
-  {
-    name: "writes-in-flight-during-bursts",
-    key: "writesInFlightDuringBursts",
-    kind: "int",
-    help: "Writes in flight while new MiniClusters arrive faster than 20 a second (someone " +
-      "applying many at once), so that their creates keep the API server's CPU; the full bound " +
-      "again a second after. 0: always --max-writes-in-flight.",
-    default: "1",
-  },
-  {
-    name: "leader-elect",
-    key: "leaderElect",
-    kind: "bool",
-    help: "Elect a leader with a coordination.k8s.io Lease; only the leader reconciles.",
-    default: "false",
-  },
-  {
-    name: "leader-election-namespace",
-    key: "leaderElectionNamespace",
-    kind: "string",
-    help: "Namespace of the Lease. Unset: the ServiceAccount's or the context's namespace.",
-  },
-  {
-    name: "leader-election-id",
-    key: "leaderElectionId",
-    kind: "string",
-    help: "Name of the Lease.",
-    default: "minicluster-operator",
-  },
-  {
-    name: "leader-election-identity",
-    key: "leaderElectionIdentity",
-    kind: "string",
-    help: "This replica's name in the Lease. Unset: hostname plus a random suffix.",
-  },
-  {
-    name: "lease-duration",
-    key: "leaseDurationMs",
-    kind: "duration",
-    help: "How long a standby waits after the last renewal before taking over.",
-    default: "15s",
-  },
-  {
-    name: "renew-deadline",
-    key: "renewDeadlineMs",
-    kind: "duration",
-    help: "How long the leader keeps trying to renew before it gives up leadership.",
-    default: "10s",
-  },
-  {
-    name: "retry-period",
-    key: "retryPeriodMs",
-    kind: "duration",
-    help: "Interval between attempts to acquire or renew the Lease.",
-    default: "2s",
-  },
-  {
-    name: "log-level",
-    key: "logLevel",
-    kind: "level",
-    help: "debug, info, warn or error.",
-    default: "info",
-  },
-  {
-    name: "log-format",
-    key: "logFormat",
-    kind: "format",
-    help: "json (one object per line) or text (key=value, for terminals).",
-    default: "json",
-  },
-  {
-    name: "health-port",
-    key: "healthPort",
-    kind: "int",
-    help: "Port serving /healthz, /readyz and /metrics. 0 picks a free port.",
-    default: "8081",
-  },
-  {
-    name: "bind-address",
-    key: "bindAddress",
-    kind: "string",
-    help: "Address the health and metrics server listens on.",
-    default: "0.0.0.0",
-  },
-  {
-    name: "resync-period",
-    key: "resyncPeriodMs",
-    kind: "duration",
-    help: "Reconcile every object again about this often (jittered), as a safety net. 0: never.",
-    default: "1h",
-  },
-  {
-    name: "cache-sync-timeout",
-    key: "cacheSyncTimeoutMs",
-    kind: "duration",
-    help: "Exit with an error if the caches have not synced within this time.",
-    default: "2m",
-  },
-  {
-    name: "fail-on-forbidden",
-    key: "failOnForbidden",
-    kind: "bool",
-    help: "Exit at start-up when a list/watch is forbidden (RBAC) in every watched namespace; " +
-      "one of several is reported and retried meanwhile. false: retry forever.",
-    default: "true",
-  },
-  {
-    name: "exec-plugin-timeout",
-    key: "execPluginTimeoutMs",
-    kind: "duration",
-    help: "Kill a kubeconfig's exec credential plugin still running after this long (logged; " +
-      "/readyz fails until a run succeeds).",
-    default: "30s",
-  },
-  {
-    name: "pod-security",
-    key: "podSecurity",
-    kind: "string",
-    choices: ["privileged", "baseline", "restricted"],
-    help: "Pod Security Standard (privileged, baseline, restricted) that MiniClusters' pods must " +
-      "meet; others are refused as SpecInvalid. baseline and restricted also refuse the " +
-      "system-node-critical and system-cluster-critical priority classes. privileged: no check.",
-    default: "privileged",
-  },
-  {
-    name: "inline-curve-cert",
-    key: "inlineCurveCert",
-    kind: "string",
-    choices: ["allow", "refuse"],
-    help: "allow or refuse spec.flux.curveCert, a CURVE secret key inline in the MiniCluster " +
-      "(readable by everyone who may read MiniClusters); refused ones are SpecInvalid. " +
-      "spec.flux.curveCertSecretRef is always accepted.",
-    default: "allow",
-  },
-  { name: "help", key: "help", kind: "bool", help: "Print this help and exit.", default: "false" },
-];
+/**
+ * The manager's flags, in the order --help shows them; `program` names the Lease by default. A
+ * program's flag table holds these and its own: parsing, env names and --help all come from it.
+ */
+export function managerFlags(program: string): FlagSpec<ManagerOptions>[] {
+  return [
+    {
+      name: "kubeconfig",
+      key: "kubeconfig",
+      kind: "string",
+      help: "One kubeconfig file (not a list). Unset: $KUBECONFIG, in-cluster, ~/.kube/config.",
+    },
+    { name: "context", key: "context", kind: "string", help: "Kubeconfig context to use." },
+    {
+      name: "namespaces",
+      key: "namespaces",
+      kind: "list",
+      help: "Comma-separated namespaces to watch. Empty: all namespaces.",
+      default: "",
+    },
+    {
+      name: "concurrency",
+      key: "concurrency",
+      kind: "int",
+      help: "Reconciles run at once per controller.",
+      default: "4",
+    },
+    {
+      name: "max-writes-in-flight",
+      key: "maxWritesInFlight",
+      kind: "int",
+      help: "Writes to the API server in flight at once (Lease renewals excepted); the rest wait " +
+        "in order. 0: no bound.",
+      default: "8",
+    },
+    {
+      name: "leader-elect",
+      key: "leaderElect",
+      kind: "bool",
+      help: "Elect a leader with a coordination.k8s.io Lease; only the leader reconciles.",
+      default: "false",
+    },
+    {
+      name: "leader-election-namespace",
+      key: "leaderElectionNamespace",
+      kind: "string",
+      help: "Namespace of the Lease. Unset: the ServiceAccount's or the context's namespace.",
+    },
+    {
+      name: "leader-election-id",
+      key: "leaderElectionId",
+      kind: "string",
+      help: "Name of the Lease.",
+      default: program,
+    },
+    {
+      name: "leader-election-identity",
+      key: "leaderElectionIdentity",
+      kind: "string",
+      help: "This replica's name in the Lease. Unset: hostname plus a random suffix.",
+    },
+    {
+      name: "lease-duration",
+      key: "leaseDurationMs",
+      kind: "duration",
+      help: "How long a standby waits after the last renewal before taking over.",
+      default: "15s",
+    },
+    {
+      name: "renew-deadline",
+      key: "renewDeadlineMs",
+      kind: "duration",
+      help: "How long the leader keeps trying to renew before it gives up leadership.",
+      default: "10s",
+    },
+    {
+      name: "retry-period",
+      key: "retryPeriodMs",
+      kind: "duration",
+      help: "Interval between attempts to acquire or renew the Lease.",
+      default: "2s",
+    },
+    {
+      name: "log-level",
+      key: "logLevel",
+      kind: "level",
+      help: "debug, info, warn or error.",
+      default: "info",
+    },
+    {
+      name: "log-format",
+      key: "logFormat",
+      kind: "format",
+      help: "json (one object per line) or text (key=value, for terminals).",
+      default: "json",
+    },
+    {
+      name: "health-port",
+      key: "healthPort",
+      kind: "int",
+      help: "Port serving /healthz, /readyz and /metrics. 0 picks a free port.",
+      default: "8081",
+    },
+    {
+      name: "bind-address",
+      key: "bindAddress",
+      kind: "string",
+      help: "Address the health and metrics server listens on.",
+      default: "0.0.0.0",
+    },
+    {
+      name: "resync-period",
+      key: "resyncPeriodMs",
+      kind: "duration",
+      help: "Reconcile every object again about this often (jittered), as a safety net. 0: never.",
+      default: "1h",
+    },
+    {
+      name: "cache-sync-timeout",
+      key: "cacheSyncTimeoutMs",
+      kind: "duration",
+      help: "Exit with an error if the caches have not synced within this time.",
+      default: "2m",
+    },
+    {
+      name: "fail-on-forbidden",
+      key: "failOnForbidden",
+      kind: "bool",
+      help: "Exit at start-up when a list/watch is forbidden (RBAC) in every watched namespace; " +
+        "one of several is reported and retried meanwhile. false: retry forever.",
+      default: "true",
+    },
+    {
+      name: "exec-plugin-timeout",
+      key: "execPluginTimeoutMs",
+      kind: "duration",
+      help: "Kill a kubeconfig's exec credential plugin still running after this long (logged; " +
+        "/readyz fails until a run succeeds).",
+      default: "30s",
+    },
+    {
+      name: "help",
+      key: "help",
+      kind: "bool",
+      help: "Print this help and exit.",
+      default: "false",
+    },
+  ];
+}
 
 export class OptionsError extends Error {
   override name = "OptionsError";
@@ -270,7 +243,7 @@ function parseBool(text: string, flag: string): boolean {
   throw new OptionsError(`--${flag}: invalid boolean "${text}"`);
 }
 
-function convert(spec: FlagSpec, raw: string): unknown {
+function convert<O>(spec: FlagSpec<O>, raw: string): unknown {
   try {
     switch (spec.kind) {
       case "string":
@@ -299,14 +272,18 @@ function convert(spec: FlagSpec, raw: string): unknown {
   }
 }
 
-/** Parses flags over environment over defaults, then checks the values together. */
-export function parseOptions(
+/**
+ * Parses the flags of `flags` over environment over defaults, then checks the manager's values
+ * together.
+ */
+export function parseFlags<O extends ManagerOptions>(
+  flags: readonly FlagSpec<O>[],
   args: readonly string[],
   env: Record<string, string | undefined> = {},
-): OperatorOptions {
-  const byName = new Map(FLAGS.map((f) => [f.name, f]));
+): O {
+  const byName = new Map(flags.map((f) => [f.name, f]));
   const values: Record<string, unknown> = {};
-  for (const spec of FLAGS) {
+  for (const spec of flags) {
     if (spec.default !== undefined) values[spec.key] = convert(spec, spec.default);
     const fromEnv = env[envName(spec.name)];
     if (fromEnv !== undefined && fromEnv !== "") values[spec.key] = convert(spec, fromEnv);
@@ -337,12 +314,12 @@ export function parseOptions(
     }
     values[spec.key] = convert(spec, raw);
   }
-  const opts = values as unknown as OperatorOptions;
+  const opts = values as unknown as O;
   validate(opts);
   return opts;
 }
 
-function validate(o: OperatorOptions): void {
+function validate(o: ManagerOptions): void {
   // An empty path is a mistake (`--kubeconfig=$UNSET`), not a request for the defaults.
   if (o.kubeconfig === "") throw new OptionsError("--kubeconfig: empty path");
   if (o.concurrency < 1) throw new OptionsError("--concurrency must be at least 1");
@@ -360,8 +337,12 @@ function validate(o: OperatorOptions): void {
   if (o.execPluginTimeoutMs <= 0) throw new OptionsError("--exec-plugin-timeout must be positive");
 }
 
-/** The --help text of `program` (`summary`: what it does), generated from the flag table. */
-export function helpText(program: string, summary: string): string {
+/** The --help text of `program` (`summary`: what it does), generated from its flag table. */
+export function helpText<O>(
+  program: string,
+  summary: string,
+  flags: readonly FlagSpec<O>[],
+): string {
   const lines = [
     `Usage: ${program} [flags]`,
     "",
@@ -371,7 +352,7 @@ export function helpText(program: string, summary: string): string {
     "",
     "Flags:",
   ];
-  for (const f of FLAGS) {
+  for (const f of flags) {
     const value = f.kind === "bool" ? "" : `=${f.kind === "list" ? "a,b" : f.kind}`;
     const head = `  --${f.name}${value}`;
     const dflt = f.default !== undefined && f.default !== "" ? ` (default ${f.default})` : "";

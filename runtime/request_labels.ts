@@ -19,7 +19,7 @@ export type Verb =
 /** One finished request, for metrics. `code` is 0 when no HTTP response arrived. */
 export interface RequestEvent {
   verb: Verb;
-  /** "configmaps", "jobs.batch", "miniclusters.flux-framework.org/status", ... */
+  /** "configmaps", "jobs.batch", "leases.coordination.k8s.io", "<plural>.<group>/status", ... */
   resource: string;
   code: number;
   /** Time to the response headers (for watches: time to establish the stream). */

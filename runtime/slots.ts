@@ -2,7 +2,7 @@
  * A bound on requests in flight: at most `limit` at once, the rest served in order.
  *
  * The client's writes go through one (`--max-writes-in-flight`). A burst of reconciles (a
- * thousand MiniClusters applied at once) would otherwise put every reconcile's writes on the
+ * thousand primaries applied at once) would otherwise put every reconcile's writes on the
  * apiserver together. The apiserver serves them, but on a small control plane they take its CPU
  * from everyone else's requests, including the user's own creates, and finishing sooner is not
  * what the extra concurrency buys: past about eight writes in flight the apiserver's throughput no

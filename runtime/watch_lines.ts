@@ -50,13 +50,13 @@ export function parseWatchLine<T>(line: string, rt?: ResourceType): WatchEvent<T
 
 /**
  * Reads that end when `signal` aborts, even if the read itself never settles: after 1,000
- * MiniClusters, aborting the fetch of a quiet watch left its pending read unsettled for 20 s, and
+ * primaries, aborting the fetch of a quiet watch left its pending read unsettled for 20 s, and
  * the process alive with it.
  *
  * Each read gets a promise of its own, rejected by the abort listener while it is the current
  * one. Racing every read against one long-lived promise instead leaks: each race leaves a
  * reaction on that promise which holds the chunk read, so a busy watch kept every byte it had
- * ever received (1 GiB after 1,000 MiniClusters).
+ * ever received (1 GiB after 1,000 primaries).
  */
 export function abortableReads(
   signal?: AbortSignal,

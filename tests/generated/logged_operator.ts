@@ -10,7 +10,7 @@
  */
 import { Manager } from "../../runtime/manager.ts";
 import { Logger } from "../../runtime/log.ts";
-import { parseOptions } from "../../runtime/options.ts";
+import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import {
   miniClusterController,
   miniClusterStores,

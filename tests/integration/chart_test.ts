@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { ensureBinaries } from "../../hack/cluster/binaries.ts";
 import { CHART_DIR, flagValueName, NAMED_FLAG_VALUES } from "../../hack/chart.ts";
-import { FLAGS, parseOptions } from "../../runtime/options.ts";
+import { FLAGS, parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const CHART = join(ROOT, CHART_DIR);

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { Manager, miniClusterController, miniClusterStores } from "../../mod.ts";
 import { Logger } from "../../runtime/log.ts";
-import { parseOptions } from "../../runtime/options.ts";
+import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import { eventually } from "../harness.ts";
 
 export interface RunningManager {

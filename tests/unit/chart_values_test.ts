@@ -1,4 +1,4 @@
-// Every flag of the operator (runtime/options.ts's table) is a value of the Helm chart, so that a
+// Every flag of the operator (operator_flags.ts's table) is a value of the Helm chart, so that a
 // release can set it: four under names of their own (hack/chart.ts), every other one under
 // `flags.<flag in camelCase>`. --help is no setting. tests/integration/chart_test.ts renders the
 // chart with each of them set and checks that the operator's container gets them.
@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { flagValueName, NAMED_FLAG_VALUES } from "../../hack/chart.ts";
-import { FLAGS } from "../../runtime/options.ts";
+import { FLAGS } from "../../controllers/minicluster/operator_flags.ts";
 
 const VALUES = new URL("../../charts/minicluster-operator/values.yaml", import.meta.url);
 

@@ -1,11 +1,12 @@
 /**
  * The documentation covers every flag and every field: the README's configuration table follows
- * the operator's flag table (runtime/options.ts), docs/api.md has a row for every field of the CRD,
+ * the operator's flag table (controllers/minicluster/operator_flags.ts), docs/api.md has a row for every field of the CRD,
  * and the README names every condition the operator sets.
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { envName, FLAGS } from "../../runtime/options.ts";
+import { envName } from "../../runtime/options.ts";
+import { FLAGS } from "../../controllers/minicluster/operator_flags.ts";
 import {
   FAILED,
   READY,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Action } from "../../runtime/controller.ts";
 import { Manager } from "../../runtime/manager.ts";
-import { parseOptions } from "../../runtime/options.ts";
+import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import { ConfigMaps } from "../../runtime/resources.ts";
 import type { KubeObject } from "../../runtime/store.ts";
 

@@ -1,12 +1,15 @@
+// The flags of the operator (controllers/minicluster/operator_flags.ts) on the runtime's flag
+// parser (runtime/options.ts), which knows only the manager's own.
 import assert from "node:assert/strict";
 import {
   envName,
-  FLAGS,
   helpText,
+  managerFlags,
   OptionsError,
   parseDuration,
-  parseOptions,
+  parseFlags,
 } from "../../runtime/options.ts";
+import { FLAGS, parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 
 Deno.test("options: defaults", () => {
   const o = parseOptions([]);
@@ -106,7 +109,7 @@ Deno.test("options: bad input gets a message naming the flag", () => {
 });
 
 Deno.test("options: --help documents every flag with its env var and default", () => {
-  const help = helpText("op", "Does things.");
+  const help = helpText("op", "Does things.", FLAGS);
   assert.match(help, /^Usage: op \[flags\]\n\nDoes things\.\n/);
   for (const f of FLAGS) {
     assert.ok(help.includes(`--${f.name}`), f.name);
@@ -129,4 +132,24 @@ Deno.test("options: a flag with choices takes each of them and refuses anything 
       new RegExp(`--${f.name}: "bogus" is not one of ${f.choices!.join(", ")}`),
     );
   }
+});
+
+Deno.test("options: the runtime parses the manager's flags; the operator adds its own three", () => {
+  const manager = managerFlags("some-operator");
+  const own = FLAGS.filter((f) => !manager.some((m) => m.name === f.name)).map((f) => f.name);
+  assert.deepEqual(own, ["writes-in-flight-during-bursts", "pod-security", "inline-curve-cert"]);
+  assert.deepEqual(
+    FLAGS.filter((f) => !own.includes(f.name)).map((f) => f.name),
+    manager.map((f) => f.name),
+    "the manager's flags keep their order",
+  );
+  assert.equal(parseFlags(manager, []).leaderElectionId, "some-operator");
+  assert.throws(
+    () => parseFlags(manager, ["--pod-security=baseline"]),
+    /unknown flag --pod-security/,
+  );
+  assert.throws(
+    () => parseFlags(manager, ["--lease-duration=5s"]),
+    /greater than --renew-deadline/,
+  );
 });

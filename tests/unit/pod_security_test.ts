@@ -10,7 +10,7 @@ import {
   podSecurityViolations,
   priorityViolations,
 } from "../../controllers/minicluster/pod_security.ts";
-import { parseOptions } from "../../runtime/options.ts";
+import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import { FakeOperator } from "./fake_operator.ts";
 
 const plain: PodSpec = { containers: [{ name: "c", image: "i" }] };

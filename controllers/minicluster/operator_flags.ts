@@ -1,0 +1,83 @@
+/**
+ * The operator's command line: the manager's flags (runtime/options.ts) and the MiniCluster
+ * controller's own, in one table that parsing, the environment variables, --help, the README's
+ * configuration table and the Helm chart's values all come from.
+ */
+import {
+  type FlagSpec,
+  managerFlags,
+  type ManagerOptions,
+  parseFlags,
+} from "../../runtime/options.ts";
+import type { InlineCurveCertPolicy } from "./curve_source.ts";
+import { POD_SECURITY_LEVELS, type PodSecurityLevel } from "./pod_security.ts";
+
+/** The program's name: its --help, its messages and the default name of its Lease. */
+export const PROGRAM = "minicluster-operator";
+
+export interface OperatorOptions extends ManagerOptions {
+  /** Writes in flight while new MiniClusters arrive in a burst (runtime/burst_yield.ts); 0: off. */
+  writesInFlightDuringBursts: number;
+  /**
+   * The Pod Security Standard every MiniCluster's pods must meet ("privileged": no check); a
+   * MiniCluster whose pods would not is refused as SpecInvalid before anything is created.
+   */
+  podSecurity: PodSecurityLevel;
+  /**
+   * Whether a MiniCluster may carry its CURVE certificate inline (`spec.flux.curveCert`, readable
+   * by everyone who may read MiniClusters): "refuse" makes it SpecInvalid.
+   */
+  inlineCurveCert: InlineCurveCertPolicy;
+}
+
+const WRITES_DURING_BURSTS: FlagSpec<OperatorOptions> = {
+  name: "writes-in-flight-during-bursts",
+  key: "writesInFlightDuringBursts",
+  kind: "int",
+  help: "Writes in flight while new MiniClusters arrive faster than 20 a second (someone " +
+    "applying many at once), so that their creates keep the API server's CPU; the full bound " +
+    "again a second after. 0: always --max-writes-in-flight.",
+  default: "1",
+};
+
+const POD_SECURITY: FlagSpec<OperatorOptions> = {
+  name: "pod-security",
+  key: "podSecurity",
+  kind: "string",
+  choices: POD_SECURITY_LEVELS,
+  help: "Pod Security Standard (privileged, baseline, restricted) that MiniClusters' pods must " +
+    "meet; others are refused as SpecInvalid. baseline and restricted also refuse the " +
+    "system-node-critical and system-cluster-critical priority classes. privileged: no check.",
+  default: "privileged",
+};
+
+const INLINE_CURVE_CERT: FlagSpec<OperatorOptions> = {
+  name: "inline-curve-cert",
+  key: "inlineCurveCert",
+  kind: "string",
+  choices: ["allow", "refuse"],
+  help: "allow or refuse spec.flux.curveCert, a CURVE secret key inline in the MiniCluster " +
+    "(readable by everyone who may read MiniClusters); refused ones are SpecInvalid. " +
+    "spec.flux.curveCertSecretRef is always accepted.",
+  default: "allow",
+};
+
+/**
+ * Every flag of the operator, in --help's order: the burst bound beside the write bound it
+ * lowers, the MiniCluster policies last before --help.
+ */
+export const FLAGS: readonly FlagSpec<OperatorOptions>[] = managerFlags(PROGRAM).flatMap((f) =>
+  f.name === "max-writes-in-flight"
+    ? [f, WRITES_DURING_BURSTS]
+    : f.name === "help"
+    ? [POD_SECURITY, INLINE_CURVE_CERT, f]
+    : [f]
+);
+
+/** The operator's options from its command line and environment (runtime/options.ts). */
+export function parseOptions(
+  args: readonly string[],
+  env: Record<string, string | undefined> = {},
+): OperatorOptions {
+  return parseFlags(FLAGS, args, env);
+}
