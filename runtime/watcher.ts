@@ -22,8 +22,12 @@
  * relisted when it answers again) and does not hold up `synced` once another namespace listed, so
  * the others are served meanwhile. Every namespace refused before any listed is the RBAC wrong as a
  * whole, handled as the cluster-wide watch's refusal (stopOnForbidden).
+ *
+ * What a stream does next is a pure state machine (watch_step.ts: state + what happened → new state
+ * + action) and how soon it does it a policy of five rules (watch_pacing.ts); this file does the
+ * requests, fills the store and reports.
  */
-import { Backoff, type BackoffPolicy, WATCH_BACKOFF } from "./backoff.ts";
+import { type BackoffPolicy, WATCH_BACKOFF } from "./backoff.ts";
 import type { ApiClient } from "./api_client.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";
 import { isForbidden, isGone, isNotFound, isUnauthorized } from "./errors.ts";
@@ -33,9 +37,15 @@ import { type RuntimeLog, silentLog } from "./log.ts";
 import type { RelistBudget } from "./relist_budget.ts";
 import type { Slots } from "./slots.ts";
 import { dropManagedFields, type Transform } from "./transforms.ts";
-
-/** Why a watch stream was restarted, as counted by `watch_restarts_total{reason}`. */
-export type RestartReason = "closed" | "gone" | "error";
+import { WatchPacing } from "./watch_pacing.ts";
+import {
+  type Failure,
+  NEW_STREAM,
+  type RestartReason,
+  type StreamInput,
+  type StreamStep,
+  watchStep,
+} from "./watch_step.ts";
 
 /** Hooks the manager wires to metrics. */
 export interface WatcherMetrics {
@@ -149,26 +159,27 @@ export class Watcher<T extends KubeObject> {
     await Promise.all(this.#running);
   }
 
+  /** One list+watch stream: watch_step.ts decides what comes next, watch_pacing.ts how soon. */
   async #runStream(namespace: string | undefined): Promise<void> {
     const signal = this.#abort.signal;
-    const backoff = new Backoff(this.#opts.backoff ?? WATCH_BACKOFF);
-    const log = this.#log;
-    const fields = { resource: this.resource, namespace: namespace ?? "*" };
+    const pacing = new WatchPacing(this.#opts.backoff ?? WATCH_BACKOFF, this.#opts.relistBudget);
+    const stopOnForbidden = this.#opts.stopOnForbidden !== false;
     const selectors = {
       labelSelector: this.#opts.labelSelector,
       fieldSelector: this.#opts.fieldSelector,
     };
-    let resourceVersion: string | undefined;
-    // 410s in a row without an event between them: a server (or proxy) that expires every watch
-    // at once must not turn relisting into a list storm, so only the first relist is immediate.
-    let goneStreak = 0;
-    const goneBackoff = new Backoff(this.#opts.backoff ?? WATCH_BACKOFF);
+    let state = NEW_STREAM;
+    const step = (input: StreamInput): StreamStep => {
+      const next = watchStep(state, input, { stopOnForbidden });
+      state = next.state;
+      return next;
+    };
 
     while (!signal.aborted) {
       try {
-        if (resourceVersion === undefined) {
-          resourceVersion = await this.#list(namespace, selectors, signal);
-          backoff.reset();
+        if (state.resourceVersion === undefined) {
+          step({ type: "listed", resourceVersion: await this.#list(namespace, selectors, signal) });
+          pacing.listed();
           if (signal.aborted) break;
         }
         const started = this.#clock.now();
@@ -176,81 +187,98 @@ export class Watcher<T extends KubeObject> {
         const events = this.client.watch<T>(this.type, {
           namespace,
           ...selectors,
-          resourceVersion,
+          resourceVersion: state.resourceVersion,
           allowWatchBookmarks: true,
           timeoutSeconds: this.#opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300),
           signal,
         });
         for await (const event of events) {
           received++;
-          resourceVersion = event.object?.metadata?.resourceVersion ?? resourceVersion;
+          step({ type: "event", resourceVersion: event.object?.metadata?.resourceVersion });
           this.#opts.metrics?.event(this.resource, event.type);
           if (event.type !== "BOOKMARK") this.#cache.apply(event.type, this.#typed(event.object));
-          backoff.reset();
-          goneStreak = 0;
-          goneBackoff.reset();
+          pacing.received();
           // Stopped: do not drain what the stream has buffered (thousands of events on a busy
           // stream) before noticing.
           if (signal.aborted) break;
         }
         if (signal.aborted) break;
+        const closed = step({ type: "closed", received, elapsedMs: this.#clock.now() - started });
         this.#opts.metrics?.restarted(this.resource, "closed");
-        log.debug("watch closed; resuming", { ...fields, resourceVersion });
-        // A server that closes watches at once must not make us spin.
-        if (received === 0 && this.#clock.now() - started < 1000) {
-          await sleep(this.#clock, backoff.next(), signal);
-        }
+        this.#log.debug("watch closed; resuming", {
+          resource: this.resource,
+          namespace: namespace ?? "*",
+          resourceVersion: state.resourceVersion,
+        });
+        const pause = closed.action.type === "go" ? closed.action.pause : undefined;
+        if (pause) await sleep(this.#clock, pacing.delay(pause), signal);
       } catch (e) {
         if (signal.aborted) break;
-        if (isGone(e)) {
-          this.#opts.metrics?.restarted(this.resource, "gone");
-          log.info("resourceVersion expired; relisting", { ...fields, resourceVersion });
-          resourceVersion = undefined;
-          if (goneStreak++ > 0) await sleep(this.#clock, goneBackoff.next(), signal);
-          const budget = this.#opts.relistBudget;
-          for (let wait = budget?.take() ?? 0; wait > 0 && !signal.aborted;) {
-            await sleep(this.#clock, wait, signal);
-            wait = budget!.take();
-          }
-          continue;
-        }
-        if (isNotFound(e) && !this.#listed.has(namespace)) {
-          const err = new WatcherError(notServedMessage(this.type));
-          log.error("kind not served at start-up; giving up", { ...fields, error: err.message });
-          this.#rejectSynced(err);
-          return;
-        }
-        const denied = isForbidden(e) || isUnauthorized(e);
-        if (denied && namespace !== undefined) {
-          // Listed again once it answers: what the namespace holds may have changed entirely.
-          resourceVersion = undefined;
-          this.#deny(namespace, e as Error);
-        }
-        const fatal = namespace === undefined
-          ? !this.#listed.has(namespace)
-          : this.#listed.size === 0 && this.#streams.every((ns) => this.#denied.has(ns!));
-        if (denied && fatal && this.#opts.stopOnForbidden !== false) {
-          const err = new WatcherError(
-            `cannot list/watch ${this.resource} in ${namespace ?? "all namespaces"}: ${
-              (e as Error).message
-            }`,
-          );
-          log.error("permission denied at start-up; giving up", { ...fields, error: err.message });
-          this.#rejectSynced(err);
-          return;
-        }
-        if (denied && namespace !== undefined) this.#settle();
-        this.#opts.metrics?.restarted(this.resource, "error");
-        const delay = backoff.next();
-        log.warn("list/watch failed; retrying", {
-          ...fields,
-          error: (e as Error)?.message ?? String(e),
-          retryInMs: delay,
-          attempt: backoff.attempts,
+        const expired = state.resourceVersion;
+        const failed = step({
+          type: "failed",
+          failure: failureOf(e),
+          namespaced: namespace !== undefined,
+          othersRefused: this.#listed.size === 0 &&
+            this.#streams.every((ns) => ns === namespace || this.#denied.has(ns!)),
         });
-        await sleep(this.#clock, delay, signal);
+        if (!await this.#afterFailure(namespace, e, failed, expired, pacing)) return;
       }
     }
+  }
+
+  /**
+   * Carries out what the state machine made of a failed list or watch: reports it, records a
+   * refused namespace, gives up (false) or waits as paced before the stream goes on (true).
+   */
+  async #afterFailure(
+    namespace: string | undefined,
+    e: unknown,
+    { action, restarted, deny, settle }: StreamStep,
+    expired: string | undefined,
+    pacing: WatchPacing,
+  ): Promise<boolean> {
+    const signal = this.#abort.signal;
+    const log = this.#log;
+    const fields = { resource: this.resource, namespace: namespace ?? "*" };
+    const message = (e as Error)?.message ?? String(e);
+    if (restarted === "gone") {
+      this.#opts.metrics?.restarted(this.resource, "gone");
+      log.info("resourceVersion expired; relisting", { ...fields, resourceVersion: expired });
+      const delay = action.type === "go" && action.pause ? pacing.delay(action.pause) : 0;
+      if (delay > 0) await sleep(this.#clock, delay, signal);
+      for (let wait = pacing.relistWait(); wait > 0 && !signal.aborted;) {
+        await sleep(this.#clock, wait, signal);
+        wait = pacing.relistWait();
+      }
+      return true;
+    }
+    if (action.type === "stop" && action.reason === "not-served") {
+      const err = new WatcherError(notServedMessage(this.type));
+      log.error("kind not served at start-up; giving up", { ...fields, error: err.message });
+      this.#rejectSynced(err);
+      return false;
+    }
+    if (deny) this.#deny(namespace!, e as Error);
+    if (action.type === "stop") {
+      const err = new WatcherError(
+        `cannot list/watch ${this.resource} in ${namespace ?? "all namespaces"}: ${message}`,
+      );
+      log.error("permission denied at start-up; giving up", { ...fields, error: err.message });
+      this.#rejectSynced(err);
+      return false;
+    }
+    if (settle) this.#settle();
+    this.#opts.metrics?.restarted(this.resource, "error");
+    const delay = action.pause ? pacing.delay(action.pause) : 0;
+    log.warn("list/watch failed; retrying", {
+      ...fields,
+      error: message,
+      retryInMs: delay,
+      attempt: pacing.attempts,
+    });
+    await sleep(this.#clock, delay, signal);
+    return true;
   }
 
   /** Lists every page, swaps the result into the cache and returns the list's resourceVersion. */
@@ -339,4 +367,12 @@ export class Watcher<T extends KubeObject> {
     }
     return this.#opts.transform ? this.#opts.transform(obj) : obj;
   }
+}
+
+/** How a list or watch failed, as the stream's state machine tells failures apart. */
+function failureOf(e: unknown): Failure {
+  if (isGone(e)) return "gone";
+  if (isNotFound(e)) return "not-found";
+  if (isForbidden(e) || isUnauthorized(e)) return "denied";
+  return "other";
 }

@@ -21,7 +21,8 @@ import {
   Secrets,
   ServiceAccounts,
 } from "../../runtime/resources.ts";
-import { type RestartReason, Watcher, WatcherError } from "../../runtime/watcher.ts";
+import { Watcher, WatcherError } from "../../runtime/watcher.ts";
+import type { RestartReason } from "../../runtime/watch_step.ts";
 import { apiserverArgs, type ComponentContext } from "../../hack/cluster/components.ts";
 import { renderKubeconfig } from "../../hack/cluster/kubeconfig.ts";
 import { componentContext, down, up } from "../../hack/cluster/lifecycle.ts";
