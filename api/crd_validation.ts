@@ -69,7 +69,7 @@ const TYPE_TITLES: Record<FieldError["type"], string> = {
 };
 
 /** `field: body`, the text of one cause of the API server's Invalid status. */
-export function fieldErrorText(e: FieldError): string {
+function fieldErrorText(e: FieldError): string {
   const title = TYPE_TITLES[e.type];
   const shown = ["Required", "Forbidden", "TooLong"].includes(e.type) ||
       !("value" in e)
@@ -465,7 +465,7 @@ function scaleErrors(obj: Json, specReplicasPath: string): FieldError[] {
  * the API server's pruning would drop, found as it walks, whatever the value's type (a map where a
  * list belongs has only undeclared fields). The root's metadata is the API server's own.
  */
-export function unknownFields(value: Json, schema: OpenApiSchema | undefined, path = ""): string[] {
+function unknownFields(value: Json, schema: OpenApiSchema | undefined, path = ""): string[] {
   if (Array.isArray(value)) {
     return value.flatMap((item, i) => unknownFields(item, schema?.items, `${path}[${i}]`));
   }

@@ -43,7 +43,7 @@ export const DEFAULTS = {
 export const DEFAULT_BACKOFF_LIMIT = 100;
 
 /** Name of the bursting cluster at `index` when it has none: burst-0, burst-1, ... */
-export const burstClusterName = (index: number): string => `burst-${index}`;
+const burstClusterName = (index: number): string => `burst-${index}`;
 
 /**
  * The MiniCluster with every default applied. Idempotent: withDefaults(withDefaults(mc)) equals

@@ -19,7 +19,7 @@ const MAX_DNS_LABEL = 63;
  * Volume names the operator itself uses in every pod (the Go operator's pod layout), each with
  * what it holds. A user volume with one of these names would clash in the pod spec.
  */
-export function reservedVolumeNames(mc: DefaultedMiniCluster): Map<string, string> {
+function reservedVolumeNames(mc: DefaultedMiniCluster): Map<string, string> {
   const names = new Map<string, string>([
     ["spack-software", "the operator's software volume"],
     ["flux-operator-home", "the operator's home volume"],
@@ -42,7 +42,7 @@ export function reservedVolumeNames(mc: DefaultedMiniCluster): Map<string, strin
  * selects its pods by them). A user's copy would make a pod join another MiniCluster's Services.
  * The CRD refuses the same keys (crds/minicluster.yaml, spec.pod.labels).
  */
-export const RESERVED_POD_LABELS = [
+const RESERVED_POD_LABELS = [
   "job-name",
   "controller-uid",
   "app.kubernetes.io/managed-by",
@@ -50,10 +50,10 @@ export const RESERVED_POD_LABELS = [
   "hpa-selector",
 ];
 /** Prefixes of label and annotation keys the Job controller and the operator own. */
-export const RESERVED_POD_KEY_PREFIXES = ["batch.kubernetes.io/", "flux-framework.org/"];
+const RESERVED_POD_KEY_PREFIXES = ["batch.kubernetes.io/", "flux-framework.org/"];
 
 /** Problems with `spec.pod.labels` and `spec.pod.annotations` keys others own. */
-export function reservedPodKeyProblems(mc: MiniCluster): string[] {
+function reservedPodKeyProblems(mc: MiniCluster): string[] {
   const problems: string[] = [];
   const owner = (key: string) =>
     key.startsWith("batch.kubernetes.io/") || key === "job-name" || key === "controller-uid"
@@ -196,7 +196,7 @@ const FLUX_MINI = /(^|[\s;&|(`'"])flux\s+mini(\s|$)/m;
  * `flux submit`, `flux run`, `flux batch`... exist since 0.48, so the replacement works with old
  * views too.
  */
-export function fluxMiniProblems(spec: DefaultedMiniCluster["spec"]): string[] {
+function fluxMiniProblems(spec: DefaultedMiniCluster["spec"]): string[] {
   const found: string[] = [];
   if (FLUX_MINI.test(spec.flux.submitCommand ?? "")) found.push("spec.flux.submitCommand");
   const groups: [string, DefaultedMiniClusterContainer[]][] = [

@@ -39,7 +39,7 @@ const MiB = 1024 * 1024;
 const IDLE_MS = 60_000;
 
 /** One reading of one operator process. */
-export interface MemoryReading {
+interface MemoryReading {
   /** VmRSS of the process. */
   rssBytes: number;
   /** RssAnon (+ RssShmem) of the process: what grows with the objects it holds. */
@@ -48,7 +48,7 @@ export interface MemoryReading {
   kubelet?: { workingSetBytes: number; rssBytes: number };
 }
 
-export interface InClusterMemory {
+interface InClusterMemory {
   miniClusters: number;
   size: number;
   inCluster: { empty: MemoryReading; loaded: MemoryReading };

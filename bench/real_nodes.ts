@@ -49,7 +49,7 @@ export interface RealRun {
   succeededMs: number;
 }
 
-export function miniCluster(name: string, size: number): MiniCluster {
+function miniCluster(name: string, size: number): MiniCluster {
   return {
     apiVersion: "flux-framework.org/v1alpha2",
     kind: "MiniCluster",

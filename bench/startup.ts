@@ -26,7 +26,7 @@ import { goOperator } from "./peer/contenders.ts";
 import { childObjects } from "./raw_client.ts";
 import { summarize } from "./stats.ts";
 
-export const NAMESPACE = "startup";
+const NAMESPACE = "startup";
 /** How long after its caches synced an operator's memory is read again. */
 const SETTLE_MS = 30_000;
 const WRITERS = 16;
@@ -116,7 +116,7 @@ function runningStatus(pod: Pod, index: number, now: string): Pod["status"] {
  * N MiniClusters in namespace `startup` with every child and a running pod each; resolves the
  * number of objects.
  */
-export async function seedMiniClusters(client: KubeClient, n: number): Promise<number> {
+async function seedMiniClusters(client: KubeClient, n: number): Promise<number> {
   const width = String(n - 1).length;
   const names = Array.from({ length: n }, (_, i) => `mc-${String(i).padStart(width, "0")}`);
   let objects = 0;

@@ -16,7 +16,7 @@ import { parse } from "yaml";
 import { denoFmt, writeOrCheck } from "./generated_file.ts";
 
 const ROOT = new URL("../", import.meta.url);
-export const OUTPUT = "docs/api.md";
+const OUTPUT = "docs/api.md";
 
 /** The CRD's schema (api/openapi_schema.ts). */
 export type Schema = OpenApiSchema;
@@ -27,7 +27,7 @@ interface Section {
 }
 
 /** A GitHub-style heading anchor for a section path. */
-export function anchor(path: string): string {
+function anchor(path: string): string {
   return path.toLowerCase().replace(/[^a-z0-9 -]/g, "").replace(/ /g, "-");
 }
 
@@ -42,7 +42,7 @@ function nested(path: string, s: Schema): Section | undefined {
 }
 
 /** The type column: `string`, `[]integer`, `map[string]string`, `int-or-string`, `object`. */
-export function typeOf(s: Schema): string {
+function typeOf(s: Schema): string {
   if (s["x-kubernetes-int-or-string"]) return "int-or-string";
   if (s.type === "array") return `[]${s.items ? typeOf(s.items) : "any"}`;
   if (s.type === "object" && !s.properties && typeof s.additionalProperties === "object") {
@@ -53,7 +53,7 @@ export function typeOf(s: Schema): string {
 }
 
 /** Validation that a reader needs to know, in words. */
-export function constraints(s: Schema): string[] {
+function constraints(s: Schema): string[] {
   const out: string[] = [];
   if (s.enum) out.push(`one of ${s.enum.map((v) => `\`${v}\``).join(", ")}`);
   if (s.minimum !== undefined) out.push(`≥ ${s.minimum}`);

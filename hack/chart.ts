@@ -59,7 +59,7 @@ const RELEASE_NAMESPACE = "RELEASE--NS";
 const FULLNAME = `include "minicluster-operator.fullname" $`;
 
 /** Replaces the markers in YAML text by Helm template expressions. */
-export function templateText(yaml: string): string {
+function templateText(yaml: string): string {
   return yaml
     .replaceAll(RELEASE, `{{ ${FULLNAME} }}`)
     .replaceAll(RELEASE_NAMESPACE, "{{ $.Release.Namespace }}")
@@ -106,7 +106,7 @@ function isAggregated(obj: Obj): boolean {
 }
 
 /** A source object made a template: release name and namespace, values where users choose. */
-export function templated(obj: Obj): Obj {
+function templated(obj: Obj): Obj {
   const out = structuredClone(obj);
   out.metadata.name = rename(out.metadata.name);
   if (out.metadata.namespace === NAMESPACE) out.metadata.namespace = namespace;
@@ -272,7 +272,7 @@ function flagArgs(indent: string): string {
 }
 
 /** A template file for one source object. */
-export function objectTemplate(path: string, obj: Obj): string {
+function objectTemplate(path: string, obj: Obj): string {
   let text = templateText(stringify(templated(obj), { lineWidth: 0 }));
   text = text.replace(/^( *)- \{\{ EXTRA_ENV \}\}$/m, (_, i: string) => extraEnv(i));
   text = text.replace(/^( *)args: \{\{ FLAG_ARGS \}\}$/m, (_, i: string) => flagArgs(i));
@@ -317,12 +317,12 @@ export function objectTemplate(path: string, obj: Obj): string {
   return header + text;
 }
 
-export interface ChartFile {
+interface ChartFile {
   path: string;
   text: string;
 }
 
-export async function chartFiles(): Promise<ChartFile[]> {
+async function chartFiles(): Promise<ChartFile[]> {
   const files: ChartFile[] = [];
   let deployment: Obj | undefined;
   for (const source of SOURCES) {

@@ -98,7 +98,7 @@ import type { ListMeta, ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 type Schema = JSONSchema & Record<string, unknown>;
 
 /** The openAPIV3Schema of the MiniCluster CRD's one version. */
-export async function loadCrdSchema(): Promise<Schema> {
+async function loadCrdSchema(): Promise<Schema> {
   // deno-lint-ignore no-explicit-any
   const crd = parse(await Deno.readTextFile(CRD_PATH)) as any;
   return crd.spec.versions[0].schema.openAPIV3Schema as Schema;
@@ -185,7 +185,7 @@ function defaultedTypes(schema: Schema): Schema {
 }
 
 /** The TypeScript source of api/v1alpha2.ts, formatted with `deno fmt`. */
-export async function generate(): Promise<string> {
+async function generate(): Promise<string> {
   const named = nameTypes(await loadCrdSchema());
   const defaulted = defaultedTypes(named);
   const list: Schema = {
@@ -231,7 +231,7 @@ function withoutDescriptions(node: unknown): unknown {
  * without an API server (api/crd_validation.ts) also where crds/ is not at hand (the compiled
  * binary).
  */
-export async function generateSchemaModule(): Promise<string> {
+async function generateSchemaModule(): Promise<string> {
   const crd = parse(await Deno.readTextFile(CRD_PATH));
   const version = crd.spec.versions.find((v: { name: string }) => v.name === "v1alpha2");
   const schema = withoutDescriptions(version.schema.openAPIV3Schema);

@@ -15,7 +15,7 @@ import { CRD_FILES } from "./crd_files.ts";
 import { denoFmt, writeOrCheck } from "./generated_file.ts";
 
 const ROOT = new URL("../", import.meta.url);
-export const OUTPUT = "deploy/install.yaml";
+const OUTPUT = "deploy/install.yaml";
 
 /** The sources in apply order; any other deploy/*.yaml is an error (it would be left out). */
 export const SOURCES = [
@@ -38,7 +38,7 @@ ${SOURCES.map((s) => `#   ${s}`).join("\n")}
 `;
 
 /** Checks that every document of a source parses and has a kind; returns the kinds. */
-export function kindsOf(path: string, text: string): string[] {
+function kindsOf(path: string, text: string): string[] {
   const kinds: string[] = [];
   for (const doc of parseAllDocuments(text)) {
     if (doc.errors.length > 0) throw new Error(`${path}: ${doc.errors[0].message}`);
@@ -83,7 +83,7 @@ async function readSources(): Promise<{ path: string; text: string }[]> {
   );
 }
 
-export async function generate(): Promise<string> {
+async function generate(): Promise<string> {
   return await denoFmt(assemble(await readSources()), "yaml");
 }
 

@@ -28,7 +28,7 @@ export interface ForbiddenName {
 }
 
 /** The words of the operator's domain that `runtime/` must not contain, in any case. */
-export const DOMAIN_WORDS = /minicluster|flux|curve|broker/gi;
+const DOMAIN_WORDS = /minicluster|flux|curve|broker/gi;
 
 /** What the rules check: the same roots `deno task check` type-checks. */
 const CHECKED = ["mod.ts", "runtime", "controllers", "api", "tests", "hack", "bench", "testing"];

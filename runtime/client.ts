@@ -64,7 +64,7 @@ export * from "./errors.ts";
 
 export type { RequestEvent, Verb } from "./request_labels.ts";
 
-export interface ClientOptions {
+interface ClientOptions {
   /** Sent as User-Agent; the API server logs and audits it. */
   userAgent?: string;
   /** Per-request timeout in ms (not applied to watches); 0 disables. Default 30 s. */

@@ -28,7 +28,7 @@ export const LONGEST_TIMER_MS = 2 ** 31 - 1;
  * months) fires early once and its owner, deciding from the time then, sets the next timer; a
  * negative delay or one that is no number is 0.
  */
-export function timerDelay(ms: number): number {
+function timerDelay(ms: number): number {
   return ms > 0 ? Math.min(ms, LONGEST_TIMER_MS) : 0;
 }
 

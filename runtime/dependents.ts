@@ -125,13 +125,6 @@ export function applyWhenDifferent<C extends KubeObject>(
   return { matches, update: (_observed, desired, writes) => writes.apply(desired) };
 }
 
-/** A drift policy that deletes and re-creates an object that differs (immutable specs). */
-export function recreateWhenDifferent<C extends KubeObject>(
-  matches: (observed: C, desired: C) => boolean,
-): DriftPolicy<C> {
-  return { matches, update: (observed, _desired, writes) => writes.recreate(observed) };
-}
-
 /** Every dependent of an owner, in the waves they are written in, and where pruning looks. */
 export interface DependentPlan {
   waves: readonly (readonly Dependent[])[];
@@ -384,7 +377,7 @@ export async function deleteUnchanged(
 }
 
 /** True when `owner` is the controller of `obj`. */
-export function ownedBy(obj: KubeObject, owner: KubeObject): boolean {
+function ownedBy(obj: KubeObject, owner: KubeObject): boolean {
   return controllerOf(obj)?.uid === owner.metadata?.uid;
 }
 

@@ -52,7 +52,7 @@ export class ApiError extends Error {
 }
 
 /** The reason the API server would give for a bare HTTP code (k8s.io/apimachinery's table). */
-export function reasonForCode(code: number): string {
+function reasonForCode(code: number): string {
   switch (code) {
     case 400:
       return "BadRequest";
@@ -124,10 +124,6 @@ export function isUnauthorized(e: unknown): boolean {
 
 export function isInvalid(e: unknown): boolean {
   return apiError(e)?.code === 422;
-}
-
-export function isTooManyRequests(e: unknown): boolean {
-  return apiError(e)?.code === 429;
 }
 
 /**

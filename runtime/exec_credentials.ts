@@ -166,7 +166,7 @@ const runPlugin: RunPlugin = async (config, signal) => {
 const EXPIRY_MARGIN_MS = 10_000;
 
 /** How long a plugin may run before it is killed. */
-export const EXEC_PLUGIN_TIMEOUT_MS = 30_000;
+const EXEC_PLUGIN_TIMEOUT_MS = 30_000;
 
 export interface ExecTokenSourceOptions {
   /** Kill a run after this long; default EXEC_PLUGIN_TIMEOUT_MS. */

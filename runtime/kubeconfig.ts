@@ -16,7 +16,7 @@ import { EXEC_API_VERSIONS, type ExecConfig } from "./exec_credentials.ts";
 import { KubeconfigError } from "./kubeconfig_error.ts";
 
 /** Where the kubelet mounts a Pod's ServiceAccount credentials. */
-export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 /** Everything needed to reach and authenticate to one API server. */
 export interface ClusterConnection {
@@ -235,7 +235,7 @@ export async function resolveKubeconfig(
  * The exec stanza checked and resolved: a command with a `/` is relative to the kubeconfig's
  * directory (as kubectl resolves it), one without is looked up on PATH.
  */
-export function execConfig(
+function execConfig(
   exec: KubeconfigExec,
   user: string,
   cluster: KubeconfigCluster,

@@ -22,7 +22,7 @@ import { ApiError, isAlreadyExists, isConflict, isNotFound } from "./errors.ts";
 import { Leases } from "./resources.ts";
 import { type RuntimeLog, silentLog } from "./log.ts";
 
-export interface LeaderElectionOptions {
+interface LeaderElectionOptions {
   namespace: string;
   /** Name of the Lease. */
   name: string;
@@ -256,6 +256,6 @@ export class LeaderElector {
 }
 
 /** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
-export function microTime(ms: number): string {
+function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }

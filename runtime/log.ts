@@ -39,7 +39,7 @@ export type Fields = Record<string, unknown>;
 
 const LEVEL_ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-export const LEVELS: readonly Level[] = ["debug", "info", "warn", "error"];
+const LEVELS: readonly Level[] = ["debug", "info", "warn", "error"];
 
 export function parseLevel(s: string): Level {
   const l = s.toLowerCase() === "warning" ? "warn" : s.toLowerCase();
@@ -52,7 +52,7 @@ export function parseFormat(s: string): Format {
   throw new Error(`invalid log format "${s}" (want json or text)`);
 }
 
-export interface LoggerOptions {
+interface LoggerOptions {
   level?: Level;
   format?: Format;
   /** Fields on every record of this logger. */
@@ -118,11 +118,6 @@ export class Logger {
       this.format === "json" ? formatJson(ts, level, msg, all) : formatText(ts, level, msg, all),
     );
   }
-}
-
-/** A logger that drops everything (tests, libraries used without logging). */
-export function silentLogger(): Logger {
-  return new Logger({ level: "error", write: () => {} });
 }
 
 const encoder = new TextEncoder();

@@ -319,7 +319,7 @@ export function formatValue(v: number): string {
 }
 
 /** HELP text escapes backslash and newline. */
-export function escapeHelp(s: string): string {
+function escapeHelp(s: string): string {
   return s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
 }
 

@@ -80,8 +80,8 @@ export function controllerOf(obj: KubeObject): OwnerReference | undefined {
 }
 
 /** Built-in indexes every store has. */
-export const NAMESPACE_INDEX = "namespace";
-export const OWNER_INDEX = "owner";
+const NAMESPACE_INDEX = "namespace";
+const OWNER_INDEX = "owner";
 
 export const BUILTIN_INDEXES: Readonly<Record<string, IndexFunc<KubeObject>>> = {
   [NAMESPACE_INDEX]: (obj) => [obj.metadata?.namespace ?? ""],
@@ -286,7 +286,7 @@ function resourceVersionOf(obj: KubeObject): string | undefined {
 }
 
 /** Equal in everything but `metadata.resourceVersion`. */
-export function sameContent(a: KubeObject, b: KubeObject): boolean {
+function sameContent(a: KubeObject, b: KubeObject): boolean {
   if (a === b) return true;
   const { resourceVersion: _a, ...metaA } = a.metadata ?? {};
   const { resourceVersion: _b, ...metaB } = b.metadata ?? {};

@@ -74,7 +74,7 @@ export interface StreamStep {
 }
 
 /** A watch that ends sooner than this with no event in it "closed at once". */
-export const CLOSED_AT_ONCE_MS = 1_000;
+const CLOSED_AT_ONCE_MS = 1_000;
 
 /** The next state and action of a stream in `state` after `input`. */
 export function watchStep(

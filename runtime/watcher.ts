@@ -56,7 +56,7 @@ export interface WatcherMetrics {
   notServed?(resource: string, namespace: string, reason: string | undefined): void;
 }
 
-export interface WatcherOptions<T> {
+interface WatcherOptions<T> {
   /** Namespaces to watch; undefined or empty watches all namespaces (or a cluster-scoped kind). */
   namespaces?: string[];
   labelSelector?: string;

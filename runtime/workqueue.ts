@@ -26,7 +26,7 @@ import { backoffDelay, type BackoffPolicy } from "./backoff.ts";
 import { type Clock, systemClock, type TimerId } from "./clock.ts";
 
 /** Per-key retry policy of failed reconciles. */
-export const RECONCILE_BACKOFF: BackoffPolicy = { initialMs: 5, maxMs: 60_000, factor: 2 };
+const RECONCILE_BACKOFF: BackoffPolicy = { initialMs: 5, maxMs: 60_000, factor: 2 };
 
 /** Hooks the controller wires to Prometheus metrics; the queue itself knows no registry. */
 export interface WorkQueueMetrics {
@@ -42,7 +42,7 @@ export interface WorkQueueMetrics {
   worked(seconds: number): void;
 }
 
-export interface WorkQueueOptions {
+interface WorkQueueOptions {
   clock?: Clock;
   backoff?: BackoffPolicy;
   metrics?: WorkQueueMetrics;

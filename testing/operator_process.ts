@@ -41,11 +41,6 @@ function jsonKubeconfig(path: string): string {
   return out;
 }
 
-export interface CpuTimes {
-  /** User + system CPU seconds consumed so far. */
-  seconds: number;
-}
-
 /** One run of the operator process; `restart()` gives a fresh one with the same options. */
 export class OperatorProcess {
   readonly opts: OperatorProcessOptions;

@@ -78,7 +78,7 @@ export function sweepAbandoned(prefix: string, tmp = Deno.env.get("TMPDIR") || "
 }
 
 /** Stops the cluster kept under `owned` and removes the directory. */
-export function removePrivateCluster(owned: string): void {
+function removePrivateCluster(owned: string): void {
   downSync(join(owned, CLUSTER_DIR));
   try {
     Deno.removeSync(owned, { recursive: true });

@@ -69,7 +69,7 @@ async function controlPlane(): Promise<string> {
 }
 
 /** Prefix of the private control planes a test run starts (and sweeps when abandoned). */
-export const ENVTEST_PREFIX = "minicluster-envtest-";
+const ENVTEST_PREFIX = "minicluster-envtest-";
 
 /** "Reconcile creates the Job!" → "reconcile-creates-the-job", short enough for a name. */
 export function namespaceSlug(testName: string): string {

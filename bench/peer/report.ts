@@ -51,12 +51,12 @@ function of(results: PeerResults, op: ContenderName, n: number): PeerRun[] {
   return results.runs.filter((r) => r.operator === op && r.miniClusters === n);
 }
 
-export function sizes(results: PeerResults): number[] {
+function sizes(results: PeerResults): number[] {
   return [...new Set(results.runs.map((r) => r.miniClusters))].sort((a, b) => a - b);
 }
 
 /** ours / go of a measure at N (means over repetitions). */
-export function peerRatio(results: PeerResults, n: number, f: (r: PeerRun) => number): number {
+function peerRatio(results: PeerResults, n: number, f: (r: PeerRun) => number): number {
   return ratio(mean(of(results, "ours", n), f), mean(of(results, "go", n), f));
 }
 

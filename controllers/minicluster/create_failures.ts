@@ -16,7 +16,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Event, Pod } from "kubernetes-types/core/v1.d.ts";
 import { activePods } from "./status.ts";
 
-export const FAILED_CREATE = "FailedCreate";
+const FAILED_CREATE = "FailedCreate";
 
 /** The field selector of the Event watch: only what this file reads. */
 export const FAILED_CREATE_SELECTOR = `involvedObject.kind=Job,reason=${FAILED_CREATE}`;

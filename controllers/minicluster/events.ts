@@ -17,7 +17,7 @@ import { SUSPENDED_REASON, WAITING_FOR_ADMISSION } from "./lifecycle.ts";
 import { MINICLUSTER_API_VERSION, MINICLUSTER_KIND } from "./children/owner.ts";
 
 /** The component name Events report (shown as "From" by kubectl describe). */
-export const EVENT_COMPONENT = "minicluster-operator";
+const EVENT_COMPONENT = "minicluster-operator";
 
 /** An Event to emit, before it is addressed to an object. */
 export interface EventSpec {

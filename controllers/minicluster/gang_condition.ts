@@ -24,7 +24,7 @@ export interface GangReport {
 }
 
 /** Why the MiniCluster runs unganged where the API lacks gang scheduling. */
-export const UNGANGED_DEFAULT = "the pods are scheduled one by one, as without spec.gang (the " +
+const UNGANGED_DEFAULT = "the pods are scheduled one by one, as without spec.gang (the " +
   "brokers wait for each other either way; a gang only keeps partial clusters from holding nodes)";
 
 /** The condition as [status, reason, message], or undefined when there is no gang to report. */

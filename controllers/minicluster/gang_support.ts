@@ -27,11 +27,11 @@ export type GangSupport = { served: true } | { served: false; why: string };
 export const GANG_SUPPORT_TTL_MS = 5 * 60_000;
 
 /** What the dropped field means, for the condition. */
-export const DROPPED_MESSAGE = "the API server accepted the Job but dropped its pods' " +
+const DROPPED_MESSAGE = "the API server accepted the Job but dropped its pods' " +
   "schedulingGroup (Kubernetes 1.36 or later with the feature gate GenericWorkload off: gang " +
   "scheduling needs it on the API server and the scheduler)";
 
-export const NO_POD_GROUPS_MESSAGE = "the API server keeps the pods' schedulingGroup but does " +
+const NO_POD_GROUPS_MESSAGE = "the API server keeps the pods' schedulingGroup but does " +
   "not serve scheduling.k8s.io/v1beta1 PodGroups (Kubernetes 1.37 with " +
   "--runtime-config=scheduling.k8s.io/v1beta1=true on the API server)";
 

@@ -10,7 +10,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 export const SUSPENDED = "Suspended";
 
 /** The label Kueue reads to queue a Job (named in the "waiting for admission" message). */
-export const KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name";
+const KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name";
 
 /** Ready's reasons while the Job is suspended (also shown by the Status printer column). */
 export const SUSPENDED_REASON = "Suspended";
@@ -77,7 +77,7 @@ export function jobSucceeded(job: Job | undefined) {
 }
 
 /** When the Job finished (its Complete or Failed condition turned True), if it did. */
-export function finishedAt(job: Job | undefined): Date | undefined {
+function finishedAt(job: Job | undefined): Date | undefined {
   const done = jobCondition(job, "Complete") ?? jobCondition(job, "Failed");
   const time = done?.lastTransitionTime;
   if (!time) return undefined;

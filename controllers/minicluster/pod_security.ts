@@ -438,7 +438,7 @@ function seLinux(
  * cover priority and Kubernetes admits them in any namespace; at baseline and restricted the
  * operator refuses them, so that creating a MiniCluster cannot claim the node before its tenants.
  */
-export const SYSTEM_PRIORITY_CLASSES = new Set(["system-node-critical", "system-cluster-critical"]);
+const SYSTEM_PRIORITY_CLASSES = new Set(["system-node-critical", "system-cluster-critical"]);
 
 /** The system priority class `spec` asks for under `level`, as a violation naming `where`. */
 export function priorityViolations(

@@ -14,8 +14,7 @@ import {
 } from "../../api/minicluster_schema.ts";
 import { renderChildren, RenderError } from "./render.ts";
 
-export const RENDER_USAGE =
-  `usage: minicluster-operator render -f FILE [--namespace NS] [--with-secrets]
+const RENDER_USAGE = `usage: minicluster-operator render -f FILE [--namespace NS] [--with-secrets]
   -f, --filename FILE   MiniCluster manifest(s), YAML or JSON; - reads standard input
   -n, --namespace NS    namespace of MiniClusters that name none (default: default)
   --with-secrets        generate a real CURVE certificate instead of a placeholder`;

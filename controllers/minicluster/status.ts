@@ -30,7 +30,6 @@ export const UNAPPLIABLE = "Unappliable";
 export const SIZE_CLAMPED = "SizeClamped";
 /** Present only for a MiniCluster with a gang (gang_condition.ts). */
 export const GANG_SCHEDULING = "GangScheduling";
-export { SUSPENDED };
 
 /** For events: is True the good state of this condition (Ready) or the bad one (Failed)? */
 export const NEGATIVE_POLARITY = new Set([FAILED, SPEC_INVALID, UNAPPLIABLE, SIZE_CLAMPED]);

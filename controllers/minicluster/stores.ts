@@ -68,7 +68,7 @@ export interface WatchedKind {
 }
 
 /** The pods' index by the Job that made them: "namespace/job-name" from the Job controller's label. */
-export const JOB_PODS_INDEX = "job";
+const JOB_PODS_INDEX = "job";
 
 function jobOfPod(pod: KubeObject): string[] {
   const job = pod.metadata?.labels?.[JOB_NAME_LABEL];

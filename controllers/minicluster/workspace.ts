@@ -65,7 +65,7 @@ export function buildWorkspace(mc: Owner, ws: Workspace): MiniClusterWorkspace {
 }
 
 /** Reads the values back; undefined when the object does not hold a usable workspace. */
-export function parseWorkspace(ws: MiniClusterWorkspace): Workspace | undefined {
+function parseWorkspace(ws: MiniClusterWorkspace): Workspace | undefined {
   const { maxSize, size } = ws.spec ?? {};
   if (!Number.isInteger(maxSize) || maxSize < 1) return undefined;
   return { maxSize, size: Number.isInteger(size) && size >= 1 ? size : maxSize };

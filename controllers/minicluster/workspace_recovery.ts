@@ -43,7 +43,7 @@ export type Recovered =
   | { problem: Problem };
 
 /** The values of an older version's workspace ConfigMap; undefined when it holds none. */
-export function parseLegacyWorkspace(cm: ConfigMap): Workspace | undefined {
+function parseLegacyWorkspace(cm: ConfigMap): Workspace | undefined {
   const maxSize = Number(cm.data?.["bootstrap-max-size"]);
   const size = Number(cm.data?.["bootstrap-size"]);
   if (!Number.isInteger(maxSize) || maxSize < 1) return undefined;

@@ -2,7 +2,7 @@
 // a few objects. The cluster tool stays independent of runtime/ so it works (and can be
 // debugged) even while the operator's own client is broken.
 
-export interface Credentials {
+interface Credentials {
   caCert: string;
   clientCert: string;
   clientKey: string;

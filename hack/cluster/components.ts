@@ -6,12 +6,12 @@ import type { Pki } from "./pki.ts";
 import { BRIDGE_IP } from "./real_node_config.ts";
 import type { ComponentName, Ports } from "./state.ts";
 
-export const SERVICE_CIDR = "10.96.0.0/16";
+const SERVICE_CIDR = "10.96.0.0/16";
 /** First address of SERVICE_CIDR: the `kubernetes` Service, also a SAN of the serving cert. */
 export const KUBERNETES_SERVICE_IP = "10.96.0.1";
 /** Pod IPs KWOK hands out; disjoint from the service range. */
-export const POD_CIDR = "10.244.0.1/16";
-export const SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local";
+const POD_CIDR = "10.244.0.1/16";
+const SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local";
 /** KWOK manages exactly the Nodes carrying this annotation (see nodes.ts). */
 export const FAKE_NODE_ANNOTATION = "kwok.x-k8s.io/node";
 
@@ -22,7 +22,7 @@ export const FAKE_NODE_ANNOTATION = "kwok.x-k8s.io/node";
  * needed too: it lifts the `node.kubernetes.io/not-ready` taint that admission puts on every new
  * Node once KWOK reports it Ready; without it nothing ever schedules.
  */
-export const CONTROLLERS = [
+const CONTROLLERS = [
   "job-controller",
   "node-lifecycle-controller",
   "garbage-collector-controller",
@@ -67,7 +67,7 @@ export interface ComponentContext {
   audit?: { policy: string; log: string };
 }
 
-export function etcdArgs(c: ComponentContext): string[] {
+function etcdArgs(c: ComponentContext): string[] {
   const client = `http://127.0.0.1:${c.ports.etcdClient}`;
   const peer = `http://127.0.0.1:${c.ports.etcdPeer}`;
   return [

@@ -18,7 +18,7 @@ export interface HostRecord {
 }
 
 /** Created by the kubelet, containerd or the CNI plugins even when told to use other paths. */
-export const HOST_PATHS = [
+const HOST_PATHS = [
   "/var/lib/kubelet",
   "/var/log/containers",
   "/var/log/pods",

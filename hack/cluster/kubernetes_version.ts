@@ -47,7 +47,7 @@ function atLeast(v: KubernetesVersion, major: number, minor: number): boolean {
  * from 1.37's (1.36's `WorkloadWithJob` gangs every Indexed Job whose parallelism equals its
  * completions, without a Job field).
  */
-export const WORKLOAD_FEATURE_GATES = ["GenericWorkload", "WorkloadWithJob"] as const;
+const WORKLOAD_FEATURE_GATES = ["GenericWorkload", "WorkloadWithJob"] as const;
 
 /** What a component of a cluster of version `version` is started with beyond its usual flags. */
 export interface VersionFlags {

@@ -21,8 +21,8 @@ import { stringify } from "yaml";
 
 export const KEEP_RUNNING_ANNOTATION = "kwok.x-k8s.io/keep-running";
 export const COMPLETE_AFTER_ANNOTATION = "kwok.x-k8s.io/complete-after";
-export const EXIT_CODE_ANNOTATION = "kwok.x-k8s.io/exit-code";
-export const DEFAULT_COMPLETE_AFTER_MS = 1000;
+const EXIT_CODE_ANNOTATION = "kwok.x-k8s.io/exit-code";
+const DEFAULT_COMPLETE_AFTER_MS = 1000;
 
 interface Expr {
   key: string;

@@ -245,7 +245,7 @@ interface NodeStatus {
 }
 
 /** Ready, and the node lifecycle controller has lifted the not-ready taint: pods can land. */
-export function nodeSchedulable(node: NodeStatus | undefined): boolean {
+function nodeSchedulable(node: NodeStatus | undefined): boolean {
   const ready = node?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
   const tainted = node?.spec?.taints?.some((t) => t.key === "node.kubernetes.io/not-ready");
   return (ready ?? false) && !tainted;

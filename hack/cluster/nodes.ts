@@ -3,7 +3,7 @@
 
 import { FAKE_NODE_ANNOTATION } from "./components.ts";
 
-export const FAKE_NODE_PREFIX = "kwok-node-";
+const FAKE_NODE_PREFIX = "kwok-node-";
 
 export function fakeNodeName(index: number): string {
   return `${FAKE_NODE_PREFIX}${index}`;

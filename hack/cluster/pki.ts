@@ -32,7 +32,7 @@ export function pkiFiles(dir: string): Pki {
 }
 
 /** Names under which in-cluster clients and loopback clients reach the apiserver. */
-export function servingSubjectAltNames(serviceIp: string): string[] {
+function servingSubjectAltNames(serviceIp: string): string[] {
   return [
     "IP:127.0.0.1",
     `IP:${serviceIp}`,

@@ -183,8 +183,3 @@ export async function stopGroups(pgids: number[], graceMs = 5000): Promise<void>
     alive = alive.filter((g) => groupMembers(g).length > 0);
   }
 }
-
-/** Immediate SIGKILL, for `unload` handlers that cannot await. */
-export function killGroupsSync(pgids: number[]): void {
-  for (const g of pgids) signalGroup(g, "SIGKILL");
-}

@@ -15,9 +15,9 @@ export const POD_NETWORK = "10.89.0.0/16";
 export const BRIDGE_IP = "10.89.0.1";
 /** The conventional address of cluster DNS (kubeadm's: the tenth of the service range). */
 export const CLUSTER_DNS_IP = "10.96.0.10";
-export const CLUSTER_DOMAIN = "cluster.local";
+const CLUSTER_DOMAIN = "cluster.local";
 export const REAL_NODE_LABEL = "minicluster.local/real-node";
-export const REAL_NODE_PREFIX = "mc-real-";
+const REAL_NODE_PREFIX = "mc-real-";
 /** Where every registry points: a port on loopback that nothing listens on. */
 export const CLOSED_REGISTRY = "https://127.0.0.1:9";
 /** Registries that get their own hosts.toml (containerd special-cases some, e.g. docker.io). */

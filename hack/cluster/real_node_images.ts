@@ -14,7 +14,7 @@ import type { RealNodeImages } from "./real_nodes.ts";
 /** Binaries of hack/build-binaries.sh that real nodes need beside the control plane's. */
 export const REAL_NODE_BINARIES = ["kubelet", "kube-proxy", "coredns"];
 
-export const COREDNS_IMAGE = `${LOCAL_REGISTRY}/coredns:local`;
+const COREDNS_IMAGE = `${LOCAL_REGISTRY}/coredns:local`;
 
 const LAYER_TAR = join(dirname(fileURLToPath(import.meta.url)), "..", "images", "layer_tar.sh");
 

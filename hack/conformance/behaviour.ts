@@ -23,7 +23,7 @@ import {
 } from "./pod_files.ts";
 
 /** One simulated pod of one side. */
-export interface PodRun {
+interface PodRun {
   containers: Record<string, { exit: number; flux: string[][]; output: string }>;
   files: Record<string, string>;
 }

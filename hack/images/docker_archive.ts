@@ -38,7 +38,7 @@ export interface ImageSpec {
 }
 
 /** This machine's architecture as OCI names it: the images hold binaries built here. */
-export const OCI_ARCH = Deno.build.arch === "aarch64" ? "arm64" : "amd64";
+const OCI_ARCH = Deno.build.arch === "aarch64" ? "arm64" : "amd64";
 
 export const MEDIA_TYPES = {
   index: "application/vnd.oci.image.index.v1+json",
@@ -76,7 +76,7 @@ export interface Descriptor {
   annotations?: Record<string, string>;
 }
 
-export function ociManifest(config: Descriptor, layers: readonly Layer[]): Record<string, unknown> {
+function ociManifest(config: Descriptor, layers: readonly Layer[]): Record<string, unknown> {
   return {
     schemaVersion: 2,
     mediaType: MEDIA_TYPES.manifest,

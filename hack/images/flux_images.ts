@@ -22,8 +22,8 @@ import {
 } from "./refs.ts";
 
 /** Where the views are, and the link to the current one that the scripts use as the Flux root. */
-export const VIEWS_DIR = "/opt/views/._view";
-export const VIEW_LINK = "/opt/view";
+const VIEWS_DIR = "/opt/views/._view";
+const VIEW_LINK = "/opt/view";
 
 const PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -55,7 +55,7 @@ export async function fluxAppImageSpec(): Promise<ImageSpec> {
 }
 
 /** The view's directory name: a hash, as spack names its views, here of the install's inputs. */
-export function viewHash(installKey: string): string {
+function viewHash(installKey: string): string {
   return installKey;
 }
 

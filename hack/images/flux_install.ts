@@ -17,11 +17,11 @@ import { FLUX_CORE_VERSION, FLUX_SCHED_VERSION } from "./refs.ts";
  */
 export const FLUX_PREFIX = `/opt/software/flux-${FLUX_CORE_VERSION}`;
 
-export const FLUX_CORE_TARBALL = `flux-core-${FLUX_CORE_VERSION}.tar.gz`;
-export const FLUX_SCHED_TARBALL = `flux-sched-${FLUX_SCHED_VERSION}.tar.gz`;
+const FLUX_CORE_TARBALL = `flux-core-${FLUX_CORE_VERSION}.tar.gz`;
+const FLUX_SCHED_TARBALL = `flux-sched-${FLUX_SCHED_VERSION}.tar.gz`;
 
 /** The source tarballs: $FLUX_SOURCE_DIR, else the shared snapshots (hack/shared_material.ts). */
-export function fluxSourceDir(): string {
+function fluxSourceDir(): string {
   return sharedPath("flux", Deno.env.get("FLUX_SOURCE_DIR") || undefined);
 }
 

@@ -11,7 +11,7 @@ import { SOURCE_DATE_EPOCH } from "./refs.ts";
 const LAYER_TAR = new URL("./layer_tar.sh", import.meta.url).pathname;
 
 /** Tars `dir` into `out` and describes the result. */
-export async function writeLayer(dir: string, out: string, createdBy: string): Promise<Layer> {
+async function writeLayer(dir: string, out: string, createdBy: string): Promise<Layer> {
   await run([LAYER_TAR, dir, out, String(SOURCE_DATE_EPOCH)]);
   const [hex, stat] = await Promise.all([sha256File(out), Deno.stat(out)]);
   return { path: out, digest: `sha256:${hex}`, size: stat.size, createdBy };

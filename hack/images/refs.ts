@@ -11,7 +11,7 @@ export const LOCAL_REGISTRY = "minicluster.local";
 export const FLUX_CORE_VERSION = "0.88.0-59-g4a5e79f56";
 export const FLUX_SCHED_VERSION = "0.54.0-8-gfd257f71";
 /** The release that flux-core describes itself from, used as the short tag of flux-app. */
-export const FLUX_CORE_RELEASE = FLUX_CORE_VERSION.split("-")[0];
+const FLUX_CORE_RELEASE = FLUX_CORE_VERSION.split("-")[0];
 
 export const PAUSE_IMAGE = `${LOCAL_REGISTRY}/pause:3.10`;
 export const FLUX_APP_IMAGE = `${LOCAL_REGISTRY}/flux-app:${FLUX_CORE_RELEASE}`;
@@ -22,7 +22,7 @@ export const FLUX_VIEW_IMAGE_LATEST = `${LOCAL_REGISTRY}/flux-view:latest`;
 export const MPI_IMAGE = `${LOCAL_REGISTRY}/mpi:${FLUX_CORE_RELEASE}`;
 export const MPI_IMAGE_LATEST = `${LOCAL_REGISTRY}/mpi:latest`;
 /** Unqualified, as deploy/install.yaml names it; containerd stores it as docker.io/library/... */
-export const OPERATOR_VERSION: string = denoJson.version;
+const OPERATOR_VERSION: string = denoJson.version;
 export const OPERATOR_IMAGE = `minicluster-operator:${OPERATOR_VERSION}`;
 
 export type ImageName = "pause" | "flux-app" | "flux-view" | "operator" | "mpi";

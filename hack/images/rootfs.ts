@@ -14,7 +14,7 @@ export interface RootfsSpec {
 }
 
 /** Where packages come from; security updates included, so that images are current. */
-export const DEBIAN_SOURCES: readonly string[] = [
+const DEBIAN_SOURCES: readonly string[] = [
   "deb http://deb.debian.org/debian bookworm main",
   "deb http://deb.debian.org/debian bookworm-updates main",
   "deb http://deb.debian.org/debian-security bookworm-security main",

@@ -31,7 +31,7 @@ export function viewEntries(tree: readonly TreeEntry[], installPath: string): Vi
 }
 
 /** The tree below `root` (not following symlinks), as viewEntries wants it. */
-export async function readTree(root: string, prefix = ""): Promise<TreeEntry[]> {
+async function readTree(root: string, prefix = ""): Promise<TreeEntry[]> {
   const entries: TreeEntry[] = [];
   for await (const item of Deno.readDir(prefix ? `${root}/${prefix}` : root)) {
     const path = prefix ? `${prefix}/${item.name}` : item.name;

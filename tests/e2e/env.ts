@@ -42,7 +42,7 @@ export { installCrds };
 let cluster: Promise<string> | undefined;
 
 /** The kubeconfig of a full cluster with the CRDs installed (memoized per process). */
-export function fullClusterKubeconfig(): Promise<string> {
+function fullClusterKubeconfig(): Promise<string> {
   return cluster ??= (async () => {
     const kubeconfig = await findOrStartFullCluster();
     await installCrds(kubeconfig);
@@ -194,7 +194,7 @@ export async function podsOf(env: TestEnv, name: string): Promise<Pod[]> {
 }
 
 /** Pods that are Running and Ready, on a KWOK node, and not being deleted. */
-export function runningOnKwok(pods: readonly Pod[]): Pod[] {
+function runningOnKwok(pods: readonly Pod[]): Pod[] {
   return pods.filter((p) =>
     !p.metadata?.deletionTimestamp &&
     p.status?.phase === "Running" &&

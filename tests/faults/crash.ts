@@ -34,7 +34,7 @@ import {
   withNamespace,
 } from "./env.ts";
 
-export const MC = "crashy";
+const MC = "crashy";
 
 /** A MiniCluster as the paths use it; pods keep running on KWOK so the end state is stable. */
 export function faultMiniCluster(
@@ -131,7 +131,7 @@ const CONVERGE_MS = 30_000;
  * One run of `path`: the reference run without `crashAt`, plan `crashAt` with it. Throws with a
  * description when the end state is not the reference or an invariant breaks.
  */
-export async function runPath(
+async function runPath(
   client: KubeClient,
   kubeconfig: string,
   path: ReconcilePath,

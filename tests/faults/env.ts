@@ -25,10 +25,8 @@ import { OperatorProcess } from "../../testing/operator_process.ts";
 import type { FaultProxy } from "./proxy.ts";
 import { LONGEST_DELIBERATE_PAUSE_MS } from "../../controllers/minicluster/timing.ts";
 
-/** FAULTS_LONG=1: the whole matrix (deno task faults); otherwise the CI subset. */
-export const LONG = ["1", "true"].includes(Deno.env.get("FAULTS_LONG") ?? "");
 /** FAULTS_ECHO=1: the operators' logs on stderr. */
-export const ECHO = ["1", "true"].includes(Deno.env.get("FAULTS_ECHO") ?? "");
+const ECHO = ["1", "true"].includes(Deno.env.get("FAULTS_ECHO") ?? "");
 
 /**
  * The seed of every random choice the fault suites make (which watch events are dropped, which
@@ -117,7 +115,7 @@ export async function startOperator(
  * Job's first status), so that a pod turning Ready just before the silence began still has its
  * status written inside it.
  */
-export const QUIET_MS = 1_500 + LONGEST_DELIBERATE_PAUSE_MS;
+const QUIET_MS = 1_500 + LONGEST_DELIBERATE_PAUSE_MS;
 
 /** Waits until no write (but Lease renewals) went through the proxy for `quietMs`. */
 export async function settle(
@@ -149,7 +147,7 @@ export async function settle(
  * finalizer is still to go). Read from the operator's debug log (startOperator runs it with
  * --log-level=debug).
  */
-export async function unfinished(
+async function unfinished(
   client: KubeClient,
   op: OperatorProcess,
   namespace: string,

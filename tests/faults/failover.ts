@@ -25,7 +25,7 @@ import { assertConverged } from "./views.ts";
 import { assertGuardedWrites, settle, sleep, startOperator, uidsOf, withNamespace } from "./env.ts";
 
 /** A private control plane (etcd + kube-apiserver) with the CRDs installed. */
-export async function privateControlPlane(): Promise<{ dir: string; kubeconfig: string }> {
+async function privateControlPlane(): Promise<{ dir: string; kubeconfig: string }> {
   const dir = await Deno.makeTempDir({ prefix: "minicluster-faults-cp-" });
   try {
     const kubeconfig = await up({ dir, mode: "control-plane-only", nodes: 0 });
@@ -38,7 +38,7 @@ export async function privateControlPlane(): Promise<{ dir: string; kubeconfig: 
 }
 
 /** Stops the kube-apiserver of a cluster dir (etcd keeps running). */
-export async function stopApiserver(dir: string): Promise<void> {
+async function stopApiserver(dir: string): Promise<void> {
   const paths = new ClusterPaths(dir);
   const state = (await readState(paths))!;
   const pid = state.pids["kube-apiserver"];
@@ -46,7 +46,7 @@ export async function stopApiserver(dir: string): Promise<void> {
 }
 
 /** Starts the kube-apiserver again with the same flags and waits until it is ready. */
-export async function startApiserver(dir: string): Promise<void> {
+async function startApiserver(dir: string): Promise<void> {
   const paths = new ClusterPaths(dir);
   const state = (await readState(paths))!;
   const args = componentArgs("kube-apiserver", componentContext(paths, state));

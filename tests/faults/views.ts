@@ -36,7 +36,7 @@ import {
 } from "./env.ts";
 
 /** After the faults stop, the operator has this long to converge. */
-export const CONVERGE_AFTER_HEAL_MS = 30_000;
+const CONVERGE_AFTER_HEAL_MS = 30_000;
 
 export interface ViewContext {
   client: KubeClient;

@@ -17,7 +17,7 @@ import { boundsOf, enumOf } from "./crd_schema.ts";
 export type Spec = MiniClusterSpec;
 
 /** hack/cluster/kwok_stages.ts: a Job pod with this annotation stays Running. */
-export const KEEP_RUNNING = "kwok.x-k8s.io/keep-running";
+const KEEP_RUNNING = "kwok.x-k8s.io/keep-running";
 
 const IMAGES = [
   "ghcr.io/rse-ops/accounting:app-latest",
@@ -179,7 +179,7 @@ type Container = Spec["containers"][number];
 const main = (spec: Spec): Container =>
   spec.containers.find((c) => c.runFlux) ?? spec.containers[0];
 
-export const changeArbitrary: fc.Arbitrary<Change> = fc.oneof(
+const changeArbitrary: fc.Arbitrary<Change> = fc.oneof(
   fc.integer({ min: 1, max: 6 }).map((size) => ({
     what: `size → ${size}`,
     apply: (s: Spec) => {

@@ -36,7 +36,7 @@ export interface CorpusCase {
   miniCluster: MiniCluster;
 }
 
-export const CORPUS_DIR = join(
+const CORPUS_DIR = join(
   dirname(fileURLToPath(import.meta.url)),
   "..",
   "fixtures",
@@ -63,7 +63,7 @@ export async function loadCorpus(dir = CORPUS_DIR): Promise<CorpusCase[]> {
   }));
 }
 
-export function parseCase(file: string, text: string): CorpusCase {
+function parseCase(file: string, text: string): CorpusCase {
   const header = (key: string) =>
     [...text.matchAll(new RegExp(`^# ${key}: (.+)$`, "gm"))].map((m) => m[1].trim());
   const outcome = header("outcome")[0] as Outcome;
@@ -100,7 +100,7 @@ const REPEAT = /<<repeat (\d+) ([^>]*)>>/g;
 const MAP = /^<<map (\d+) (\S+) (.*)>>$/;
 
 /** Replaces the placeholders of huge values (see the module comment). */
-export function expand(value: unknown): unknown {
+function expand(value: unknown): unknown {
   if (typeof value === "string") {
     const map = value.match(MAP);
     if (map) {

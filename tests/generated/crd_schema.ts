@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import type { OpenApiSchema } from "../../api/openapi_schema.ts";
 
-export type Schema = OpenApiSchema;
+type Schema = OpenApiSchema;
 
 const CRD_PATH = join(
   dirname(fileURLToPath(import.meta.url)),
@@ -21,7 +21,7 @@ const CRD_PATH = join(
 
 let root: Schema | undefined;
 
-export function crdSchema(): Schema {
+function crdSchema(): Schema {
   if (!root) {
     const crd = parse(Deno.readTextFileSync(CRD_PATH));
     const version = crd.spec.versions.find((v: { name: string }) => v.name === "v1alpha2");
@@ -31,7 +31,7 @@ export function crdSchema(): Schema {
 }
 
 /** The schema at `path`: dots between properties, `[]` for list items, `{}` for map values. */
-export function schemaAt(path: string): Schema {
+function schemaAt(path: string): Schema {
   let node = crdSchema();
   for (const part of path.split(".")) {
     const name = part.replace(/(\[\]|\{\})+$/, "");

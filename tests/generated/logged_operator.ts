@@ -40,14 +40,14 @@ export interface LoggedOperator {
 /** A transient API failure the controller is right to retry (not a bug of the operator). */
 const TRANSIENT = /(^|\s)(409|429|500|502|503|504)\s|connection (reset|closed|refused)|ECONNRESET/i;
 
-export function isCrash(r: LogRecord): boolean {
+function isCrash(r: LogRecord): boolean {
   if (r.msg === "unhandled rejection" || r.msg === "mapper failed") return true;
   if (r.msg === "reconcile failed; not retrying") return true;
   if (r.msg === "reconcile failed; retrying") return !TRANSIENT.test(String(r.error ?? ""));
   return false;
 }
 
-export async function startLoggedOperator(env: TestEnv): Promise<LoggedOperator> {
+async function startLoggedOperator(env: TestEnv): Promise<LoggedOperator> {
   const lines: string[] = [];
   const log = new Logger({ level: "debug", format: "json", write: (line) => lines.push(line) });
   const opts = parseOptions([

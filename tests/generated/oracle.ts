@@ -72,7 +72,7 @@ function canonical(value: unknown): string {
 }
 
 /** What of a spec lands in the Job's pod template (immutable once the Job exists). */
-export function templateProjection(spec: Spec, name: string): string {
+function templateProjection(spec: Spec, name: string): string {
   return canonical({
     subdomain: headlessName(spec, name),
     podLabels: spec.pod?.labels ?? {},

@@ -110,7 +110,7 @@ let installed: Promise<void> | undefined;
  * pods so they run the image imported for this checkout, and waits for the rollout. Also makes
  * the scenarios' namespace.
  */
-export function inClusterOperator(): Promise<void> {
+function inClusterOperator(): Promise<void> {
   return installed ??= (async () => {
     await installCrds(kubeconfigPath());
     await kubectl(["apply", "--server-side", "--force-conflicts", "-f", "-"], {

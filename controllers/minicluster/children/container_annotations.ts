@@ -16,7 +16,7 @@ import type { Container, Pod } from "kubernetes-types/core/v1.d.ts";
 export const APPARMOR_ANNOTATION_PREFIX = "container.apparmor.security.beta.kubernetes.io/";
 
 /** The container a container-scoped annotation key names, or undefined for any other key. */
-export function annotatedContainer(key: string): string | undefined {
+function annotatedContainer(key: string): string | undefined {
   return key.startsWith(APPARMOR_ANNOTATION_PREFIX)
     ? key.slice(APPARMOR_ANNOTATION_PREFIX.length)
     : undefined;

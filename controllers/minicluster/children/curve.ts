@@ -119,7 +119,7 @@ const firstWord = (line: string) => JSON.stringify(`${line.split(/[\s=]/)[0].sli
  * VALUE_EXTRA; `curve` holds only `public-key` and `secret-key`, 40-character Z85 texts; metadata
  * keys are unique; a line is at most 255 bytes.
  */
-export function curveCertificateProblems(text: string): string[] {
+function curveCertificateProblems(text: string): string[] {
   const problems: string[] = [];
   const found = { public: false, secret: false };
   const metadataKeys = new Set<string>();

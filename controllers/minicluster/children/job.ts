@@ -98,7 +98,7 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
 }
 
 /** The Job succeeds as soon as index 0, the lead broker, has succeeded. */
-export function leadBrokerSuccess(): SuccessPolicy {
+function leadBrokerSuccess(): SuccessPolicy {
   return { rules: [{ succeededIndexes: "0" }] };
 }
 
@@ -117,7 +117,7 @@ function podFailurePolicy(
 }
 
 /** FailJob when the Flux container exits with the code of a failed run of the lead broker. */
-export function leadBrokerFailure(fluxContainer: string): PodFailurePolicy {
+function leadBrokerFailure(fluxContainer: string): PodFailurePolicy {
   return {
     rules: [{
       action: "FailJob",

@@ -14,14 +14,14 @@ import { annotationsForPod } from "./container_annotations.ts";
 import { APP_NAME_LABEL, HPA_SELECTOR_LABEL, jobName, podLabels } from "./names.ts";
 import type { DefaultedMiniCluster, DefaultedMiniClusterContainer } from "../../../api/mod.ts";
 
-export const ZONE_TOPOLOGY_KEY = "topology.kubernetes.io/zone";
-export const HOSTNAME_TOPOLOGY_KEY = "kubernetes.io/hostname";
-export const DEFAULT_RESTART_POLICY = "OnFailure";
+const ZONE_TOPOLOGY_KEY = "topology.kubernetes.io/zone";
+const HOSTNAME_TOPOLOGY_KEY = "kubernetes.io/hostname";
+const DEFAULT_RESTART_POLICY = "OnFailure";
 /**
  * The Job's pods restart Never unless the spec says otherwise: only then may the Job carry the
  * podFailurePolicy that fails it on a failed run of the lead broker (job.ts).
  */
-export const DEFAULT_JOB_RESTART_POLICY = "Never";
+const DEFAULT_JOB_RESTART_POLICY = "Never";
 
 /** `spec.pod.restartPolicy` of the Job's pods, Never when unset. */
 export function jobRestartPolicy(mc: DefaultedMiniCluster): "OnFailure" | "Never" {
@@ -68,7 +68,7 @@ export function imagePullSecrets(
 }
 
 /** `spec.pod.tolerations` as given (empty fields left out). */
-export function tolerations(mc: DefaultedMiniCluster): Toleration[] | undefined {
+function tolerations(mc: DefaultedMiniCluster): Toleration[] | undefined {
   const list = (mc.spec.pod?.tolerations ?? []).map((t) => {
     const out: Toleration = {};
     if (t.key) out.key = t.key;

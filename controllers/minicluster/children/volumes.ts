@@ -18,27 +18,27 @@ import type {
 } from "../../../api/mod.ts";
 
 /** Scripts are executable; nothing in the volume is writable (the volume is read-only anyway). */
-export const SCRIPT_MODE = 0o755;
+const SCRIPT_MODE = 0o755;
 /**
  * The certificate's mode when only root, or the pod's fsGroup, must read it (kubelet writes Secret
  * files as root; with an fsGroup it makes them root:fsGroup and adds group read, 0440).
  */
-export const CURVE_CERT_MODE = 0o400;
+const CURVE_CERT_MODE = 0o400;
 /** The mode when a non-root uid without an fsGroup must read it: no other way in for that uid. */
-export const CURVE_CERT_MODE_ANY_USER = 0o444;
+const CURVE_CERT_MODE_ANY_USER = 0o444;
 
 /** Spack software copied out of the view; the path is fixed by the flux-view images. */
-export const SOFTWARE_VOLUME = "spack-software";
-export const SOFTWARE_PATH = "/opt/software";
+const SOFTWARE_VOLUME = "spack-software";
+const SOFTWARE_PATH = "/opt/software";
 /** A writable home for the Flux user (the wait scripts fall back to it). */
-export const HOME_VOLUME = "flux-operator-home";
-export const HOME_PATH = "/home/flux-operator";
+const HOME_VOLUME = "flux-operator-home";
+const HOME_PATH = "/home/flux-operator";
 /** flux.mungeSecret: the key every broker must share, where munge expects it. */
-export const MUNGE_VOLUME = "munge-key";
-export const MUNGE_KEY_FILE = "munge.key";
-export const MUNGE_KEY_PATH = "/etc/munge/munge.key";
+const MUNGE_VOLUME = "munge-key";
+const MUNGE_KEY_FILE = "munge.key";
+const MUNGE_KEY_PATH = "/etc/munge/munge.key";
 /** An emptyDir volume without a path is shared memory (the Go operator's only choice). */
-export const EMPTY_DIR_DEFAULT_PATH = "/dev/shm";
+const EMPTY_DIR_DEFAULT_PATH = "/dev/shm";
 
 /** One ConfigMap key the Job mounts under ENTRYPOINT_MOUNT_PATH. */
 export interface EntrypointItem {

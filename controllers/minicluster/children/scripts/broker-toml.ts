@@ -14,10 +14,10 @@ import { printableJson } from "../../../../runtime/json_text.ts";
 export const tomlString = (value: string): string => printableJson(value);
 
 /** Every broker binds on the pod's interface at its port (`%p`). */
-export const DEFAULT_BIND = "tcp://eth0:%p";
+const DEFAULT_BIND = "tcp://eth0:%p";
 
 /** Brokers reach each other by pod DNS name in the headless Service (`%h` is the host). */
-export function defaultConnect(settings: Settings): string {
+function defaultConnect(settings: Settings): string {
   return `tcp://%h.${settings.headlessName}.${settings.namespace}.svc.cluster.local:%p`;
 }
 

@@ -6,11 +6,11 @@
 import type { ContainerInput, MiniClusterInput } from "./input.ts";
 import { BROKER_PORT, headlessServiceName, podHostname } from "../names.ts";
 
-export const DEFAULT_FLUX_VIEW_NAME = "flux-view";
+const DEFAULT_FLUX_VIEW_NAME = "flux-view";
 export const DEFAULT_MOUNT_PATH = "/mnt/flux";
-export const DEFAULT_QUEUE_POLICY = "fcfs";
-export const DEFAULT_LOG_LEVEL = 6;
-export const DEFAULT_CONNECT_TIMEOUT = "5s";
+const DEFAULT_QUEUE_POLICY = "fcfs";
+const DEFAULT_LOG_LEVEL = 6;
+const DEFAULT_CONNECT_TIMEOUT = "5s";
 /** Where the Flux view images keep the view (flux-framework/flux-views convention). */
 export const VIEW_SOURCE_ROOT = "/opt/view";
 
@@ -175,9 +175,4 @@ function hostlistOf(mc: MiniClusterInput, name: string, size: number, maxSize: n
     parts.push(`${clusterName}-[${rangeOf(clusterSize, 0)}]`);
   });
   return parts.join(",");
-}
-
-/** Whether container i runs Flux (gets a wait script). */
-export function runsFlux(settings: Settings, index: number): boolean {
-  return settings.containers[index]?.runFlux === true;
 }

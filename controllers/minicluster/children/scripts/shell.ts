@@ -40,7 +40,7 @@ export function writeFileCommand(target: string, content: string, append = false
  * the script has on the next line to the user's text (a heredoc's delimiter, `}` of a quiet block,
  * the line that records Flux's exit code), so it is dropped, as a continuation into nothing.
  */
-export function withoutTrailingContinuation(text: string): string {
+function withoutTrailingContinuation(text: string): string {
   const trimmed = text.replace(/\s+$/, "");
   const backslashes = trimmed.length - trimmed.replace(/\\+$/, "").length;
   return backslashes % 2 === 1 ? trimmed.slice(0, -1).replace(/\s+$/, "") : trimmed;
@@ -51,7 +51,7 @@ export function withoutTrailingContinuation(text: string): string {
  * another stays), and a final unescaped `\` dropped. Bash compares the joined lines with the
  * delimiter, so joining first lets the delimiter be chosen among the lines bash will see.
  */
-export function joinContinuations(content: string): string {
+function joinContinuations(content: string): string {
   let out = "";
   for (let i = 0; i < content.length; i++) {
     const c = content[i];
@@ -101,13 +101,8 @@ export function echoLiteral(text: string, suffix = ""): string[] {
  * `line`, which contains `text` single-quoted, preceded by a note telling shellcheck that a `$`
  * or backtick in the quotes is meant literally (SC2016) when there is one.
  */
-export function withLiteralNote(text: string, line: string): string[] {
+function withLiteralNote(text: string, line: string): string[] {
   return /[$`]/.test(text) ? ["# shellcheck disable=SC2016 # literal text", line] : [line];
-}
-
-/** Output redirection of user blocks and chatty commands when `logging.quiet` is on. */
-export interface Quiet {
-  quiet: boolean;
 }
 
 /**
