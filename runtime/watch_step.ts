@@ -126,19 +126,19 @@ function failed(
   if (input.failure === "not-found" && !state.listed) {
     return { state, action: { type: "stop", reason: "not-served" } };
   }
+  const retry: StreamAction = { type: "go", pause: { type: "error" } };
   const denied = input.failure === "denied";
-  // A refused namespace is listed again once it answers: what it holds may have changed entirely.
-  const next = denied && input.namespaced ? { ...state, resourceVersion: undefined } : state;
-  const deny = denied && input.namespaced ? true : undefined;
   const fatal = input.namespaced ? input.othersRefused : !state.listed;
+  // A refused namespace is recorded and listed again once it answers: what it holds may have
+  // changed entirely.
+  const refusedNamespace = denied && input.namespaced;
+  const relist = { ...state, resourceVersion: undefined };
   if (denied && fatal && opts.stopOnForbidden) {
-    return { state: next, action: { type: "stop", reason: "forbidden" }, deny };
+    const stop: StreamAction = { type: "stop", reason: "forbidden" };
+    return refusedNamespace ? { state: relist, action: stop, deny: true } : { state, action: stop };
   }
-  return {
-    state: next,
-    action: { type: "go", pause: { type: "error" } },
-    restarted: "error",
-    deny,
-    settle: deny,
-  };
+  if (refusedNamespace) {
+    return { state: relist, action: retry, restarted: "error", deny: true, settle: true };
+  }
+  return { state, action: retry, restarted: "error" };
 }
