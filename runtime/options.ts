@@ -4,9 +4,9 @@
  * The manager's own flags are here (`managerFlags`); a program adds its own to the table and parses
  * the whole with `parseFlags` (the operator's table is beside its controller). Every flag can also
  * come from an environment variable (`--lease-duration` ← `OPERATOR_LEASE_DURATION`), which is how
- * a Deployment usually configures it; a flag given on the command line wins over the environment. Parsing is a pure function of (args, env) so it is unit
- * tested without a process, and the --help text is generated from the same table so it cannot
- * drift from what is parsed.
+ * a Deployment usually configures it; a flag given on the command line wins over the environment.
+ * Parsing is a pure function of (args, env) so it is unit tested without a process, and the --help
+ * text is generated from the same table so it cannot drift from what is parsed.
  */
 import { type Format, type Level, parseFormat, parseLevel } from "./log.ts";
 
