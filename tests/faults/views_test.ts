@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { KubeClient } from "../../runtime/client.ts";
 import { kubeconfigPath } from "../harness.ts";
-import { runViewScenarios, VIEW_SCENARIOS } from "../faults/views.ts";
-import { printSummary } from "../faults/env.ts";
+import { runViewScenarios, VIEW_SCENARIOS } from "./views.ts";
+import { printSummary } from "./env.ts";
 
 Deno.test("faults: stale and missed views converge, without stale writes or request storms", async () => {
   const kubeconfig = await kubeconfigPath();
