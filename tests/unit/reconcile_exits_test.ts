@@ -4,6 +4,7 @@
 //
 //   finalizer added on first sight, children, status delay   reconcile_create_test.ts
 //   being deleted, ours: cleanup waits, finishes, times out  reconcile_lifecycle_test.ts
+//   deleted before its finalizer could be added              here
 //   being deleted, someone else's finalizer only             here
 //   gone from the cache: forgotten                           reconcile_lifecycle_test.ts
 //   invalid spec (ValidationFailed)                          reconcile_lifecycle_test.ts
@@ -104,6 +105,21 @@ Deno.test("reconcile exits: a MiniCluster being deleted with only someone else's
   assert.deepEqual(await op.reconcile("theirs"), {});
   assert.deepEqual(op.writesSince(), [], "no finalizer added, no status, no child");
   assert.deepEqual(op.miniCluster("theirs")?.metadata?.finalizers, ["example.com/keep"]);
+});
+
+Deno.test("reconcile exits: a MiniCluster deleted before its finalizer could be added: nothing made", async () => {
+  const op = new FakeOperator();
+  await op.create("brief");
+  // Gone from the API server (no finalizer held it) while the cache still shows it.
+  await op.api.delete(MiniClusters, NS, "brief");
+  op.requestsSince();
+  assert.deepEqual(await op.reconcile("brief"), {});
+  assert.deepEqual(
+    op.writesSince().filter((w) => !w.startsWith("patch miniclusters")),
+    [],
+    "only the finalizer's patch, which found it gone",
+  );
+  assert.deepEqual(children(op), []);
 });
 
 Deno.test("reconcile exits: a PodGroup name taken beside a running Job is reported; the rest still applies", async () => {
