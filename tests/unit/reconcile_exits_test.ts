@@ -20,6 +20,7 @@
 //   the PodGroup's name taken beside a running Job           here
 //   a write fails: reported from the first retry, rethrown   reconcile_failing_write_test.ts,
 //                                                            reconcile_quota_test.ts
+//   ... and its report fails too: the write's error thrown   here
 //   a transient error: rethrown for the backoff              reconcile_drift_test.ts
 //   a view older than the live MiniCluster: wait, requeue    reconcile_drift_test.ts
 //   finished: deletes itself, or not from a stale view       reconcile_finished_test.ts
@@ -33,6 +34,7 @@ import { MiniClusters } from "../../api/resource.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import type { PodGroup } from "../../controllers/minicluster/children/gang.ts";
 import { PodGroups } from "../../controllers/minicluster/pod_group.ts";
+import { ApiError } from "../../runtime/errors.ts";
 import { ConfigMaps, Jobs, Pods, Secrets, Services } from "../../runtime/resources.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
@@ -173,4 +175,26 @@ Deno.test("reconcile exits: a finished MiniCluster someone else deleted first is
     "nothing written about a MiniCluster that is gone",
   );
   assert.ok(!op.events("done").includes("CleanupAfterCompletion"), `events: ${op.events("done")}`);
+});
+
+Deno.test("reconcile exits: a failing write whose report fails too throws the write's error, for the backoff", async () => {
+  const op = new FakeOperator();
+  await op.create("big");
+  op.api.react((r) => {
+    if (r.resource === "jobs.batch" && r.verb === "apply") {
+      return new ApiError({ code: 500, message: "etcdserver: request is too large" });
+    }
+    if (r.resource === "miniclusters.flux-framework.org/status") {
+      return new ApiError({ code: 503, message: "the status cannot be written now" });
+    }
+  });
+  await assert.rejects(op.reconcile("big"), /request is too large/);
+  op.sync();
+  op.requestsSince();
+  await assert.rejects(op.reconcile("big", 1), /request is too large/, "not the report's error");
+  assert.ok(
+    op.requestsSince().some((r) => r.resource === "miniclusters.flux-framework.org/status"),
+    "the report was tried",
+  );
+  assert.equal(op.condition("big", "Unappliable"), undefined, "the report could not be written");
 });
