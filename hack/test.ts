@@ -2,7 +2,8 @@
 //   shellcheck → Kubernetes binaries → Python SDK venv → deno task check → generated code up to date →
 //   ./task demo from a clean state (its cluster: KWOK nodes and a real node, the local images) →
 //   a second real node added to its cluster →
-//   deno test -A tests/ (unit, integration, e2e on KWOK, real/ on the two real nodes) with
+//   deno test -A tests/ (every tier of deno.json's test:* tasks: unit, tooling, integration, faults,
+//   e2e on KWOK, real/ on the two real nodes) with
 //   MC_KUBECONFIG and MC_REAL_NODES=1 → the differential conformance suite (its own control plane)
 //   → deno.lock unchanged by all of it.
 // A cluster this script starts is torn down at the end, also on failure or SIGINT/SIGTERM.

@@ -1,5 +1,5 @@
 // A reader of the Prometheus text format (0.0.4) as the operator's /metrics serves it: enough to
-// count requests by label in tests and benchmarks. Pure; unit-tested in tests/unit/bench_stats_test.ts.
+// count requests by label in tests and benchmarks. Pure; tested in tests/tooling/bench_stats_test.ts.
 
 export interface Sample {
   name: string;

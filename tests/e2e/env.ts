@@ -3,8 +3,8 @@
 //
 // Which cluster, first match wins: $MC_KUBECONFIG (set by `deno task test`); a healthy full cluster
 // in .cluster/ (`deno task cluster up`); else one started for this test process in a temporary
-// directory and stopped when the process unloads (testing/private_cluster.ts), so `deno task e2e`
-// works on a clean clone.
+// directory and stopped when the process unloads (testing/private_cluster.ts), so
+// `deno task test:e2e` works on a clean clone.
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

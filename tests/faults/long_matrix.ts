@@ -1,7 +1,8 @@
 // The long version (`deno task faults`, FAULTS_LONG=1): crash after every write of every reconcile
 // path, every stale/missed-view scenario, the apiserver restart and the leader failover. Not named
-// *_test.ts, so `deno task test` does not pick it up (it runs the CI subset in
-// tests/integration/faults_*_test.ts); `deno task faults` names this file explicitly.
+// *_test.ts, so `deno task test` and `deno task test:faults` do not pick it up (they run the CI
+// subset beside it: crash_test.ts, views_test.ts, failover_test.ts); `deno task faults` names this
+// file explicitly.
 import assert from "node:assert/strict";
 import { KubeClient } from "../../runtime/client.ts";
 import { kubeconfigPath } from "../harness.ts";

@@ -10,7 +10,7 @@ import {
 } from "../../controllers/minicluster/create_failures.ts";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
 import { Events, Jobs } from "../../runtime/resources.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const PSA =
   'pods "flux-0-abcde" is forbidden: violates PodSecurity "baseline:latest": privileged (container "flux" must not set securityContext.privileged=true)';

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
 import { CURVE_DIGEST_ANNOTATION } from "../../controllers/minicluster/curve_integrity.ts";
 import { Secrets } from "../../runtime/resources.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 async function running(): Promise<FakeOperator> {
   const op = new FakeOperator();

@@ -7,7 +7,7 @@ import {
   MAX_CONDITION_MESSAGE,
 } from "../../controllers/minicluster/messages.ts";
 import { ApiError } from "../../runtime/errors.ts";
-import { FakeOperator } from "./fake_operator.ts";
+import { FakeOperator } from "../../testing/fake_operator.ts";
 
 Deno.test("messages: short ones unchanged, long ones cut with a count", () => {
   assert.equal(boundedMessage("short"), "short");

@@ -11,7 +11,7 @@ import {
   priorityViolations,
 } from "../../controllers/minicluster/pod_security.ts";
 import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
-import { FakeOperator } from "./fake_operator.ts";
+import { FakeOperator } from "../../testing/fake_operator.ts";
 
 const plain: PodSpec = { containers: [{ name: "c", image: "i" }] };
 const hostile: PodSpec = {

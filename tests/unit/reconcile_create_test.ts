@@ -7,7 +7,7 @@ import { FINALIZER } from "../../controllers/minicluster/children/names.ts";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
 import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/resources.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 Deno.test("reconcile create: finalizer, then workspace and children together, then the Job; no reads; status waits", async () => {
   const op = new FakeOperator();

@@ -10,7 +10,7 @@ import {
 } from "../../controllers/minicluster/children/curve.ts";
 import { CURVE_SECRET_RECHECK_MS } from "../../controllers/minicluster/curve_source.ts";
 import { Jobs, Secrets } from "../../runtime/resources.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const base64 = (text: string) => btoa(text);
 

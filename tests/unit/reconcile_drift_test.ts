@@ -9,7 +9,7 @@ import { ApiError } from "../../runtime/errors.ts";
 import { ConfigMaps, Jobs, Pods, Services } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 async function converged(name: string, spec = {}): Promise<FakeOperator> {
   const op = new FakeOperator();

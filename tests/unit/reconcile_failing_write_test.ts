@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../runtime/errors.ts";
 import { ConfigMaps, Jobs } from "../../runtime/resources.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const tooLarge = new ApiError({ code: 500, message: "etcdserver: request is too large" });
 

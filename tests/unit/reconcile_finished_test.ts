@@ -5,7 +5,7 @@ import { systemClock } from "../../runtime/clock.ts";
 import { Controller } from "../../runtime/controller.ts";
 import { Events, Jobs, Pods } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
 

@@ -10,7 +10,7 @@ import { MiniClusters } from "../../api/resource.ts";
 import { jobPodGroup, type PodGroup } from "../../controllers/minicluster/children/gang.ts";
 import { GANG_SUPPORT_TTL_MS } from "../../controllers/minicluster/gang_support.ts";
 import { PodGroups } from "../../controllers/minicluster/pod_group.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const job = (op: FakeOperator, name: string) => op.api.peek<Job>(Jobs, NS, name);
 const minCount = (op: FakeOperator, name: string) =>

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import { Jobs } from "../../runtime/resources.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const jobReads = (op: FakeOperator) =>
   op.requestsSince().filter((r) => r.verb === "get" && r.resource === "jobs.batch").length;

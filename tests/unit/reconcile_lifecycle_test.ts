@@ -13,7 +13,7 @@ import { TIMING } from "../../controllers/minicluster/timing.ts";
 import { ConfigMaps, Jobs, Pods, Secrets } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 import { NAME_TAKEN_RECHECK_MS } from "../../runtime/dependents.ts";
 
 Deno.test("reconcile lifecycle: an invalid spec is a condition and an event, and builds nothing", async () => {

@@ -6,7 +6,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
 import { ApiError } from "../../runtime/errors.ts";
 import { ConfigMaps, Jobs, Secrets } from "../../runtime/resources.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const quotaRefusal = new ApiError({
   code: 403,

@@ -8,7 +8,7 @@ import { RECREATE_REQUEUE_MS } from "../../runtime/dependents.ts";
 import { Pods } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { RecreateBudget } from "../../controllers/minicluster/services_pod_drift.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const services = [{ name: "api", image: "nginx:1", ports: [80] }];
 const POD = "flux-services";

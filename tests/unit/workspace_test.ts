@@ -14,7 +14,7 @@ import {
 } from "../../controllers/minicluster/legacy_workspace.ts";
 import { maxSizeFromEntrypoint } from "../../controllers/minicluster/workspace_recovery.ts";
 import { ConfigMaps, Jobs } from "../../runtime/resources.ts";
-import { FakeOperator, NS } from "./fake_operator.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const workspaceOf = (op: FakeOperator, name: string) =>
   op.api.peek<MiniClusterWorkspace>(MiniClusterWorkspaces, NS, name);

@@ -6,20 +6,20 @@
  * and one reconcile at a time.
  */
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import type { MiniCluster } from "../../api/mod.ts";
-import { miniClusterController } from "../../controllers/minicluster/controller.ts";
-import type { CurveBuilders } from "../../controllers/minicluster/dependents.ts";
-import { EventRecorder } from "../../controllers/minicluster/events.ts";
-import type { PodSecurityLevel } from "../../controllers/minicluster/pod_security.ts";
-import type { InlineCurveCertPolicy } from "../../controllers/minicluster/curve_source.ts";
-import { type MiniClusterStores, WATCHED } from "../../controllers/minicluster/stores.ts";
-import type { Action } from "../../runtime/controller.ts";
-import { Events, Jobs, Pods, resourceName } from "../../runtime/resources.ts";
-import { MiniClusters } from "../../api/resource.ts";
-import { Cache, type KubeObject } from "../../runtime/store.ts";
-import { silentLog } from "../../runtime/log.ts";
-import { FakeApiClient, type FakeRequest, selects } from "../../testing/fake_api.ts";
-import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
+import type { MiniCluster } from "../api/mod.ts";
+import { miniClusterController } from "../controllers/minicluster/controller.ts";
+import type { CurveBuilders } from "../controllers/minicluster/dependents.ts";
+import { EventRecorder } from "../controllers/minicluster/events.ts";
+import type { PodSecurityLevel } from "../controllers/minicluster/pod_security.ts";
+import type { InlineCurveCertPolicy } from "../controllers/minicluster/curve_source.ts";
+import { type MiniClusterStores, WATCHED } from "../controllers/minicluster/stores.ts";
+import type { Action } from "../runtime/controller.ts";
+import { Events, Jobs, Pods, resourceName } from "../runtime/resources.ts";
+import { MiniClusters } from "../api/resource.ts";
+import { Cache, type KubeObject } from "../runtime/store.ts";
+import { silentLog } from "../runtime/log.ts";
+import { FakeApiClient, type FakeRequest, selects } from "./fake_api.ts";
+import { sampleMiniCluster } from "./sample_minicluster.ts";
 
 export const NS = "ns";
 

@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { KubeClient } from "../../runtime/client.ts";
 import { kubeconfigPath } from "../harness.ts";
-import { crashMatrix, PATHS } from "../faults/crash.ts";
-import { printSummary } from "../faults/env.ts";
+import { crashMatrix, PATHS } from "./crash.ts";
+import { printSummary } from "./env.ts";
 
 Deno.test("faults: crash after the first, middle and last write of every reconcile path", async () => {
   const kubeconfig = await kubeconfigPath();

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { KubeClient } from "../../runtime/client.ts";
 import { kubeconfigPath } from "../harness.ts";
-import { runViewScenarios } from "../faults/views.ts";
-import { VIEW_SCENARIOS } from "../faults/view_scenarios.ts";
-import { printSummary } from "../faults/env.ts";
+import { runViewScenarios } from "./views.ts";
+import { VIEW_SCENARIOS } from "./view_scenarios.ts";
+import { printSummary } from "./env.ts";
 
 Deno.test("faults: stale and missed views converge, without stale writes or request storms", async () => {
   const kubeconfig = await kubeconfigPath();

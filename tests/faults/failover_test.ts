@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { KubeClient } from "../../runtime/client.ts";
 import { kubeconfigPath } from "../harness.ts";
-import { apiserverRestart, leaderFailover } from "../faults/failover.ts";
-import { type PlanResult, printSummary } from "../faults/env.ts";
+import { apiserverRestart, leaderFailover } from "./failover.ts";
+import { type PlanResult, printSummary } from "./env.ts";
 
 async function timed(plan: string, fn: () => Promise<string>): Promise<PlanResult> {
   const t0 = performance.now();

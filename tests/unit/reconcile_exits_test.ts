@@ -1,0 +1,200 @@
+// Every way a MiniCluster reconcile ends (controllers/minicluster/reconciler.ts and the finalizer
+// around it, runtime/finalizer.ts) has a test on the fake operator. This file holds the exits no
+// other file tests; the others are tested where their subject lives:
+//
+//   finalizer added on first sight, children, status delay   reconcile_create_test.ts
+//   being deleted, ours: cleanup waits, finishes, times out  reconcile_lifecycle_test.ts
+//   deleted before its finalizer could be added              here
+//   being deleted, someone else's finalizer only             here
+//   gone from the cache: forgotten                           reconcile_lifecycle_test.ts
+//   invalid spec (ValidationFailed)                          reconcile_lifecycle_test.ts
+//   a spec validation cannot read (ValidationFailed)         here
+//   the workspace refuses the sizes (WorkspaceInvalid/Lost)  reconcile_lifecycle_test.ts,
+//                                                            workspace_test.ts
+//   the workspace found holds other sizes: build again       reconcile_lifecycle_test.ts
+//   CURVE certificate refused, or its Secret missing         reconcile_curve_ref_test.ts
+//   the builders refuse the spec (BuildFailed)               here
+//   the pods break --pod-security                            pod_security_test.ts
+//   no gang served: built again unganged                     reconcile_gang_test.ts
+//   the PodGroup's name taken before the Job exists          reconcile_gang_test.ts
+//   the PodGroup's name taken beside a running Job           here
+//   a write fails: reported from the first retry, rethrown   reconcile_failing_write_test.ts,
+//                                                            reconcile_quota_test.ts
+//   ... and its report fails too: the write's error thrown   here
+//   a transient error: rethrown for the backoff              reconcile_drift_test.ts
+//   a view older than the live MiniCluster: wait, requeue    reconcile_drift_test.ts
+//   finished: deletes itself, or not from a stale view       reconcile_finished_test.ts
+//   finished, but already deleted by someone else            here
+//   applied: status, requeue at the soonest deadline         reconcile_create_test.ts,
+//                                                            reconcile_finished_test.ts
+import assert from "node:assert/strict";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import type { MiniCluster } from "../../api/mod.ts";
+import { MiniClusters } from "../../api/resource.ts";
+import { MiniClusterWorkspaces } from "../../api/workspace.ts";
+import type { PodGroup } from "../../controllers/minicluster/children/gang.ts";
+import { PodGroups } from "../../controllers/minicluster/pod_group.ts";
+import { ApiError } from "../../runtime/errors.ts";
+import { ConfigMaps, Jobs, Pods, Secrets, Services } from "../../runtime/resources.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
+
+const APPARMOR = "container.apparmor.security.beta.kubernetes.io/";
+
+/** Every child kind the operator makes, by name: what a refused spec must not have produced. */
+function children(op: FakeOperator): string[] {
+  return [ConfigMaps, Secrets, Services, Jobs, Pods, MiniClusterWorkspaces, PodGroups].flatMap(
+    (rt) => op.api.objects<{ metadata?: { name?: string } }>(rt).map((o) => o.metadata?.name ?? ""),
+  );
+}
+
+Deno.test("reconcile exits: a spec the builders refuse is BuildFailed, builds nothing, and recovers once fixed", async () => {
+  const op = new FakeOperator();
+  // Valid for the CRD and for validation; only building the pods shows that no container is "apii".
+  await op.create("typo", {
+    services: [{ name: "api", image: "nginx" }],
+    pod: { annotations: { [`${APPARMOR}apii`]: "runtime/default" } },
+  });
+  const action = await op.reconcile("typo");
+  assert.deepEqual(action, {}, "no retry: a spec problem waits for a change of the spec");
+  const c = op.condition("typo", "SpecInvalid");
+  assert.equal(c?.status, "True");
+  assert.equal(c?.reason, "BuildFailed");
+  assert.equal(
+    c?.message,
+    `spec.pod.annotations: "${APPARMOR}apii" names container "apii", which no pod of the MiniCluster has (the Job's pods: flux-view, typo; the services pod: api)`,
+  );
+  assert.equal(op.condition("typo", "Ready")?.reason, "SpecInvalid");
+  assert.ok(op.events("typo").includes("BuildFailed"), `events: ${op.events("typo")}`);
+  assert.deepEqual(children(op), [], "not a child, not even the workspace");
+
+  // The annotation names the services pod's container: built, and the condition clears.
+  await op.api.patch(MiniClusters, NS, "typo", {
+    spec: { pod: { annotations: { [`${APPARMOR}apii`]: null, [`${APPARMOR}api`]: "" } } },
+  }, "merge");
+  op.sync();
+  await op.converge("typo");
+  assert.ok(op.api.peek<Job>(Jobs, NS, "typo"), "the Job is made");
+  assert.equal(op.condition("typo", "SpecInvalid")?.status, "False");
+});
+
+Deno.test("reconcile exits: a spec validation cannot read is ValidationFailed, not an error retried forever", async () => {
+  const op = new FakeOperator();
+  // The CRD's schema refuses it; an apiserver without the schema (or a fake one) lets it through.
+  await op.create("garbled", {
+    containers: "hostname" as unknown as MiniCluster["spec"]["containers"],
+  });
+  assert.deepEqual(await op.reconcile("garbled"), {});
+  const c = op.condition("garbled", "SpecInvalid");
+  assert.equal(c?.status, "True");
+  assert.equal(c?.reason, "ValidationFailed");
+  assert.ok(c?.message, "says what could not be read");
+  assert.ok(op.events("garbled").includes("ValidationFailed"));
+  assert.deepEqual(children(op), []);
+});
+
+Deno.test("reconcile exits: a MiniCluster being deleted with only someone else's finalizer is left alone", async () => {
+  const op = new FakeOperator();
+  // Deleted before the operator ever saw it: it never got the operator's finalizer.
+  await op.api.create(MiniClusters, {
+    apiVersion: "flux-framework.org/v1alpha2",
+    kind: "MiniCluster",
+    metadata: { name: "theirs", namespace: NS, finalizers: ["example.com/keep"] },
+    spec: { containers: [{ image: "app", command: "hostname" }], size: 2 },
+  });
+  await op.api.delete(MiniClusters, NS, "theirs");
+  op.sync();
+  op.requestsSince();
+  assert.deepEqual(await op.reconcile("theirs"), {});
+  assert.deepEqual(op.writesSince(), [], "no finalizer added, no status, no child");
+  assert.deepEqual(op.miniCluster("theirs")?.metadata?.finalizers, ["example.com/keep"]);
+});
+
+Deno.test("reconcile exits: a MiniCluster deleted before its finalizer could be added: nothing made", async () => {
+  const op = new FakeOperator();
+  await op.create("brief");
+  // Gone from the API server (no finalizer held it) while the cache still shows it.
+  await op.api.delete(MiniClusters, NS, "brief");
+  op.requestsSince();
+  assert.deepEqual(await op.reconcile("brief"), {});
+  assert.deepEqual(
+    op.writesSince().filter((w) => !w.startsWith("patch miniclusters")),
+    [],
+    "only the finalizer's patch, which found it gone",
+  );
+  assert.deepEqual(children(op), []);
+});
+
+Deno.test("reconcile exits: a PodGroup name taken beside a running Job is reported; the rest still applies", async () => {
+  const op = new FakeOperator();
+  await op.create("flux", { size: 2, maxSize: 4, gang: {} });
+  await op.converge("flux");
+  assert.ok(op.api.peek<Job>(Jobs, NS, "flux"), "running, ganged");
+  // Its PodGroup is deleted and someone else's takes the name.
+  await op.api.delete(PodGroups, NS, "flux");
+  await op.api.create<PodGroup>(PodGroups, {
+    metadata: { name: "flux", namespace: NS },
+    spec: { schedulingPolicy: { gang: { minCount: 1 } } },
+  });
+  await op.api.patch(MiniClusters, NS, "flux", { spec: { size: 3 } }, "merge");
+  op.sync();
+  await op.converge("flux");
+  const c = op.condition("flux", "Unappliable");
+  assert.equal(c?.status, "True");
+  assert.equal(c?.reason, "NameTaken");
+  assert.match(c!.message!, /PodGroup flux exists and belongs to someone else/);
+  assert.equal(op.api.peek<Job>(Jobs, NS, "flux")?.spec?.parallelism, 3, "the size still applies");
+  const group = op.api.peek<PodGroup>(PodGroups, NS, "flux");
+  assert.equal(group?.spec?.schedulingPolicy?.gang?.minCount, 1, "someone else's, left alone");
+});
+
+Deno.test("reconcile exits: a finished MiniCluster someone else deleted first is not deleted again or announced", async () => {
+  const op = new FakeOperator();
+  await op.create("done", { cleanup: true });
+  await op.converge("done");
+  const at = new Date(op.time).toISOString().replace(/\.\d{3}Z$/, "Z");
+  await op.api.patch(
+    Jobs,
+    NS,
+    "done",
+    {
+      status: { conditions: [{ type: "Complete", status: "True", lastTransitionTime: at }] },
+    },
+    "merge",
+    { subresource: "status" },
+  );
+  op.caches.jobs.replace(op.api.objects(Jobs), { synced: true });
+  // Gone from the API server (its finalizer removed by hand) while the cache still shows it.
+  await op.api.patch(MiniClusters, NS, "done", { metadata: { finalizers: null } }, "merge");
+  await op.api.delete(MiniClusters, NS, "done");
+  assert.equal(op.miniCluster("done"), undefined);
+  op.requestsSince();
+  await op.reconcile("done");
+  assert.deepEqual(
+    op.writesSince().filter((w) => !w.startsWith("delete miniclusters")),
+    [],
+    "nothing written about a MiniCluster that is gone",
+  );
+  assert.ok(!op.events("done").includes("CleanupAfterCompletion"), `events: ${op.events("done")}`);
+});
+
+Deno.test("reconcile exits: a failing write whose report fails too throws the write's error, for the backoff", async () => {
+  const op = new FakeOperator();
+  await op.create("big");
+  op.api.react((r) => {
+    if (r.resource === "jobs.batch" && r.verb === "apply") {
+      return new ApiError({ code: 500, message: "etcdserver: request is too large" });
+    }
+    if (r.resource === "miniclusters.flux-framework.org/status") {
+      return new ApiError({ code: 503, message: "the status cannot be written now" });
+    }
+  });
+  await assert.rejects(op.reconcile("big"), /request is too large/);
+  op.sync();
+  op.requestsSince();
+  await assert.rejects(op.reconcile("big", 1), /request is too large/, "not the report's error");
+  assert.ok(
+    op.requestsSince().some((r) => r.resource === "miniclusters.flux-framework.org/status"),
+    "the report was tried",
+  );
+  assert.equal(op.condition("big", "Unappliable"), undefined, "the report could not be written");
+});
