@@ -119,7 +119,7 @@ function relativeLinks(markdown: string): string[] {
     .filter((t) => !/^[a-z]+:/.test(t));
 }
 
-Deno.test("docs: the README is for users: under 450 lines, with the newest plot it embeds", () => {
+Deno.test("docs: the README is for users: under 450 lines, with a plot of bench/results it embeds", () => {
   const lines = README.split("\n").length;
   assert.ok(lines < 450, `the README has ${lines} lines`);
   const plot = /!\[[^\]]*\]\((bench\/results\/[^)]+\.svg)\)/.exec(README);
