@@ -285,7 +285,7 @@ async function main(): Promise<number> {
     await teardown();
     if (signaled) return signaled === "SIGINT" ? 130 : 143;
     // After the tests, on a control plane of its own: it replaces the CRD with the Go operator's
-    // for a while, which the tests' cluster must not see. A few minutes (README: Tests).
+    // for a while, which the tests' cluster must not see. A few minutes (docs/testing.md).
     await step(
       "differential conformance with the Go Flux Operator (deno task conformance)",
       () => run(DENO, ["run", "-A", "hack/conformance/main.ts"]),

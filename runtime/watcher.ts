@@ -281,7 +281,10 @@ export class Watcher<T extends KubeObject> {
     return true;
   }
 
-  /** Lists every page, swaps the result into the cache and returns the list's resourceVersion. */
+  /**
+   * Lists the kind in one streamed request (once a list slot is free, when the watcher shares them),
+   * swaps the result into the cache and returns the list's resourceVersion.
+   */
   async #list(
     namespace: string | undefined,
     selectors: { labelSelector?: string; fieldSelector?: string },

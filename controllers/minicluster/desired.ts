@@ -5,7 +5,8 @@
  * On top of the builders this adds what every child needs the same way: the controller
  * ownerReference (garbage collection, event mapping), the operator's labels (the watch selectors),
  * and the hash annotation of diff.ts. The Job also gets a hash of its pod template alone, because the
- * template of a Job is immutable: a template change is reported, never applied (see reconciler.ts).
+ * template of a Job is immutable: a template change is reported, never applied (the Job's drift
+ * policy, `jobDrift` in dependents.ts).
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";

@@ -12,7 +12,11 @@
  * rejection, a name someone else holds) become conditions and Events and the reconcile ends
  * normally: it runs again when something changes. Only transient failures (throttling, server
  * errors, conflicts) are thrown, so the controller retries them with backoff. A view of the
- * MiniCluster older than the live one writes nothing and waits for the cache.
+ * MiniCluster older than the live one writes no child: the workspace, the PodGroup and the
+ * dependents pass the freshness fence before their first write, and a stale view ends the reconcile
+ * to wait for the cache. The fence does not cover the status write and the Events (written from the
+ * view as it is); the self-deletion of a finished MiniCluster carries the view's resourceVersion as
+ * a precondition instead.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import {

@@ -1,8 +1,8 @@
 /**
- * The differences from the Go Flux Operator that are deliberate. Every entry says which README
- * text documents it (`readme`: it must appear in the README's "How it differs from the Go Flux
- * Operator" section) and where the migration guide gives the replacement (`guide`: it must appear
- * in docs/migrating-from-go.md); the suite fails when either is missing, when a difference
+ * The differences from the Go Flux Operator that are deliberate. Every entry says which text
+ * documents it (`differences`: it must appear in docs/differences.md, "How it differs from the Go
+ * Flux Operator") and where the migration guide gives the replacement (`guide`: it must appear in
+ * docs/migrating-from-go.md); the suite fails when either is missing, when a difference
  * matches no entry, and (in a full run) when an entry matches nothing any more.
  *
  * Entries match narrowly: the kind of object and the path, and where it matters the values on both
@@ -27,8 +27,8 @@ export interface AllowEntry {
   id: string;
   /** Shown in the summary, one line per class. */
   class: string;
-  /** Text of the README's differences section that documents it. */
-  readme: string;
+  /** Text of docs/differences.md that documents it. */
+  differences: string;
   /** Text of docs/migrating-from-go.md that gives the replacement. */
   guide: string;
   matches(d: Difference, ctx: ManifestContext | undefined): boolean;
@@ -102,7 +102,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "refused-at-apply",
     class: "validation",
-    readme: "The CRD refuses at apply time what the Go operator accepted",
+    differences: "The CRD refuses at apply time what the Go operator accepted",
     guide: "## Manifests the CRD refuses",
     // Our invalid fixtures are the mistakes the CRD catches; Go's CRD admits each of them.
     matches: (d) =>
@@ -112,7 +112,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "spec-invalid",
     class: "validation",
-    readme: "are `SpecInvalid` with the reason and no child",
+    differences: "are `SpecInvalid` with the reason and no child",
     guide: "## Manifests the CRD refuses",
     // A spec that cannot work (a volume without a source, a certificate Flux refuses): Go writes
     // children until the apiserver or Flux refuses; ours writes none and says why.
@@ -124,7 +124,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "curve-cert-in-secret",
     class: "secrets",
-    readme: "kept in a Secret (`<name>-curve-cert`)",
+    differences: "kept in a Secret (`<name>-curve-cert`)",
     guide: "## The CURVE certificate",
     matches: (d) =>
       (d.kind === "field" && kindOf(d) === "ConfigMap" && d.path === "data.curve.cert" &&
@@ -145,7 +145,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "success-on-lead-broker",
     class: "lifecycle",
-    readme: "**The lead broker's success ends the Job.**",
+    differences: "**The lead broker's success ends the Job.**",
     guide: "## Success and failure of the Job",
     matches: (d) =>
       d.kind === "field" && kindOf(d) === "Job" && d.path.startsWith("spec.successPolicy") &&
@@ -154,7 +154,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "lead-broker-failure",
     class: "lifecycle",
-    readme: "**A failed run of the lead broker fails the Job at once.**",
+    differences: "**A failed run of the lead broker fails the Job at once.**",
     guide: "## Exit codes",
     // The Job's podFailurePolicy, which the API allows only with restartPolicy Never and which
     // makes Failed the default podReplacementPolicy; the lead broker's pod keeps the marker of its
@@ -174,7 +174,7 @@ export const ALLOW_LIST: AllowEntry[] = [
     // the Go CRD has none of them and drops them.
     id: "api-additions",
     class: "api",
-    readme: "**Additions to the API.**",
+    differences: "**Additions to the API.**",
     guide: "## Fields beyond the Go API",
     matches: (d, ctx) =>
       (d.kind === "object" && d.go === undefined && d.object === `PodGroup/${ctx?.name}`) ||
@@ -190,7 +190,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "hash-annotations",
     class: "bookkeeping",
-    readme: "`flux-framework.org/desired-hash`",
+    differences: "`flux-framework.org/desired-hash`",
     guide: "## Labels and annotations",
     matches: (d) =>
       d.kind === "field" && d.path === "metadata.annotations" && d.go === undefined &&
@@ -199,7 +199,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "labels",
     class: "labels",
-    readme: "**Labels are the operator's own.**",
+    differences: "**Labels are the operator's own.**",
     guide: "## Labels and annotations",
     matches: (d, ctx) => {
       if (d.kind !== "field") return false;
@@ -222,7 +222,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "service-selectors",
     class: "selectors",
-    readme: "**Selectors are exact.**",
+    differences: "**Selectors are exact.**",
     guide: "## Services and selectors",
     matches: (d) =>
       d.kind === "field" && kindOf(d) === "Service" &&
@@ -236,7 +236,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "not-ready-addresses",
     class: "dns",
-    readme: "`publishNotReadyAddresses: true`",
+    differences: "`publishNotReadyAddresses: true`",
     guide: "## Services and selectors",
     matches: (d) =>
       d.kind === "field" && kindOf(d) === "Service" && d.path === "spec.publishNotReadyAddresses" &&
@@ -245,7 +245,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "workspace",
     class: "scaling",
-    readme: "fixed in a `MiniClusterWorkspace`",
+    differences: "fixed in a `MiniClusterWorkspace`",
     guide: "## Scaling",
     matches: (d, ctx) =>
       d.kind === "object" && d.go === undefined &&
@@ -255,7 +255,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "configmap-volume-name",
     class: "pods",
-    readme: "a ConfigMap volume is named after the volume",
+    differences: "a ConfigMap volume is named after the volume",
     guide: "## Volumes",
     // Go named the volume after its ConfigMap, so the apiserver refused the Job (the mount names
     // the volume): only ours has a Job.
@@ -266,7 +266,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "empty-dir-path",
     class: "pods",
-    readme: "an emptyDir volume is mounted at its `path`",
+    differences: "an emptyDir volume is mounted at its `path`",
     guide: "## Volumes",
     matches: (d, ctx) => {
       const paths = volumes(ctx).filter((v) => v.emptyDir === true && typeof v.path === "string")
@@ -284,7 +284,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "empty-dir-medium",
     class: "pods",
-    readme: "`emptyDirMedium: Memory` means memory",
+    differences: "`emptyDirMedium: Memory` means memory",
     guide: "## Volumes",
     matches: (d) =>
       d.kind === "field" && kindOf(d) === "Job" && /\.emptyDir\.medium$/.test(d.path) &&
@@ -293,7 +293,8 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "go-stops-at-first-error",
     class: "errors",
-    readme: "the children that can be written are (the Go operator stopped at the first refusal",
+    differences:
+      "the children that can be written are (the Go operator stopped at the first refusal",
     guide: "## Status and conditions",
     matches: (d, ctx) =>
       d.kind === "object" && d.go === undefined && !ctx?.goChildren.has(`Job/${ctx?.name}`) &&
@@ -302,7 +303,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "exit-code",
     class: "exit-code",
-    readme: "The Flux container exits with Flux's exit code",
+    differences: "The Flux container exits with Flux's exit code",
     guide: "## Exit codes",
     // The launcher's program is missing in the sandbox: Flux returns 127 (the lead broker's
     // container then 79, lead-finished.ts), Go's script 0.
@@ -313,7 +314,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "batch-arguments",
     class: "scripts",
-    readme: "Broker options are bash arrays (values with spaces stay one word)",
+    differences: "Broker options are bash arrays (values with spaces stay one word)",
     guide: "## Scripts",
     // Batch mode: Go's flags are pasted into the sh -c text, ours are passed as its arguments;
     // the flux batch they run (recorded after it) is the same.
@@ -343,7 +344,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "flux-rc-extra",
     class: "scripts",
-    readme: "`FLUX_RC_EXTRA` names `<view>/etc/flux`",
+    differences: "`FLUX_RC_EXTRA` names `<view>/etc/flux`",
     guide: "## Scripts",
     matches: (d) =>
       d.kind === "behaviour" && /\.brokerEnvironment$/.test(d.path) &&
@@ -353,7 +354,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "flux-connect",
     class: "scripts",
-    readme: "`flux-connect.sh` sources the view's environment",
+    differences: "`flux-connect.sh` sources the view's environment",
     guide: "## Scripts",
     matches: (d) =>
       d.kind === "behaviour" && /flux-connect\.sh \(run\)$/.test(d.path) &&
@@ -362,7 +363,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "sidecar-socket",
     class: "scripts",
-    readme: "sidecars really wait for the broker's socket",
+    differences: "sidecars really wait for the broker's socket",
     guide: "## Scripts",
     // Go's sidecars point at a socket under the view that no broker creates.
     matches: (d) =>
@@ -374,7 +375,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "pod-cores",
     class: "scripts",
-    readme: "each broker advertises the Flux container's CPU request",
+    differences: "each broker advertises the Flux container's CPU request",
     guide: "## Scripts",
     // Only the resource set's calls differ; what else differs in the same calls must be allowed
     // by an entry of its own.
@@ -390,7 +391,7 @@ export const ALLOW_LIST: AllowEntry[] = [
   {
     id: "lead-broker-hosts",
     class: "scripts",
-    readme: "lists that broker once in `hosts`",
+    differences: "lists that broker once in `hosts`",
     guide: "## Bursting",
     // Go's template for this case is short of an argument (its hosts read `%!s(MISSING)`).
     matches: (d, ctx) =>

@@ -4,7 +4,7 @@
  * control plane, over every manifest of the fixtures and examples (manifests.ts). Their children
  * are normalised and compared (compare.ts), the containers' commands are run in a sandbox with a
  * recording `flux` (behaviour.ts), and every difference must match an entry of the allow-list
- * (allow_list.ts), each of which quotes the README line that documents it. Anything else fails.
+ * (allow_list.ts), each of which quotes the line of docs/differences.md that documents it. Anything else fails.
  *
  *   deno task conformance [--only REGEX] [--json FILE] [--verbose]
  *
@@ -25,7 +25,7 @@ import {
   startOurOperator,
 } from "./run.ts";
 import { compareBehaviour } from "./behaviour.ts";
-import { classify, differencesSection, report } from "./report.ts";
+import { classify, report } from "./report.ts";
 import type { ManifestContext } from "./allow_list.ts";
 
 const log = (message: string) => console.error(`[conformance] ${message}`);
@@ -111,7 +111,7 @@ async function main(argv: string[]): Promise<number> {
       verbose: values.verbose,
       filtered: filter !== undefined,
       anchors: {
-        readme: differencesSection(await Deno.readTextFile(join(REPO, "README.md"))),
+        differences: await Deno.readTextFile(join(REPO, "docs", "differences.md")),
         guide: await Deno.readTextFile(join(REPO, "docs", "migrating-from-go.md")).catch(() => ""),
       },
     });

@@ -1,8 +1,8 @@
 /**
  * Classification of the differences against the allow-list, and the suite's report: the
- * manifests compared, the differences by class (with the README line that documents each), the
- * run time, and every failure: a difference no entry allows, an entry whose README or guide text
- * is missing, an entry that matched nothing (full runs only).
+ * manifests compared, the differences by class (with the line of docs/differences.md that
+ * documents each), the run time, and every failure: a difference no entry allows, an entry whose
+ * differences or guide text is missing, an entry that matched nothing (full runs only).
  */
 import { ALLOW_LIST, type AllowEntry, type ManifestContext } from "./allow_list.ts";
 import type { Difference } from "./compare.ts";
@@ -14,21 +14,9 @@ export interface Classified extends Difference {
 }
 
 export interface Anchors {
-  /** The README's "How it differs from the Go Flux Operator" section, with its first line number. */
-  readme: { text: string; firstLine: number };
+  /** docs/differences.md, the list of the deliberate differences from the Go Flux Operator. */
+  differences: string;
   guide: string;
-}
-
-/** The README section that lists the differences, and where it starts. */
-export function differencesSection(readme: string): { text: string; firstLine: number } {
-  const lines = readme.split("\n");
-  const start = lines.findIndex((l) => l.startsWith("## How it differs from the Go Flux Operator"));
-  if (start < 0) return { text: "", firstLine: 0 };
-  const end = lines.findIndex((l, i) => i > start && l.startsWith("## "));
-  return {
-    text: lines.slice(start, end < 0 ? undefined : end).join("\n"),
-    firstLine: start + 1,
-  };
 }
 
 /** Lines joined as one text, each line's indentation replaced by one space (so wrapped text matches). */
@@ -36,15 +24,18 @@ function flatten(lines: string[]): string {
   return lines.map((l, i) => (i === 0 ? "" : " ") + l.trimStart()).join("");
 }
 
-/** The README line (1-based) where `anchor` starts, or undefined. Anchors may wrap across lines. */
-export function readmeLine(anchors: Anchors, anchor: string): number | undefined {
-  const lines = anchors.readme.text.split("\n");
+/**
+ * The line (1-based) of docs/differences.md where `anchor` starts, or undefined. Anchors may wrap
+ * across lines.
+ */
+export function differencesLine(anchors: Anchors, anchor: string): number | undefined {
+  const lines = anchors.differences.split("\n");
   const at = flatten(lines).indexOf(anchor);
   if (at < 0) return undefined;
   let length = 0;
   for (let i = 0; i < lines.length; i++) {
     length += (i === 0 ? 0 : 1) + lines[i].trimStart().length;
-    if (length > at) return anchors.readme.firstLine + i;
+    if (length > at) return i + 1;
   }
   return undefined;
 }
@@ -60,13 +51,13 @@ export function classify(
   });
 }
 
-/** Entries whose README or guide text is missing. */
+/** Entries whose docs/differences.md or guide text is missing. */
 export function missingAnchors(anchors: Anchors, entries: AllowEntry[] = ALLOW_LIST): string[] {
   const problems: string[] = [];
   const guide = flatten(anchors.guide.split("\n"));
   for (const e of entries) {
-    if (readmeLine(anchors, e.readme) === undefined) {
-      problems.push(`${e.id}: the README's differences section does not say "${e.readme}"`);
+    if (differencesLine(anchors, e.differences) === undefined) {
+      problems.push(`${e.id}: docs/differences.md does not say "${e.differences}"`);
     }
     if (!guide.includes(e.guide)) {
       problems.push(`${e.id}: docs/migrating-from-go.md does not say "${e.guide}"`);
@@ -121,18 +112,18 @@ export function report(classified: Classified[], input: ReportInput): number {
   for (const d of classified) byKind.set(d.kind, (byKind.get(d.kind) ?? 0) + 1);
   out.push(`  by kind: ${[...byKind].map(([k, n]) => `${k} ${n}`).join(", ")}`);
 
-  out.push("  by class (allow-list entry: differences, manifests; README line):");
+  out.push("  by class (allow-list entry: differences, manifests; line of docs/differences.md):");
   const byEntry = new Map<string, Classified[]>();
   for (const d of allowed) byEntry.set(d.entry!, [...(byEntry.get(d.entry!) ?? []), d]);
   const problems: string[] = [];
   for (const e of ALLOW_LIST) {
     const found = byEntry.get(e.id) ?? [];
     const manifests = new Set(found.map((d) => d.manifest)).size;
-    const line = readmeLine(input.anchors, e.readme);
+    const line = differencesLine(input.anchors, e.differences);
     out.push(
       `    ${e.class.padEnd(11)} ${e.id.padEnd(24)} ${String(found.length).padStart(5)} ${
         String(manifests).padStart(3)
-      }  README.md:${line ?? "?"}`,
+      }  docs/differences.md:${line ?? "?"}`,
     );
     if (found.length === 0 && !input.filtered) {
       problems.push(`allow-list entry ${e.id} matches no difference any more: remove it`);

@@ -1,7 +1,7 @@
 /**
  * The pure parts of the differential conformance suite (hack/conformance/): normalisation, pairing
- * and diffing of children, the allow-list's classification, its README and migration-guide
- * anchors (checked here too, so the docs cannot drift between runs of the suite), and the
+ * and diffing of children, the allow-list's classification, its docs/differences.md and
+ * migration-guide anchors (checked here too, so the docs cannot drift between runs of the suite), and the
  * recording `flux` stand-in the scripts run against.
  */
 import assert from "node:assert/strict";
@@ -15,12 +15,7 @@ import {
   pairChildren,
 } from "../../hack/conformance/compare.ts";
 import { ALLOW_LIST, type ManifestContext } from "../../hack/conformance/allow_list.ts";
-import {
-  classify,
-  differencesSection,
-  missingAnchors,
-  readmeLine,
-} from "../../hack/conformance/report.ts";
+import { classify, differencesLine, missingAnchors } from "../../hack/conformance/report.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -234,20 +229,20 @@ Deno.test("classify: documented differences are allowed, anything else is not", 
   assert.equal(cores([goR, start], [...probe, oursR("--cores=0-1", "--local"), start]), undefined);
 });
 
-Deno.test("every allow-list entry points at README and migration-guide text that exists", async () => {
-  const readme = await Deno.readTextFile(join(ROOT, "README.md"));
+Deno.test("every allow-list entry points at docs/differences.md and migration-guide text that exists", async () => {
+  const differences = await Deno.readTextFile(join(ROOT, "docs", "differences.md"));
   const anchors = {
-    readme: differencesSection(readme),
+    differences,
     guide: await Deno.readTextFile(join(ROOT, "docs", "migrating-from-go.md")),
   };
-  assert.ok(anchors.readme.text.startsWith("## How it differs from the Go Flux Operator"));
+  assert.ok(differences.startsWith("# How it differs from the Go Flux Operator"));
   assert.deepEqual(missingAnchors(anchors), []);
   const ids = ALLOW_LIST.map((e) => e.id);
   assert.equal(new Set(ids).size, ids.length, "entry ids are unique");
-  // readmeLine finds wrapped text on the line where it starts.
-  const line = readmeLine(anchors, "**Secrets stay secret.**")!;
-  assert.match(readme.split("\n")[line - 1], /\*\*Secrets stay secret\.\*\*/);
-  assert.equal(readmeLine(anchors, "not in the README at all"), undefined);
+  // differencesLine finds wrapped text on the line where it starts.
+  const line = differencesLine(anchors, "**Secrets stay secret.**")!;
+  assert.match(differences.split("\n")[line - 1], /\*\*Secrets stay secret\.\*\*/);
+  assert.equal(differencesLine(anchors, "not in the list at all"), undefined);
 });
 
 Deno.test("the recording flux stand-in: calls, the broker's socket, its initial program", async () => {

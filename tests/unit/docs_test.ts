@@ -107,3 +107,44 @@ Deno.test("install manifest: sources in apply order, each introduced by its path
     /c.yaml: a document without apiVersion\/kind/,
   );
 });
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+function anchorOf(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, "").replaceAll(" ", "-");
+}
+
+/** The relative links of a Markdown text, outside code. */
+function relativeLinks(markdown: string): string[] {
+  const prose = markdown.replace(/^```[^]*?^```/gm, "").replace(/`[^`\n]*`/g, "");
+  return [...prose.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1])
+    .filter((t) => !/^[a-z]+:/.test(t));
+}
+
+Deno.test("docs: the README is for users: under 450 lines, with a plot of bench/results it embeds", () => {
+  const lines = README.split("\n").length;
+  assert.ok(lines < 450, `the README has ${lines} lines`);
+  const plot = /!\[[^\]]*\]\((bench\/results\/[^)]+\.svg)\)/.exec(README);
+  assert.ok(plot, "the README embeds a plot of bench/results");
+  assert.ok(Deno.statSync(new URL(`../../${plot[1]}`, import.meta.url)).isFile, plot[1]);
+});
+
+Deno.test("docs: every relative link of the README, docs/ and bench/README.md resolves", () => {
+  const root = new URL("../../", import.meta.url);
+  const pages = [
+    "README.md",
+    "bench/README.md",
+    ...[...Deno.readDirSync(new URL("docs/", root))]
+      .filter((e) => e.isFile && e.name.endsWith(".md")).map((e) => `docs/${e.name}`),
+  ];
+  for (const page of pages) {
+    for (const link of relativeLinks(read(page))) {
+      const [path, anchor] = link.split("#");
+      const target = path ? new URL(path, new URL(page, root)) : new URL(page, root);
+      assert.doesNotThrow(() => Deno.statSync(target), `${page}: ${link}`);
+      if (!anchor || !target.pathname.endsWith(".md")) continue;
+      const headings = Deno.readTextFileSync(target).split("\n")
+        .filter((l) => /^#+ /.test(l)).map((l) => anchorOf(l.replace(/^#+ /, "")));
+      assert.ok(headings.includes(anchor), `${page}: ${link} names no heading`);
+    }
+  }
+});
