@@ -7,7 +7,7 @@
 # name in its final directory and renamed into place.
 #
 #   build-binaries.sh [NAME...]   NAME: etcd kube-apiserver kube-controller-manager
-#                                 kube-scheduler kwok kubelet kube-proxy coredns helm
+#                                 kube-scheduler kwok kubelet kube-proxy coredns helm kueue
 #                                 (default: the first five, what a KWOK cluster runs)
 #
 # Prints the cache directory as its last line.
@@ -18,6 +18,9 @@ ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
 KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
 COREDNS_VERSION="${COREDNS_VERSION:-v1.12.3}"
 HELM_VERSION="${HELM_VERSION:-v3.18.6}"
+# The one version of sigs.k8s.io/kueue the Go module proxy serves here; its chart comes from the
+# same module (hack/cluster/kueue.ts), so the two cannot disagree.
+KUEUE_VERSION="${KUEUE_VERSION:-v0.17.0}"
 CACHE_ROOT="${MINICLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-operator}"
 BIN_DIR="$CACHE_ROOT/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
 WORK="$CACHE_ROOT/build"
@@ -173,5 +176,20 @@ build_kubernetes
 build_module_binary kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
 build_coredns
 build_module_binary helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm
+# Kueue's manager (cmd/kueue) with the version stamps its Makefile sets. Its own module: it pins its
+# Kubernetes libraries (v0.35), which the cluster's build cannot share.
+if wanted kueue && [ ! -x "$BIN_DIR/kueue" ]; then
+  kdir="$WORK/kueue-$KUEUE_VERSION"
+  mkdir -p "$kdir"
+  step "kueue from sigs.k8s.io/kueue@$KUEUE_VERSION"
+  if [ ! -f "$kdir/go.mod" ]; then
+    new_temp "$kdir/go.mod"
+    printf 'module local/kueuebuild\n\ngo 1.25.0\n\nrequire sigs.k8s.io/kueue %s\n' "$KUEUE_VERSION" >"$TMP"
+    mv "$TMP" "$kdir/go.mod"
+  fi
+  vpkg=sigs.k8s.io/kueue/pkg/version
+  go_build "$kdir" kueue "-s -w -X $vpkg.GitVersion=$KUEUE_VERSION -X $vpkg.BuildDate=1970-01-01T00:00:00Z" \
+    sigs.k8s.io/kueue/cmd/kueue
+fi
 step "all binaries ready in $((SECONDS - start)) s"
 echo "$BIN_DIR"

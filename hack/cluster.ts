@@ -2,7 +2,7 @@
 // kube-apiserver and (unless --control-plane-only) kube-controller-manager, kube-scheduler and
 // KWOK with fake Nodes, all as local processes with their state in .cluster/.
 //
-//   up [--control-plane-only] [--nodes N] [--real-nodes N] [--dir D]
+//   up [--control-plane-only] [--nodes N] [--real-nodes N] [--kueue] [--dir D]
 //                                                      prints the kubeconfig path as last line
 //   down [--dir D]                                     stops every process (also those recorded
 //                                                      in D/*.pid), undoes what real nodes
@@ -20,6 +20,8 @@ const USAGE = `usage: deno task cluster <up|down|status> [options]
            --audit-policy FILE    the apiserver's audit policy (log: <dir>/logs/audit.log)
            --real-nodes N         real nodes beside them (kubelet + containerd, cluster DNS);
                                   needs root; builds the local images on first use
+           --kueue                Kueue (built from its Go module) on the first real node,
+                                  installed from its chart; needs --real-nodes 1 or more
   down     stop every process of the cluster (and those recorded in its *.pid files), undo
            what real nodes changed on the machine, and remove its state
   status   show what runs (exit 0 when healthy, 1 otherwise); --quiet prints nothing
@@ -36,6 +38,7 @@ async function main(argv: string[]): Promise<number> {
       "apiserver-arg": { type: "string", multiple: true, default: [] },
       dir: { type: "string", default: ".cluster" },
       "audit-policy": { type: "string" },
+      kueue: { type: "boolean", default: false },
       quiet: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -61,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
           realNodes: count("real-nodes"),
           apiserverArgs: values["apiserver-arg"],
           auditPolicy: values["audit-policy"],
+          kueue: values.kueue,
         }),
       );
       return 0;

@@ -1,10 +1,10 @@
 // deno task test — the whole suite, as CI runs it (.ci/run):
 //   shellcheck → Kubernetes binaries → Python SDK venv → deno task check → generated code up to date →
 //   ./task demo from a clean state (its cluster: KWOK nodes and a real node, the local images) →
-//   a second real node added to its cluster →
+//   a second real node and Kueue added to its cluster →
 //   deno test -A tests/ (every tier of deno.json's test:* tasks: unit, tooling, integration, faults,
 //   e2e on KWOK, real/ on the two real nodes) with
-//   MC_KUBECONFIG and MC_REAL_NODES=1 → the differential conformance suite (its own control plane)
+//   MC_KUBECONFIG, MC_REAL_NODES=1 and MC_KUEUE=1 → the differential conformance suite (its own control plane)
 //   → deno.lock unchanged by all of it.
 // A cluster this script starts is torn down at the end, also on failure or SIGINT/SIGTERM.
 // Ends with the plain line "N passed, N failed": deno test's counts plus one per static step.
@@ -205,10 +205,11 @@ async function main(): Promise<number> {
     // The local images (Debian downloads, then the Flux build) are built while the Go builds
     // run: on a fresh machine the two together take most of the run. The cluster step waits.
     const images = MC_KUBECONFIG_GIVEN ? undefined : ensureImages().catch((e: Error) => e);
-    // Helm too: the chart is linted and rendered by tests/integration/chart_test.ts.
+    // Helm too: the chart is linted and rendered by tests/integration/chart_test.ts; and Kueue,
+    // which the cluster runs for tests/e2e/kueue_test.ts.
     await step(
-      "kubernetes binaries, helm and the real node's",
-      async () => await ensureBinaries([...COMPONENTS, "helm", ...REAL_NODE_BINARIES]),
+      "kubernetes binaries, helm, kueue and the real node's",
+      async () => await ensureBinaries([...COMPONENTS, "helm", "kueue", ...REAL_NODE_BINARIES]),
     );
     // The Go operator's Python SDK, pinned with hashes, for tests/*/python_sdk_test.ts: PyPI is
     // asked here, during set-up, and never while the tests run.
@@ -255,9 +256,10 @@ async function main(): Promise<number> {
       // kubelets (tests/real/mpi_test.ts): `up` adds the second to the demo's cluster (about
       // 45 s, most of it importing the images), less than the demo starting two would add to
       // every newcomer's first command.
-      const cluster = { mode: "full" as const, nodes: 4, realNodes: 2 };
+      // Kueue (hack/cluster/kueue.ts) on the second real node, for the queueing scenarios.
+      const cluster = { mode: "full" as const, nodes: 4, realNodes: 2, kueue: true };
       realNodes = await step(
-        "full cluster (etcd, apiserver, controller manager, scheduler, KWOK, two real nodes)",
+        "full cluster (etcd, apiserver, controller manager, scheduler, KWOK, two real nodes, Kueue)",
         async () => {
           const built = await images;
           if (built instanceof Error) {
@@ -279,7 +281,11 @@ async function main(): Promise<number> {
 
     say("deno test -A tests/");
     const env: Record<string, string> = kubeconfig
-      ? { MC_KUBECONFIG: kubeconfig, MC_REAL_NODES: realNodes ? "1" : "0" }
+      ? {
+        MC_KUBECONFIG: kubeconfig,
+        MC_REAL_NODES: realNodes ? "1" : "0",
+        MC_KUEUE: realNodes ? "1" : "0",
+      }
       : {};
     const tests = await denoTest(env);
     await teardown();

@@ -44,7 +44,8 @@ import type { EventRecorder } from "./events.ts";
 import type { HeldSuspensions } from "./held_suspensions.ts";
 import { suspendedOnlyBy } from "./lifecycle.ts";
 import { type RecreateBudget, servicesPodDrift } from "./services_pod_drift.ts";
-import { type MiniClusterStores, watched, type WatchedKind } from "./stores.ts";
+import { type MiniClusterStores, ownJob, watched, type WatchedKind } from "./stores.ts";
+import { kueueQueueOf } from "./children/queue.ts";
 import { confirms, type Sizes, workspaceDependent } from "./workspace.ts";
 
 /** How the CURVE certificate is made and wrapped into its Secret (tests may count calls). */
@@ -130,7 +131,11 @@ export function miniClusterDependents(
         ? [child("pods", desired.servicesPod, servicesPodDrift(mc, io.recorder, io.recreates))]
         : []),
     ],
-    [child("jobs", desired.job, jobDrift(mc, io))],
+    // A MiniCluster queued by Kueue and suspended from the start gets its Job when resumed: Kueue
+    // would admit a new Job at once, before its Workload could be deactivated (queue_workload.ts).
+    ...(kueueQueueOf(mc) && mc.spec.suspend === true && !ownJob(stores, mc)
+      ? []
+      : [[child("jobs", desired.job, jobDrift(mc, io))]]),
   ] as Dependent[][];
   const pruned = PRUNED_KINDS.map((key) => ({
     resource: watched(key).rt,

@@ -6,11 +6,10 @@
  * transition times), never from the MiniCluster's status, so a lost status changes nothing.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import { KUEUE_QUEUE_LABEL } from "./children/queue.ts";
+import type { QueueReport } from "./queue_workload.ts";
 
 export const SUSPENDED = "Suspended";
-
-/** The label Kueue reads to queue a Job (named in the "waiting for admission" message). */
-const KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name";
 
 /** Ready's reasons while the Job is suspended (also shown by the Status printer column). */
 export const SUSPENDED_REASON = "Suspended";
@@ -19,28 +18,69 @@ export const WAITING_FOR_ADMISSION = "WaitingForAdmission";
 /**
  * The Suspended condition: [status, reason, message]. The Job suspended while the user asked for it
  * is `Suspended`; suspended while the user did not is a queue controller holding it,
- * `WaitingForAdmission` (the operator never resumes such a Job).
+ * `WaitingForAdmission` (the operator never resumes such a Job), or, when Kueue evicted its
+ * Workload, Kueue's reason for the eviction (`Preempted`, ...). A MiniCluster queued by Kueue
+ * (`queue`) is suspended through its Workload (queue_workload.ts), and has no Job while it was
+ * suspended from the start.
  */
 export function suspendedCondition(
   job: Job | undefined,
   requested: boolean,
+  queue?: QueueReport,
 ): [boolean, string, string] {
   const suspended = job?.spec?.suspend === true;
+  if (requested && queue) return queuedSuspension(job, queue);
+  if (suspended && queue?.evicted) {
+    const { reason, message } = queue.evicted;
+    return [
+      true,
+      reason || EVICTED_REASON,
+      `evicted by Kueue (${reason}): ${message}; the Job waits for admission in queue ${queue.queue}`,
+    ];
+  }
   if (suspended && requested) {
     return [true, SUSPENDED_REASON, "spec.suspend is true: the Job has no pods until it is false"];
   }
-  if (suspended) return [true, WAITING_FOR_ADMISSION, admissionMessage(job!)];
+  if (suspended) return [true, WAITING_FOR_ADMISSION, admissionMessage(job!, queue)];
   if (requested) {
     return [false, "Suspending", "spec.suspend is true: suspending the Job"];
   }
   return [false, "NotSuspended", job ? "the Job is not suspended" : "the Job does not exist yet"];
 }
 
-function admissionMessage(job: Job): string {
-  const queue = job.metadata?.labels?.[KUEUE_QUEUE_LABEL];
-  const by = queue ? `queue ${queue}` : "a queue controller";
-  return `waiting for admission: the Job was suspended by ${by}, not by spec.suspend; ` +
+function admissionMessage(job: Job, queue?: QueueReport): string {
+  const name = job.metadata?.labels?.[KUEUE_QUEUE_LABEL];
+  const by = name ? `queue ${name}` : "a queue controller";
+  const why = queue?.pending ? ` (Kueue: ${queue.pending})` : "";
+  return `waiting for admission: the Job was suspended by ${by}, not by spec.suspend${why}; ` +
     "the operator leaves it to that controller to resume";
+}
+
+/** Kueue's eviction without a reason (never seen; Kueue always gives one). */
+const EVICTED_REASON = "Evicted";
+
+/** spec.suspend of a MiniCluster queued by Kueue: carried out by deactivating its Workload. */
+function queuedSuspension(job: Job | undefined, queue: QueueReport): [boolean, string, string] {
+  if (!job) {
+    return [
+      true,
+      SUSPENDED_REASON,
+      `spec.suspend is true: the Job, queued by Kueue in queue ${queue.queue}, is created when ` +
+      "it is false (Kueue would admit it as soon as it exists)",
+    ];
+  }
+  const workload = queue.workload ? `Kueue's Workload ${queue.workload}` : "the Job's Workload";
+  if (job.spec?.suspend === true && queue.inactive) {
+    return [
+      true,
+      SUSPENDED_REASON,
+      `spec.suspend is true: ${workload} is deactivated, so the Job has no pods until it is false`,
+    ];
+  }
+  const doing = queue.workload
+    ? `deactivating ${workload}, after which Kueue suspends the Job`
+    : "waiting for Kueue to make the Job's Workload, to deactivate it";
+  return [false, "Suspending", `spec.suspend is true: ${doing}`];
 }
 
 /** The field managers that own the Job's `spec.suspend` (its managedFields: who set it). */

@@ -58,6 +58,13 @@ import type { GangReport } from "./gang_condition.ts";
 import { GangSupportProbe } from "./gang_support.ts";
 import { ensurePodGroup, type PodGroupState, readPodGroup } from "./pod_group.ts";
 import { TIMING } from "./timing.ts";
+import { kueueQueueOf } from "./children/queue.ts";
+import {
+  followSuspend,
+  type QueueReport,
+  queueReport,
+  readQueueWorkload,
+} from "./queue_workload.ts";
 import { type Sizes, WorkspaceResolver } from "./workspace.ts";
 
 export type { MiniClusterStores } from "./stores.ts";
@@ -199,6 +206,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       // The workspace holds other sizes than the new MiniCluster's assumed ones: build again.
       if (outcome.stopped) return Action.requeueAfter(0);
 
+      const queue = await this.#queue(spec, fence);
       const end = afterFinish(spec, this.#stores, this.#now());
       if ("delete" in end) return await this.#deleteSelf(mc, end.delete, log);
       const problems = [
@@ -211,6 +219,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         unappliable: summary(problems),
         jobCreated: created(outcome, Jobs),
         gang,
+        queue,
       });
       return Action.soonest(Action.soonest(action, outcome.requeueAfterMs), end.requeueAfterMs);
     } catch (e) {
@@ -250,6 +259,21 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       return await ensurePodGroup(this.#client, desired.podGroup, fence);
     }
     return ganged ? await readPodGroup(this.#client, mc.metadata?.namespace, ganged) : undefined;
+  }
+
+  /**
+   * Kueue's Workload of a queued MiniCluster's Job, made to follow spec.suspend (queue_workload.ts):
+   * read only while the Job is suspended or the spec suspends it.
+   */
+  async #queue(mc: DefaultedMiniCluster, fence: FreshnessFence): Promise<QueueReport | undefined> {
+    const queue = kueueQueueOf(mc);
+    if (!queue) return undefined;
+    const job = ownJob(this.#stores, mc);
+    const suspend = mc.spec.suspend === true;
+    if (!job || (!suspend && job.spec?.suspend !== true)) return { queue };
+    const workload = await readQueueWorkload(this.#client, job);
+    if (!workload) return { queue };
+    return queueReport(queue, await followSuspend(this.#client, workload, suspend, fence));
   }
 
   /** What happened to the generated CURVE certificate behind the operator's back. */

@@ -17,6 +17,7 @@ import type {
 import type { Problem } from "../../runtime/dependents.ts";
 import { jobCondition, jobSucceeded, SUSPENDED, suspendedCondition } from "./lifecycle.ts";
 import { boundedMessage } from "./messages.ts";
+import type { QueueReport } from "./queue_workload.ts";
 import { LEAD_FAILED_EXIT_CODE, LEAD_FAILED_MESSAGE } from "./children/scripts/lead-finished.ts";
 
 export type { Condition };
@@ -72,6 +73,8 @@ export interface StatusInput {
   pods: readonly Pod[];
   /** spec.suspend is true. */
   suspendRequested?: boolean;
+  /** Kueue's Workload, when the MiniCluster is queued by Kueue. */
+  queue?: QueueReport;
   /** Why the Job cannot create pods, as the Job controller reported it (create_failures.ts). */
   createFailure?: string;
   /** The GangScheduling condition (gang_condition.ts), when there is a gang to report. */
@@ -99,7 +102,7 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
   const readyPods = countReadyPods(pods, job);
   const complete = jobSucceeded(job);
   const failed = jobCondition(job, "Failed");
-  const suspended = suspendedCondition(job, input.suspendRequested === true);
+  const suspended = suspendedCondition(job, input.suspendRequested === true, input.queue);
 
   const conditions: Omit<Condition, "lastTransitionTime">[] = [];
   const add = (type: string, ok: boolean, reason: string, message: string) =>
@@ -162,6 +165,7 @@ function readyCondition(
   [suspended, suspendedReason, suspendedMessage]: [boolean, string, string],
 ): [boolean, string, string] {
   if (input.invalid) return [false, "SpecInvalid", input.invalid.message];
+  if (!input.job && suspended) return [false, suspendedReason, suspendedMessage];
   if (!input.job) return [false, "JobNotCreated", "the Job does not exist yet"];
   if (complete) return [false, "JobComplete", "the Job has completed"];
   if (failed) return [false, "JobFailed", "the Job has failed"];

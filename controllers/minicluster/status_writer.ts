@@ -31,6 +31,7 @@ import { conditionEvents, type EventRecorder } from "./events.ts";
 import { INVOLVED_INDEX, type MiniClusterStores, ownJob, podsOf } from "./stores.ts";
 import { computeStatus, type MiniClusterStatus, progressOnly, sameStatus } from "./status.ts";
 import { TIMING } from "./timing.ts";
+import type { QueueReport } from "./queue_workload.ts";
 
 /** What a reconcile found, for the status. */
 export interface StatusReport {
@@ -48,6 +49,8 @@ export interface StatusReport {
   jobCreated?: boolean;
   /** The gang, when the spec asks for one (gang_condition.ts). */
   gang?: GangReport;
+  /** Kueue's Workload, when the MiniCluster is queued by Kueue (queue_workload.ts). */
+  queue?: QueueReport;
 }
 
 export class StatusWriter {
@@ -111,6 +114,7 @@ export class StatusWriter {
       job,
       pods,
       suspendRequested: mc.spec?.suspend === true,
+      queue: report.queue,
       createFailure: failure.message,
       gang: gangCondition(report.gang ?? { asked: mc.spec?.gang !== undefined }, job),
       previous: mc.status?.conditions,

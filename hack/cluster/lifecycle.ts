@@ -21,6 +21,7 @@ import {
 } from "./real_nodes.ts";
 import { REAL_NODE_BINARIES, realNodeImages } from "./real_node_images.ts";
 import { realNodeName } from "./real_node_config.ts";
+import { installKueue, KUEUE_VERSION } from "./kueue.ts";
 import {
   type ClusterMode,
   ClusterPaths,
@@ -52,6 +53,8 @@ export interface UpOptions {
   apiserverArgs?: string[];
   /** An apiserver audit policy file, copied into the new cluster's directory (ClusterPaths). */
   auditPolicy?: string;
+  /** Install Kueue (kueue.ts) and wait for its webhooks; needs a real node. */
+  kueue?: boolean;
 }
 
 const log = (msg: string) => console.error(`[cluster] ${msg}`);
@@ -382,6 +385,14 @@ export async function up(opts: UpOptions): Promise<string> {
     } finally {
       api.close();
     }
+  }
+  if (opts.kueue) {
+    if (!state.real || state.real.count === 0) {
+      throw new Error("--kueue runs Kueue on a real node: add --real-nodes 1");
+    }
+    await installKueue(paths.dir, paths.kubeconfig, realNodeName(state.real.count - 1));
+    state.kueue = KUEUE_VERSION;
+    await writeState(paths, state);
   }
   log(`up in ${since(t0)}; logs in ${paths.logs}`);
   return paths.kubeconfig;

@@ -2,7 +2,7 @@
 // MiniClusters run (flux-view, flux-app, the operator), all built locally (hack/images) and
 // imported, since no registry is ever reachable from a node.
 
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cachedDir, imageCacheRoot, inputKey, sha256File } from "../images/cache.ts";
 import { writeImageArchive } from "../images/docker_archive.ts";
@@ -19,31 +19,40 @@ const COREDNS_IMAGE = `${LOCAL_REGISTRY}/coredns:local`;
 const LAYER_TAR = join(dirname(fileURLToPath(import.meta.url)), "..", "images", "layer_tar.sh");
 
 /**
- * CoreDNS as an image: the static binary alone, one layer. Keyed by the binary's digest, so a
- * rebuilt CoreDNS is a new archive (and a new import).
+ * A static binary as an image: the binary alone (at `/<name>`), one layer. Keyed by the binary's digest, so a
+ * rebuilt binary is a new archive (and a new import).
  */
-async function coreDnsArchive(binDir: string): Promise<string> {
-  const binary = join(binDir, "coredns");
-  const key = await inputKey({ coredns: await sha256File(binary), created: SOURCE_DATE_EPOCH });
-  const dir = await cachedDir(join(imageCacheRoot(), `coredns-${key}`), async (tmp) => {
+export async function staticBinaryArchive(
+  binary: string,
+  ref: string,
+  config: { Entrypoint: string[]; User?: string },
+  name = basename(binary),
+): Promise<string> {
+  const key = await inputKey({
+    [name]: await sha256File(binary),
+    ref,
+    config,
+    created: SOURCE_DATE_EPOCH,
+  });
+  const dir = await cachedDir(join(imageCacheRoot(), `${name}-${key}`), async (tmp) => {
     const root = join(tmp, "rootfs");
     await Deno.mkdir(root);
-    await Deno.copyFile(binary, join(root, "coredns"));
-    await Deno.chmod(join(root, "coredns"), 0o755);
+    await Deno.copyFile(binary, join(root, name));
+    await Deno.chmod(join(root, name), 0o755);
     const layer = join(tmp, "layer.tar");
     await run(["bash", LAYER_TAR, root, layer, `${SOURCE_DATE_EPOCH}`]);
     const staging = join(tmp, "staging");
     await Deno.mkdir(staging);
     await writeImageArchive(
       {
-        refs: [COREDNS_IMAGE],
+        refs: [ref],
         layers: [{
           path: layer,
           digest: `sha256:${await sha256File(layer)}`,
           size: (await Deno.stat(layer)).size,
-          createdBy: "hack/cluster/real_node_images.ts: the coredns binary",
+          createdBy: `hack/cluster/real_node_images.ts: the ${name} binary`,
         }],
-        config: { Entrypoint: ["/coredns"] },
+        config,
         created: SOURCE_DATE_EPOCH,
       },
       staging,
@@ -62,6 +71,11 @@ export async function realNodeImages(binDir: string): Promise<RealNodeImages> {
   return {
     pause: PAUSE_IMAGE,
     coredns: COREDNS_IMAGE,
-    archives: [await coreDnsArchive(binDir), ...built.map((i) => i.archive)],
+    archives: [
+      await staticBinaryArchive(join(binDir, "coredns"), COREDNS_IMAGE, {
+        Entrypoint: ["/coredns"],
+      }),
+      ...built.map((i) => i.archive),
+    ],
   };
 }

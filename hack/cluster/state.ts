@@ -48,6 +48,8 @@ export interface ClusterState {
   real?: RealNodesState;
   /** Extra kube-apiserver flags given to `up` (kept, so a restart starts it the same way). */
   apiserverArgs?: string[];
+  /** The Kueue version `up --kueue` installed (hack/cluster/kueue.ts). */
+  kueue?: string;
   startedAt: string;
 }
 

@@ -8,16 +8,19 @@
  *   of keeping a finished cluster alive;
  * - with spec.gang, the pods name the MiniCluster's PodGroup (`schedulingGroup`, gang.ts);
  * - `spec.suspend` appears only when the user suspends the MiniCluster, so that the operator's
- *   field manager never owns the Job's `spec.suspend` otherwise and a queue controller (Kueue) may
- *   suspend and admit the Job without the operator undoing it. (Resuming a Job the operator alone
+ *   field manager never owns the Job's `spec.suspend` otherwise and a queue controller may suspend
+ *   and admit the Job without the operator undoing it. (Resuming a Job the operator alone
  *   suspended may leave it owning `suspend: false`, which the queue controller's next write of the
- *   field takes over; see dependents.ts.)
+ *   field takes over; see dependents.ts.) A Job queued by Kueue never carries it: Kueue resumes
+ *   an admitted Job someone else suspends, so the user's suspension goes through Kueue's Workload
+ *   (queue.ts).
  */
 import type { Job, PodFailurePolicy, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
 import { fluxViewContainer, jobContainers } from "./containers.ts";
 import { schedulingGroup } from "./gang.ts";
 import { headlessServiceName, jobName } from "./names.ts";
+import { kueueQueueOf } from "./queue.ts";
 import { childMetadata } from "./owner.ts";
 import { sortedMap } from "./pod.ts";
 import {
@@ -86,7 +89,7 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
       parallelism: size,
       backoffLimit: mc.spec.backoffLimit,
       activeDeadlineSeconds: mc.spec.deadlineSeconds,
-      ...(mc.spec.suspend === true ? { suspend: true } : {}),
+      ...(mc.spec.suspend === true && !kueueQueueOf(mc) ? { suspend: true } : {}),
       successPolicy: leadBrokerSuccess(),
       ...podFailurePolicy(mc, spec),
       template: {
