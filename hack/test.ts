@@ -4,8 +4,8 @@
 //   a second real node and Kueue added to its cluster →
 //   deno test -A tests/ (every tier of deno.json's test:* tasks: unit, tooling, integration, faults,
 //   e2e on KWOK, real/ on the two real nodes) with
-//   MC_KUBECONFIG, MC_REAL_NODES=1 and MC_KUEUE=1 → the differential conformance suite (its own control plane)
-//   → deno.lock unchanged by all of it.
+//   MC_KUBECONFIG, MC_REAL_NODES=1 and MC_KUEUE=1 → the differential conformance suite (its own
+//   control plane) → deno.lock unchanged by all of it.
 // A cluster this script starts is torn down at the end, also on failure or SIGINT/SIGTERM.
 // Ends with the plain line "N passed, N failed": deno test's counts plus one per static step.
 

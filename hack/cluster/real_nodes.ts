@@ -41,7 +41,7 @@ import {
   registryHostsToml,
   resolvConf,
 } from "./real_node_config.ts";
-import { type ClusterPaths, type ClusterState, type RealNodesState, writeState } from "./state.ts";
+import { ClusterPaths, type ClusterState, type RealNodesState, writeState } from "./state.ts";
 
 /** Debian packages a real node runs on; installed when missing (as the suite does shellcheck). */
 const REAL_NODE_PACKAGES = [
@@ -220,6 +220,16 @@ async function importImages(nodeDir: string, socket: string, archives: string[])
     log(`imported ${archive.split("/").pop()} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
     done.push(archive);
     await Deno.writeTextFile(record, JSON.stringify(done));
+  }
+}
+
+/** Imports archives into every real node of a running cluster (an image built after `up`). */
+export async function importIntoRealNodes(dir: string, archives: string[]): Promise<void> {
+  const paths = new ClusterPaths(dir);
+  const state = JSON.parse(await Deno.readTextFile(paths.state)) as ClusterState;
+  for (let i = 0; i < (state.real?.count ?? 0); i++) {
+    const nodeDir = paths.node(realNodeName(i));
+    await importImages(nodeDir, nodePaths(nodeDir).containerdSocket, archives);
   }
 }
 
