@@ -74,10 +74,11 @@ export interface E2EEnv extends TestEnv {
 export function e2eTest(
   name: string,
   fn: (env: E2EEnv) => Promise<void>,
-  opts: { timeoutMs?: number } = {},
+  opts: { timeoutMs?: number; ignore?: boolean } = {},
 ): void {
   Deno.test({
     name,
+    ignore: opts.ignore,
     async fn() {
       const kubeconfig = await fullClusterKubeconfig();
       const client = await KubeClient.fromKubeconfig(kubeconfig);

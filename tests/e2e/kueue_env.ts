@@ -1,0 +1,131 @@
+// Queues of the real Kueue for the e2e scenarios (tests/e2e/kueue_test.ts): a ResourceFlavor that
+// puts admitted pods on the KWOK nodes, a ClusterQueue with the scenario's CPU quota and a
+// LocalQueue `lq` in the scenario's namespace. Cluster-scoped objects are named after the
+// namespace, so scenarios never share a queue.
+//
+// Which cluster has Kueue: $MC_KUBECONFIG with MC_KUEUE=1 (`deno task test` installs it with the
+// real nodes), else .cluster/ when `deno task cluster up --real-nodes 1 --kueue` made it. Without
+// Kueue the scenarios are ignored; `deno task test` always has it and fails when it cannot.
+
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { kubectl } from "../../hack/kubectl.ts";
+import type { TestEnv } from "../harness.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** Decided without IO at registration time. */
+export function kueueAvailable(): boolean {
+  if (Deno.env.get("MC_KUBECONFIG")) return Deno.env.get("MC_KUEUE") === "1";
+  try {
+    return JSON.parse(Deno.readTextFileSync(join(ROOT, ".cluster", "state.json"))).kueue !==
+      undefined;
+  } catch {
+    return false;
+  }
+}
+
+export const LOCAL_QUEUE = "lq";
+/** What the MiniClusters of the scenarios carry in spec.jobLabels (Kueue's documented way). */
+export const QUEUED = { "kueue.x-k8s.io/queue-name": LOCAL_QUEUE };
+/** The ResourceFlavor's node label: Kueue injects it into the admitted Job's pod template. */
+export const FLAVOR_NODE_LABELS = { type: "kwok" };
+
+export interface QueueOptions {
+  /** The ClusterQueue's CPU quota. */
+  cpu: number;
+  /** Preempt lower-priority Workloads of the same ClusterQueue. */
+  preemption?: boolean;
+  /** PriorityClasses to make (name → value), deleted with the queues. */
+  priorities?: Record<string, number>;
+}
+
+/** The ClusterQueue of a scenario (its namespace's name). */
+export const clusterQueueOf = (env: TestEnv) => env.namespace;
+
+/** Makes the scenario's queues; returns what deletes them. */
+export async function makeQueues(env: TestEnv, opts: QueueOptions): Promise<() => Promise<void>> {
+  const name = clusterQueueOf(env);
+  const priorities = Object.entries(opts.priorities ?? {}).map(([pc, value]) => ({
+    apiVersion: "scheduling.k8s.io/v1",
+    kind: "PriorityClass",
+    metadata: { name: `${name}-${pc}` },
+    value,
+  }));
+  const objects = [
+    {
+      apiVersion: "kueue.x-k8s.io/v1beta2",
+      kind: "ResourceFlavor",
+      metadata: { name },
+      spec: { nodeLabels: FLAVOR_NODE_LABELS },
+    },
+    {
+      apiVersion: "kueue.x-k8s.io/v1beta2",
+      kind: "ClusterQueue",
+      metadata: { name },
+      spec: {
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": env.namespace } },
+        ...(opts.preemption ? { preemption: { withinClusterQueue: "LowerPriority" } } : {}),
+        resourceGroups: [{
+          coveredResources: ["cpu", "memory"],
+          flavors: [{
+            name,
+            resources: [
+              { name: "cpu", nominalQuota: opts.cpu },
+              { name: "memory", nominalQuota: "64Gi" },
+            ],
+          }],
+        }],
+      },
+    },
+    {
+      apiVersion: "kueue.x-k8s.io/v1beta2",
+      kind: "LocalQueue",
+      metadata: { name: LOCAL_QUEUE, namespace: env.namespace },
+      spec: { clusterQueue: name },
+    },
+    ...priorities,
+  ];
+  await kubectl(
+    env.kubeconfig,
+    ["apply", "-f", "-"],
+    objects.map((o) => JSON.stringify(o)).join("\n"),
+  );
+  return async () => {
+    const names = [
+      `clusterqueue.kueue.x-k8s.io/${name}`,
+      `resourceflavor.kueue.x-k8s.io/${name}`,
+      ...priorities.map((p) => `priorityclass.scheduling.k8s.io/${p.metadata.name}`),
+    ];
+    await kubectl(env.kubeconfig, ["delete", "--ignore-not-found", "--wait=false", ...names]);
+  };
+}
+
+/** A PriorityClass of the scenario, by the short name given to makeQueues. */
+export const priorityClass = (env: TestEnv, short: string) => `${clusterQueueOf(env)}-${short}`;
+
+export interface KueueWorkload {
+  metadata?: { name?: string; labels?: Record<string, string> };
+  spec?: { active?: boolean };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}
+
+/** The Workloads Kueue made for the Job `job` (by its job-uid label). */
+export async function workloadsOf(env: TestEnv, jobUid: string): Promise<KueueWorkload[]> {
+  const out = await kubectl(env.kubeconfig, [
+    "get",
+    "workloads.kueue.x-k8s.io",
+    "--namespace",
+    env.namespace,
+    "-l",
+    `kueue.x-k8s.io/job-uid=${jobUid}`,
+    "-o",
+    "json",
+  ]);
+  return JSON.parse(out).items;
+}
+
+/** A Workload's condition `type` when it is True. */
+export function workloadCondition(wl: KueueWorkload, type: string) {
+  return wl.status?.conditions?.find((c) => c.type === type && c.status === "True");
+}
