@@ -38,6 +38,8 @@ export interface QueueOptions {
   preemption?: boolean;
   /** PriorityClasses to make (name → value), deleted with the queues. */
   priorities?: Record<string, number>;
+  /** The flavor's node labels (default: the KWOK nodes'). */
+  nodeLabels?: Record<string, string>;
 }
 
 /** The ClusterQueue of a scenario (its namespace's name). */
@@ -57,7 +59,7 @@ export async function makeQueues(env: TestEnv, opts: QueueOptions): Promise<() =
       apiVersion: "kueue.x-k8s.io/v1beta2",
       kind: "ResourceFlavor",
       metadata: { name },
-      spec: { nodeLabels: FLAVOR_NODE_LABELS },
+      spec: { nodeLabels: opts.nodeLabels ?? FLAVOR_NODE_LABELS },
     },
     {
       apiVersion: "kueue.x-k8s.io/v1beta2",

@@ -175,11 +175,11 @@ export function realMiniCluster(
 export function realTest(
   name: string,
   fn: (env: RealEnv) => Promise<void>,
-  opts: { timeoutMs?: number } = {},
+  opts: { timeoutMs?: number; ignore?: boolean } = {},
 ): void {
   Deno.test({
     name,
-    ignore: !realNodesAvailable(),
+    ignore: !realNodesAvailable() || opts.ignore === true,
     sanitizeOps: false,
     sanitizeResources: false,
     async fn() {
