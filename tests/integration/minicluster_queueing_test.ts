@@ -1,8 +1,9 @@
 // Queueing and the Job's lifecycle on the real apiserver (no Job controller here: the tests play
 // the parts of a queue controller and of the Job controller themselves):
 // - spec.suspend suspends and resumes the Job, with a Suspended condition and Events;
-// - a queue controller (Kueue's documented part) suspends the Job at creation, admits it later
-//   with node selectors injected, and the operator never fights it, not even while scaling;
+// - a queue controller of its own label (the way Kueue works: suspend at creation, admit later with
+//   node selectors injected) is never fought by the operator, not even while scaling. Kueue's own
+//   label is left to the real Kueue, which the suite's cluster runs (tests/e2e/kueue_test.ts);
 // - spec.ttlSecondsAfterFinished deletes the MiniCluster once its Job has finished that long.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
@@ -85,13 +86,14 @@ integrationTest(
         miniCluster("queued", env.namespace, {
           size: 2,
           maxSize: 4,
-          jobLabels: { "kueue.x-k8s.io/queue-name": "user-queue" },
-          jobAnnotations: { "kueue.x-k8s.io/elastic-job": "true" },
+          jobLabels: { "queue.example.com/name": "user-queue" },
+          jobAnnotations: { "queue.example.com/elastic": "true" },
         }),
       );
-      // Kueue suspends a queued Job as it is created (its webhook); here as soon as it exists.
+      // A queue controller suspends a queued Job as it is created (Kueue: its webhook); here as
+      // soon as it exists.
       const created = await eventually(() => getJob(env, "queued"));
-      assert.equal(created.metadata?.annotations?.["kueue.x-k8s.io/elastic-job"], "true");
+      assert.equal(created.metadata?.annotations?.["queue.example.com/elastic"], "true");
       assert.deepEqual(suspendOwners(created), [], "the operator does not own spec.suspend");
       await env.client.patch(Jobs, env.namespace, "queued", { spec: { suspend: true } }, "merge", {
         fieldManager: QUEUE,
@@ -103,7 +105,10 @@ integrationTest(
         "True",
         "WaitingForAdmission",
       );
-      assert.match(waiting.message ?? "", /waiting for admission.*queue user-queue/);
+      assert.match(
+        waiting.message ?? "",
+        /waiting for admission: the Job was suspended by a queue controller/,
+      );
       await waitForCondition(env, "queued", "Ready", "False", "WaitingForAdmission");
 
       // The operator goes on managing the Job while it is queued (scaling writes the Job) without
