@@ -58,16 +58,21 @@ async function ready(env: RealEnv, name: string): Promise<Condition> {
   }, { timeoutMs: 180_000, intervalMs: 1000 });
 }
 
-/** Every broker joined, as the lead broker `pod` reports it; then a job on both nodes. */
+/**
+ * Every broker joined, as the lead broker `pod` reports it, and the scheduler has both nodes free
+ * (a broker is in the overlay a moment before its resources are up: a job asking for both nodes
+ * in between is refused as unsatisfiable); then a job on both nodes.
+ */
 async function instanceWhole(env: RealEnv, name: string, pod: string): Promise<string> {
   await eventually(async () => {
     const out = await env.exec(
       pod,
       name,
       ["bash", "/mnt/flux/flux-connect.sh"],
-      "flux overlay status --no-pretty\n",
+      "flux overlay status --no-pretty; flux resource list --states=free --no-header -o '{nnodes}'\n",
     );
     if (!/^0 \S+: full$/m.test(out)) throw new Error(`not every broker joined:\n${out}`);
+    if (!/^2$/m.test(out)) throw new Error(`not both nodes free:\n${out}`);
   }, { timeoutMs: 180_000, intervalMs: 2000 });
   return await env.exec(
     pod,
