@@ -13,6 +13,7 @@ import { sumOf, WRITE_VERBS } from "../../testing/metrics_text.ts";
 import type { OperatorProcess } from "../../testing/operator_process.ts";
 import {
   conditionOf,
+  type E2EEnv,
   e2eTest,
   eventsOf,
   eventually,
@@ -31,6 +32,7 @@ import {
   makeQueues,
   priorityClass,
   QUEUED,
+  type QueueOptions,
   workloadCondition,
   workloadsOf,
 } from "./kueue_env.ts";
@@ -55,6 +57,26 @@ function queued(
     resources: { requests: { cpu: 1, memory: "64Mi" } },
   }));
   return mc;
+}
+
+/**
+ * Registers a scenario with its own queues (kueue_env.ts) and an operator watching its namespace;
+ * the queues go afterwards, also on failure.
+ */
+function kueueTest(
+  name: string,
+  queues: QueueOptions,
+  fn: (env: E2EEnv, op: OperatorProcess) => Promise<void>,
+  timeoutMs: number,
+): void {
+  e2eTest(name, async (env) => {
+    const dropQueues = await makeQueues(env, queues);
+    try {
+      await fn(env, await env.startOperator());
+    } finally {
+      await dropQueues();
+    }
+  }, { timeoutMs, ignore });
 }
 
 /** The operator's writes to Jobs so far (its own api_requests_total). */
@@ -85,274 +107,242 @@ async function staysWithoutPods(env: TestEnv, name: string, ms: number) {
   }
 }
 
-e2eTest(
+kueueTest(
   "e2e kueue: two MiniClusters for one queue's quota run one after the other; the waiting one has no pods and names the queue",
-  async (env) => {
-    const dropQueues = await makeQueues(env, { cpu: 2 });
-    try {
-      const op = await env.startOperator();
-      await env.client.create(MiniClusters, queued(env, "first"));
-      await waitForRunningPods(env, "first", 2);
-      await waitForCondition(env, "first", "Ready", { status: "True" });
-      const writesBefore = await jobWrites(op);
+  { cpu: 2 },
+  async (env, op) => {
+    await env.client.create(MiniClusters, queued(env, "first"));
+    await waitForRunningPods(env, "first", 2);
+    await waitForCondition(env, "first", "Ready", { status: "True" });
+    const writesBefore = await jobWrites(op);
 
-      await env.client.create(MiniClusters, queued(env, "second"));
-      const waiting = await waitForCondition(env, "second", "Suspended", {
-        status: "True",
-        reason: "WaitingForAdmission",
-      });
-      const message = conditionOf(waiting, "Suspended")!.message ?? "";
-      assert.match(message, new RegExp(`queue ${LOCAL_QUEUE}`));
-      assert.match(message, /Kueue: .*insufficient unused quota for cpu/);
-      assert.equal(conditionOf(waiting, "Ready")?.reason, "WaitingForAdmission");
-      await staysWithoutPods(env, "second", 3_000);
-      assert.equal((await jobOf(env, "second")).spec?.suspend, true);
-
-      await finish(env, "first");
-      await waitForRunningPods(env, "second", 2);
-      await waitForCondition(env, "second", "Ready", { status: "True" });
-      const job: Job = await jobOf(env, "second");
-      // Kueue's admission put the flavor's node labels into the template, and they stay.
-      for (const [k, v] of Object.entries(FLAVOR_NODE_LABELS)) {
-        assert.equal(job.spec?.template?.spec?.nodeSelector?.[k], v, `nodeSelector ${k}`);
-      }
-      // One write of the operator (the create) and one change of the spec after it (Kueue's
-      // start: unsuspend and the node selector): nobody wrote the Job back and forth.
-      assert.equal((await jobWrites(op)) - writesBefore, 1, "the operator's writes to Jobs");
-      assert.equal(job.metadata?.generation, 2, "the Job's spec changed once after its creation");
-      const [wl] = await workloadsOf(env, job.metadata!.uid!);
-      assert.ok(workloadCondition(wl, "Admitted"), "second's Workload is admitted");
-    } finally {
-      await dropQueues();
-    }
-  },
-  { timeoutMs: 180_000, ignore },
-);
-
-e2eTest(
-  "e2e kueue: a higher-priority MiniCluster preempts a running one, which reports it and runs again with its spec intact",
-  async (env) => {
-    const dropQueues = await makeQueues(env, {
-      cpu: 2,
-      preemption: true,
-      priorities: { low: 100, high: 1000 },
+    await env.client.create(MiniClusters, queued(env, "second"));
+    const waiting = await waitForCondition(env, "second", "Suspended", {
+      status: "True",
+      reason: "WaitingForAdmission",
     });
-    try {
-      await env.startOperator();
-      const low = queued(env, "low", {
-        pod: { annotations: KEEP_RUNNING, priorityClassName: priorityClass(env, "low") },
-      });
-      await env.client.create(MiniClusters, low);
-      await waitForRunningPods(env, "low", 2);
-      const specBefore = (await getMiniCluster(env, "low")).spec;
+    const message = conditionOf(waiting, "Suspended")!.message ?? "";
+    assert.match(message, new RegExp(`queue ${LOCAL_QUEUE}`));
+    assert.match(message, /Kueue: .*insufficient unused quota for cpu/);
+    assert.equal(conditionOf(waiting, "Ready")?.reason, "WaitingForAdmission");
+    await staysWithoutPods(env, "second", 3_000);
+    assert.equal((await jobOf(env, "second")).spec?.suspend, true);
 
-      await env.client.create(
-        MiniClusters,
-        queued(env, "high", {
-          pod: { annotations: KEEP_RUNNING, priorityClassName: priorityClass(env, "high") },
-        }),
-      );
-      await waitForRunningPods(env, "high", 2, 60_000);
-      const preempted = await waitForCondition(env, "low", "Suspended", {
-        status: "True",
-        reason: "Preempted",
-      });
-      assert.match(
-        conditionOf(preempted, "Suspended")!.message ?? "",
-        /evicted by Kueue \(Preempted\): Preempted to accommodate a workload/,
-      );
-      assert.equal(conditionOf(preempted, "Ready")?.reason, "Preempted");
-      await eventually(async () => {
-        const events = await eventsOf(env, "low");
-        assert.ok(
-          events.some((e) =>
-            e.reason === "Preempted" && /Preempted to accommodate/.test(e.message ?? "")
-          ),
-          `low's Events: ${events.map((e) => `${e.type}/${e.reason}`).join(", ")}`,
-        );
-      });
-      assert.deepEqual(
-        await podsOf(env, "low").then((p) =>
-          p.filter((x) => !x.metadata?.deletionTimestamp).length
+    await finish(env, "first");
+    await waitForRunningPods(env, "second", 2);
+    await waitForCondition(env, "second", "Ready", { status: "True" });
+    const job: Job = await jobOf(env, "second");
+    // Kueue's admission put the flavor's node labels into the template, and they stay.
+    for (const [k, v] of Object.entries(FLAVOR_NODE_LABELS)) {
+      assert.equal(job.spec?.template?.spec?.nodeSelector?.[k], v, `nodeSelector ${k}`);
+    }
+    // One write of the operator (the create) and one change of the spec after it (Kueue's
+    // start: unsuspend and the node selector): nobody wrote the Job back and forth.
+    assert.equal((await jobWrites(op)) - writesBefore, 1, "the operator's writes to Jobs");
+    assert.equal(job.metadata?.generation, 2, "the Job's spec changed once after its creation");
+    const [wl] = await workloadsOf(env, job.metadata!.uid!);
+    assert.ok(workloadCondition(wl, "Admitted"), "second's Workload is admitted");
+  },
+  180_000,
+);
+
+kueueTest(
+  "e2e kueue: a higher-priority MiniCluster preempts a running one, which reports it and runs again with its spec intact",
+  {
+    cpu: 2,
+    preemption: true,
+    priorities: { low: 100, high: 1000 },
+  },
+  async (env) => {
+    const low = queued(env, "low", {
+      pod: { annotations: KEEP_RUNNING, priorityClassName: priorityClass(env, "low") },
+    });
+    await env.client.create(MiniClusters, low);
+    await waitForRunningPods(env, "low", 2);
+    const specBefore = (await getMiniCluster(env, "low")).spec;
+
+    await env.client.create(
+      MiniClusters,
+      queued(env, "high", {
+        pod: { annotations: KEEP_RUNNING, priorityClassName: priorityClass(env, "high") },
+      }),
+    );
+    await waitForRunningPods(env, "high", 2, 60_000);
+    const preempted = await waitForCondition(env, "low", "Suspended", {
+      status: "True",
+      reason: "Preempted",
+    });
+    assert.match(
+      conditionOf(preempted, "Suspended")!.message ?? "",
+      /evicted by Kueue \(Preempted\): Preempted to accommodate a workload/,
+    );
+    assert.equal(conditionOf(preempted, "Ready")?.reason, "Preempted");
+    await eventually(async () => {
+      const events = await eventsOf(env, "low");
+      assert.ok(
+        events.some((e) =>
+          e.reason === "Preempted" && /Preempted to accommodate/.test(e.message ?? "")
         ),
-        0,
+        `low's Events: ${events.map((e) => `${e.type}/${e.reason}`).join(", ")}`,
       );
+    });
+    assert.deepEqual(
+      await podsOf(env, "low").then((p) => p.filter((x) => !x.metadata?.deletionTimestamp).length),
+      0,
+    );
 
-      await finish(env, "high");
-      await waitForRunningPods(env, "low", 2, 60_000);
-      await waitForCondition(env, "low", "Ready", { status: "True" });
-      assert.deepEqual((await getMiniCluster(env, "low")).spec, specBefore, "low's spec");
-    } finally {
-      await dropQueues();
-    }
+    await finish(env, "high");
+    await waitForRunningPods(env, "low", 2, 60_000);
+    await waitForCondition(env, "low", "Ready", { status: "True" });
+    assert.deepEqual((await getMiniCluster(env, "low")).spec, specBefore, "low's spec");
   },
-  { timeoutMs: 180_000, ignore },
+  180_000,
 );
 
-e2eTest(
+kueueTest(
   "e2e kueue: spec.suspend on an admitted MiniCluster gives its quota back, and once cleared it runs only when Kueue admits it again",
+  { cpu: 2 },
   async (env) => {
-    const dropQueues = await makeQueues(env, { cpu: 2 });
-    try {
-      await env.startOperator();
-      await env.client.create(MiniClusters, queued(env, "a"));
-      await waitForRunningPods(env, "a", 2);
-      const uid = (await jobOf(env, "a")).metadata!.uid!;
+    await env.client.create(MiniClusters, queued(env, "a"));
+    await waitForRunningPods(env, "a", 2);
+    const uid = (await jobOf(env, "a")).metadata!.uid!;
 
-      await env.client.patch(
-        MiniClusters,
-        env.namespace,
-        "a",
-        { spec: { suspend: true } },
-        "merge",
-      );
-      const suspended = await waitForCondition(env, "a", "Suspended", {
-        status: "True",
-        reason: "Suspended",
-      });
-      assert.match(
-        conditionOf(suspended, "Suspended")!.message ?? "",
-        /Workload .* is deactivated/,
-      );
-      await eventually(async () => assert.deepEqual((await podsOf(env, "a")).length, 0));
-      const [inactive] = await workloadsOf(env, uid);
-      assert.equal(inactive.spec?.active, false, "a's Workload is deactivated");
+    await env.client.patch(
+      MiniClusters,
+      env.namespace,
+      "a",
+      { spec: { suspend: true } },
+      "merge",
+    );
+    const suspended = await waitForCondition(env, "a", "Suspended", {
+      status: "True",
+      reason: "Suspended",
+    });
+    assert.match(
+      conditionOf(suspended, "Suspended")!.message ?? "",
+      /Workload .* is deactivated/,
+    );
+    await eventually(async () => assert.deepEqual((await podsOf(env, "a")).length, 0));
+    const [inactive] = await workloadsOf(env, uid);
+    assert.equal(inactive.spec?.active, false, "a's Workload is deactivated");
 
-      // Its quota is free: another MiniCluster is admitted and takes all of it.
-      await env.client.create(MiniClusters, queued(env, "b"));
-      await waitForRunningPods(env, "b", 2, 60_000);
+    // Its quota is free: another MiniCluster is admitted and takes all of it.
+    await env.client.create(MiniClusters, queued(env, "b"));
+    await waitForRunningPods(env, "b", 2, 60_000);
 
-      // Cleared while b holds the quota: a waits for Kueue and makes no pod meanwhile.
-      await env.client.patch(
-        MiniClusters,
-        env.namespace,
-        "a",
-        { spec: { suspend: false } },
-        "merge",
-      );
-      await eventually(async () => {
-        const [wl] = await workloadsOf(env, uid);
-        assert.notEqual(wl.spec?.active, false, "a's Workload is active again");
-      });
-      await waitForCondition(env, "a", "Suspended", {
-        status: "True",
-        reason: "WaitingForAdmission",
-      });
-      await staysWithoutPods(env, "a", 5_000);
-      assert.equal((await jobOf(env, "a")).spec?.suspend, true);
+    // Cleared while b holds the quota: a waits for Kueue and makes no pod meanwhile.
+    await env.client.patch(
+      MiniClusters,
+      env.namespace,
+      "a",
+      { spec: { suspend: false } },
+      "merge",
+    );
+    await eventually(async () => {
+      const [wl] = await workloadsOf(env, uid);
+      assert.notEqual(wl.spec?.active, false, "a's Workload is active again");
+    });
+    await waitForCondition(env, "a", "Suspended", {
+      status: "True",
+      reason: "WaitingForAdmission",
+    });
+    await staysWithoutPods(env, "a", 5_000);
+    assert.equal((await jobOf(env, "a")).spec?.suspend, true);
 
-      await finish(env, "b");
-      await waitForRunningPods(env, "a", 2, 60_000);
-      const [admitted] = await workloadsOf(env, uid);
-      assert.ok(workloadCondition(admitted, "Admitted"), "a runs admitted by Kueue");
-      const stopped = await kubectl(
-        env,
-        "get",
-        "events",
-        "--field-selector",
-        `involvedObject.kind=Job,involvedObject.name=a,reason=Stopped`,
-        "-o",
-        "jsonpath={.items[*].message}",
-      );
-      assert.doesNotMatch(stopped, /Not admitted/, "Kueue never had to stop an unadmitted run");
-    } finally {
-      await dropQueues();
-    }
+    await finish(env, "b");
+    await waitForRunningPods(env, "a", 2, 60_000);
+    const [admitted] = await workloadsOf(env, uid);
+    assert.ok(workloadCondition(admitted, "Admitted"), "a runs admitted by Kueue");
+    const stopped = await kubectl(
+      env,
+      "get",
+      "events",
+      "--field-selector",
+      `involvedObject.kind=Job,involvedObject.name=a,reason=Stopped`,
+      "-o",
+      "jsonpath={.items[*].message}",
+    );
+    assert.doesNotMatch(stopped, /Not admitted/, "Kueue never had to stop an unadmitted run");
   },
-  { timeoutMs: 180_000, ignore },
+  180_000,
 );
 
-e2eTest(
+kueueTest(
   "e2e kueue: a queued MiniCluster suspended from the start has no Job until it is resumed",
+  { cpu: 2 },
   async (env) => {
-    const dropQueues = await makeQueues(env, { cpu: 2 });
-    try {
-      await env.startOperator();
-      await env.client.create(MiniClusters, queued(env, "later", { suspend: true }));
-      const mc = await waitForCondition(env, "later", "Suspended", {
-        status: "True",
-        reason: "Suspended",
-      });
-      assert.match(conditionOf(mc, "Suspended")!.message ?? "", /created when it is false/);
-      await new Promise((r) => setTimeout(r, 2_000));
-      await assert.rejects(jobOf(env, "later"), /not ?found/i);
+    await env.client.create(MiniClusters, queued(env, "later", { suspend: true }));
+    const mc = await waitForCondition(env, "later", "Suspended", {
+      status: "True",
+      reason: "Suspended",
+    });
+    assert.match(conditionOf(mc, "Suspended")!.message ?? "", /created when it is false/);
+    await new Promise((r) => setTimeout(r, 2_000));
+    await assert.rejects(jobOf(env, "later"), /not ?found/i);
 
-      await env.client.patch(
-        MiniClusters,
-        env.namespace,
-        "later",
-        { spec: { suspend: false } },
-        "merge",
-      );
-      await waitForRunningPods(env, "later", 2, 60_000);
-      const job = await jobOf(env, "later");
-      const [wl] = await workloadsOf(env, job.metadata!.uid!);
-      assert.ok(workloadCondition(wl, "Admitted"));
-    } finally {
-      await dropQueues();
-    }
+    await env.client.patch(
+      MiniClusters,
+      env.namespace,
+      "later",
+      { spec: { suspend: false } },
+      "merge",
+    );
+    await waitForRunningPods(env, "later", 2, 60_000);
+    const job = await jobOf(env, "later");
+    const [wl] = await workloadsOf(env, job.metadata!.uid!);
+    assert.ok(workloadCondition(wl, "Admitted"));
   },
-  { timeoutMs: 120_000, ignore },
+  120_000,
 );
 
-e2eTest(
+kueueTest(
   "e2e kueue: a ganged MiniCluster is admitted by Kueue and placed as one gang",
+  { cpu: 3 },
   async (env) => {
-    const dropQueues = await makeQueues(env, { cpu: 3 });
-    try {
-      await env.startOperator();
-      await env.client.create(MiniClusters, queued(env, "gang", { size: 3, gang: {} }));
-      await waitForRunningPods(env, "gang", 3, 60_000);
-      await waitForCondition(env, "gang", "GangScheduling", {
-        status: "True",
-        reason: "Scheduled",
-      });
-      const job = await jobOf(env, "gang");
-      assert.equal(jobPodGroup(job), "gang");
-      const [wl] = await workloadsOf(env, job.metadata!.uid!);
-      assert.ok(workloadCondition(wl, "Admitted"));
-    } finally {
-      await dropQueues();
-    }
+    await env.client.create(MiniClusters, queued(env, "gang", { size: 3, gang: {} }));
+    await waitForRunningPods(env, "gang", 3, 60_000);
+    await waitForCondition(env, "gang", "GangScheduling", {
+      status: "True",
+      reason: "Scheduled",
+    });
+    const job = await jobOf(env, "gang");
+    assert.equal(jobPodGroup(job), "gang");
+    const [wl] = await workloadsOf(env, job.metadata!.uid!);
+    assert.ok(workloadCondition(wl, "Admitted"));
   },
-  { timeoutMs: 120_000, ignore },
+  120_000,
 );
 
-e2eTest(
+kueueTest(
   "e2e kueue: an elastic MiniCluster (ElasticJobsViaWorkloadSlices) grows within its quota; a pod beyond it waits gated",
+  { cpu: 3 },
   async (env) => {
-    const dropQueues = await makeQueues(env, { cpu: 3 });
-    try {
-      await env.startOperator();
-      await env.client.create(
-        MiniClusters,
-        queued(env, "elastic", {
-          maxSize: 4,
-          jobAnnotations: { "kueue.x-k8s.io/elastic-job": "true" },
-        }),
-      );
-      await waitForRunningPods(env, "elastic", 2);
-      await kubectl(env, "scale", "minicluster/elastic", "--replicas=3");
-      await waitForRunningPods(env, "elastic", 3, 60_000);
+    await env.client.create(
+      MiniClusters,
+      queued(env, "elastic", {
+        maxSize: 4,
+        jobAnnotations: { "kueue.x-k8s.io/elastic-job": "true" },
+      }),
+    );
+    await waitForRunningPods(env, "elastic", 2);
+    await kubectl(env, "scale", "minicluster/elastic", "--replicas=3");
+    await waitForRunningPods(env, "elastic", 3, 60_000);
 
-      // A fourth pod needs a fourth CPU: Kueue keeps it gated while the larger slice waits.
-      await kubectl(env, "scale", "minicluster/elastic", "--replicas=4");
-      await eventually(async () => {
-        const gated = (await podsOf(env, "elastic")).filter((p) =>
-          p.spec?.schedulingGates?.some((g) => g.name === "kueue.x-k8s.io/elastic-job")
-        );
-        assert.equal(gated.length, 1, "one pod gated by Kueue");
-      }, { timeoutMs: 30_000 });
-      await eventually(async () => {
-        const mc = await getMiniCluster(env, "elastic");
-        assert.match(conditionOf(mc, "Ready")?.message ?? "", /3\/4 pods ready; SchedulingGated/);
-      }, { timeoutMs: 30_000 });
-      // The three admitted pods keep running.
-      const running = (await podsOf(env, "elastic")).filter((p) => p.status?.phase === "Running");
-      assert.equal(running.length, 3);
-    } finally {
-      await dropQueues();
-    }
+    // A fourth pod needs a fourth CPU: Kueue keeps it gated while the larger slice waits.
+    await kubectl(env, "scale", "minicluster/elastic", "--replicas=4");
+    await eventually(async () => {
+      const gated = (await podsOf(env, "elastic")).filter((p) =>
+        p.spec?.schedulingGates?.some((g) => g.name === "kueue.x-k8s.io/elastic-job")
+      );
+      assert.equal(gated.length, 1, "one pod gated by Kueue");
+    }, { timeoutMs: 30_000 });
+    await eventually(async () => {
+      const mc = await getMiniCluster(env, "elastic");
+      assert.match(conditionOf(mc, "Ready")?.message ?? "", /3\/4 pods ready; SchedulingGated/);
+    }, { timeoutMs: 30_000 });
+    // The three admitted pods keep running.
+    const running = (await podsOf(env, "elastic")).filter((p) => p.status?.phase === "Running");
+    assert.equal(running.length, 3);
   },
-  { timeoutMs: 120_000, ignore },
+  120_000,
 );

@@ -236,3 +236,28 @@ export function realTest(
     },
   });
 }
+
+/**
+ * The lead broker's log of a MiniCluster whose script ran `flux resource list` and
+ * `flux run -N<size> hostname`: every broker free in the instance, the job run once on each, and
+ * Flux's exit 0. Returns the log.
+ */
+export async function assertFluxRanEveryBroker(
+  env: RealEnv,
+  name: string,
+  size: number,
+): Promise<string> {
+  const pods = await env.pods(name);
+  const log = await env.logs(pods[0].metadata!.name!, name);
+  const free = log.split("\n").find((l) => l.trim().startsWith("free "));
+  if (Number(free?.trim().split(/\s+/)[1]) !== size) {
+    throw new Error(`${name}: not ${size} brokers free:\n${log}`);
+  }
+  for (let i = 0; i < size; i++) {
+    if (!new RegExp(`^${name}-${i}$`, "m").test(log)) {
+      throw new Error(`${name}: rank ${i} did not run:\n${log}`);
+    }
+  }
+  if (!/Flux finished with exit code 0/.test(log)) throw new Error(`${name}: Flux failed:\n${log}`);
+  return log;
+}

@@ -8,7 +8,13 @@ import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { gangScheduling, gangsNeeded, servesGangs } from "../../testing/gang_cluster.ts";
 import { eventually } from "../harness.ts";
-import { kubectl, REAL_NAMESPACE, realMiniCluster, realTest } from "./env.ts";
+import {
+  assertFluxRanEveryBroker,
+  kubectl,
+  REAL_NAMESPACE,
+  realMiniCluster,
+  realTest,
+} from "./env.ts";
 
 realTest("real: a ganged size-2 MiniCluster is placed as one gang and runs Flux", async (env) => {
   const cluster = await gangScheduling(env.kubeconfig);
@@ -48,10 +54,5 @@ realTest("real: a ganged size-2 MiniCluster is placed as one gang and runs Flux"
   assert.equal(gang?.status, "True", JSON.stringify(gang));
 
   // Real Flux: both brokers in the instance, the job run once on each rank.
-  const pods = await env.pods(name);
-  const log = await env.logs(pods[0].metadata!.name!, name);
-  const free = log.split("\n").find((l) => l.trim().startsWith("free "));
-  assert.equal(Number(free?.trim().split(/\s+/)[1]), 2, log);
-  for (let i = 0; i < 2; i++) assert.match(log, new RegExp(`^${name}-${i}$`, "m"), log);
-  assert.match(log, /Flux finished with exit code 0/, log);
+  await assertFluxRanEveryBroker(env, name, 2);
 });

@@ -14,7 +14,13 @@ import {
   workloadCondition,
   workloadsOf,
 } from "../e2e/kueue_env.ts";
-import { kubectl, REAL_NAMESPACE, realMiniCluster, realTest } from "./env.ts";
+import {
+  assertFluxRanEveryBroker,
+  kubectl,
+  REAL_NAMESPACE,
+  realMiniCluster,
+  realTest,
+} from "./env.ts";
 
 realTest(
   "real: a MiniCluster queued by Kueue is admitted and its brokers run Flux",
@@ -62,12 +68,7 @@ realTest(
       assert.match(reasons, /^Started$/m, reasons);
 
       // Real Flux: both brokers in the instance, the job run once on each rank.
-      const pods = await env.pods(name);
-      const log = await env.logs(pods[0].metadata!.name!, name);
-      const free = log.split("\n").find((l) => l.trim().startsWith("free "));
-      assert.equal(Number(free?.trim().split(/\s+/)[1]), 2, log);
-      for (let i = 0; i < 2; i++) assert.match(log, new RegExp(`^${name}-${i}$`, "m"), log);
-      assert.match(log, /Flux finished with exit code 0/, log);
+      await assertFluxRanEveryBroker(env, name, 2);
     } finally {
       await dropQueues();
     }
