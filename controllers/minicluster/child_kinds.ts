@@ -13,7 +13,7 @@
  * | kind (store)          | wave | when it differs                                         | pruned |
  * | --------------------- | ---- | ------------------------------------------------------- | ------ |
  * | MiniClusterWorkspace  | 0    | never updated (create-once, workspace.ts)               | no     |
- * | ConfigMap (entrypoint)| 0    | applied                                                 | yes    |
+ * | ConfigMap entrypoint  | 0    | applied                                                 | yes    |
  * | Secret (CURVE)        | 0    | given in the spec: applied; generated: create-once      | yes    |
  * |                       |      | (brokers that started with a certificate cannot talk to |        |
  * |                       |      | brokers with a new one)                                 |        |
@@ -30,7 +30,8 @@
  * pod-running kinds first (the Job in the background, so its name is free at once), and the
  * objects they mount only once their pods are gone.
  *
- * Adding a kind is a row here and a builder in children/ (docs/architecture.md shows how).
+ * Adding a kind is a row here and a builder in children/ (called by desired.ts), with the name of
+ * its store in `MiniClusterStores` (stores.ts); docs/architecture.md shows it for the Service.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Event, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
