@@ -12,11 +12,8 @@ import type { KubeClient } from "../runtime/client.ts";
 import { Jobs, type ResourceType, Secrets } from "../runtime/resources.ts";
 import { MiniClusters } from "../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../api/workspace.ts";
-import {
-  childrenInOrder,
-  childResource,
-  desiredChildren,
-} from "../controllers/minicluster/desired.ts";
+import { childrenInOrder } from "../controllers/minicluster/child_kinds.ts";
+import { desiredChildren } from "../controllers/minicluster/desired.ts";
 import { buildWorkspace } from "../controllers/minicluster/workspace.ts";
 import {
   buildCurveSecret,
@@ -48,7 +45,7 @@ export async function childObjects(mc: MiniCluster): Promise<ChildObject[]> {
     out.push({ rt: Secrets, object: buildCurveSecret(defaulted, cert.text) });
   }
   for (const c of childrenInOrder(desired)) {
-    out.push({ rt: childResource(c.kind), object: c.object as Obj });
+    out.push({ rt: c.rt, object: c.object as Obj });
   }
   out.push({ rt: Jobs, object: desired.job });
   return out;

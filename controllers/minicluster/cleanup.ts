@@ -1,20 +1,22 @@
 /**
- * Cleanup of a MiniCluster being deleted (the finalizer's second half): the Job goes with
- * background propagation (its name is free at once), its pods are deleted, and the cleanup waits (requeueing, never blocking)
- * until the pods are gone — at most `cleanupTimeoutMs`, after which it reports `CleanupTimedOut` and
- * lets deletion go on. Then every other child is deleted: ownership would remove them after the
- * MiniCluster goes, but only where a garbage collector runs, and only after the MiniCluster is gone.
+ * Cleanup of a MiniCluster being deleted (the finalizer's second half): the waves of the child
+ * kinds (child_kinds.ts) in reverse, as the Java Operator SDK deletes dependents. Each wave's
+ * objects that the MiniCluster controls are deleted (the Job in the background: its name is free
+ * at once); before the wave before it goes, the pods its objects run (the Job's, the services pod)
+ * must be gone, which the cleanup waits for (requeueing, never blocking) at most
+ * `cleanupTimeoutMs` from the deletion, after which it reports `CleanupTimedOut` and goes on.
+ * Every child is deleted here: ownership would remove them after the MiniCluster goes, but only
+ * where a garbage collector runs, and only after the MiniCluster is gone.
  */
 import type { MiniCluster } from "../../api/mod.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
 import { Action } from "../../runtime/controller.ts";
 import { deleteObserved } from "../../runtime/dependents.ts";
-import { Jobs, Pods } from "../../runtime/resources.ts";
-import { controllerOf, type KubeObject, type Store } from "../../runtime/store.ts";
+import type { KubeObject, Store } from "../../runtime/store.ts";
 import type { RuntimeLog } from "../../runtime/log.ts";
-import { jobName } from "./children/names.ts";
+import { childWaves } from "./child_kinds.ts";
 import type { EventRecorder } from "./events.ts";
-import { type MiniClusterStores, podsOf, watched } from "./stores.ts";
+import type { MiniClusterStores } from "./stores.ts";
 
 export type CleanupResult = { done: true } | { done: false; action: Action };
 
@@ -29,28 +31,27 @@ export class Cleanup {
 
   async run(mc: MiniCluster, log: RuntimeLog): Promise<CleanupResult> {
     const uid = mc.metadata?.uid ?? "";
-    const job = this.stores.jobs.get(mc.metadata?.namespace, jobName(mc));
-    if (job && controllerOf(job)?.uid === uid && !job.metadata?.deletionTimestamp) {
-      // Background: the Job goes at once (the Job controller starts nothing more for it) and the
-      // garbage collector deletes its pods, which this cleanup waits for below. Foreground would
-      // leave the Job, with the name, in place until the collector got round to it (never, where
-      // none runs), and a MiniCluster created again under the same name would find its Job's name
-      // held by its predecessor.
-      await deleteObserved(this.client, Jobs, job, { propagationPolicy: "Background" });
-    }
-    for (const pod of this.stores.pods.byIndex("owner", uid)) {
-      if (!pod.metadata?.deletionTimestamp) await deleteObserved(this.client, Pods, pod);
-    }
-    const remaining = podsOf(this.stores, mc).length +
-      this.stores.pods.byIndex("owner", uid).length;
-    const since = Date.parse(mc.metadata?.deletionTimestamp ?? "") || this.now().getTime();
-    const waited = this.now().getTime() - since;
-    const { timeoutMs, pollMs } = this.timing;
-    if (remaining > 0 && waited < timeoutMs) {
-      const poll = Math.min(pollMs, Math.max(1, timeoutMs - waited));
-      return { done: false, action: Action.requeueAfter(poll) };
-    }
-    if (remaining > 0) {
+    for (const wave of childWaves().reverse()) {
+      for (const { key, rt, cleanup } of wave) {
+        const opts = cleanup?.propagationPolicy
+          ? { propagationPolicy: cleanup.propagationPolicy }
+          : undefined;
+        for (const obj of (this.stores[key] as Store<KubeObject>).byIndex("owner", uid)) {
+          if (!obj.metadata?.deletionTimestamp) await deleteObserved(this.client, rt, obj, opts);
+        }
+      }
+      const remaining = wave.reduce(
+        (n, { cleanup }) => n + (cleanup?.runs?.(this.stores, mc).length ?? 0),
+        0,
+      );
+      if (remaining === 0) continue;
+      const since = Date.parse(mc.metadata?.deletionTimestamp ?? "") || this.now().getTime();
+      const waited = this.now().getTime() - since;
+      const { timeoutMs, pollMs } = this.timing;
+      if (waited < timeoutMs) {
+        const poll = Math.min(pollMs, Math.max(1, timeoutMs - waited));
+        return { done: false, action: Action.requeueAfter(poll) };
+      }
       log.warn("pods of a deleted MiniCluster remain; removing the finalizer anyway", {
         pods: remaining,
       });
@@ -61,12 +62,6 @@ export class Cleanup {
           Math.round(waited / 1000)
         }s; removing the finalizer so deletion is not blocked`,
       });
-    }
-    for (const key of ["workspaces", "configMaps", "secrets", "services"] as const) {
-      const { rt } = watched(key);
-      for (const obj of (this.stores[key] as Store<KubeObject>).byIndex("owner", uid)) {
-        if (!obj.metadata?.deletionTimestamp) await deleteObserved(this.client, rt, obj);
-      }
     }
     await this.recorder.emit(mc, {
       type: "Normal",

@@ -1,47 +1,26 @@
 /**
- * Wiring of the MiniCluster controller: the stores it reads (stores.ts), how their events find the
- * owning MiniCluster, which of its own events it ignores, and the reconciler it drives.
- *
- * Children map to their MiniCluster through the controller ownerReference; the Job's pods are owned
- * by the Job, not by the MiniCluster, so they map through the MiniCluster label instead, and the
- * Job controller's FailedCreate Events through the Job they are about.
+ * Wiring of the MiniCluster controller: the stores it reads, how their events find the owning
+ * MiniCluster and whether they are batched (both per kind, in the table of child_kinds.ts), which
+ * of its own events it ignores, and the reconciler it drives.
  */
-import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { ConfigMap, Event, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
-import type { MiniClusterWorkspace } from "../../api/workspace.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
-import {
-  type ControllerOptions,
-  mapByControllerOwner,
-  mapByLabel,
-  type Mapper,
-  type Secondary,
-} from "../../runtime/controller.ts";
+import type { ControllerOptions, Secondary } from "../../runtime/controller.ts";
 import { finalizerAddedOnly } from "../../runtime/finalizer.ts";
 import { OwnWrites } from "../../runtime/own_writes.ts";
 import type { KubeObject, Store, StoreEvent } from "../../runtime/store.ts";
 import type { RuntimeLog } from "../../runtime/log.ts";
-import { FINALIZER, MINICLUSTER_LABEL } from "./children/names.ts";
-import { MINICLUSTER_KIND } from "./children/owner.ts";
+import { FINALIZER } from "./children/names.ts";
 import { EventRecorder } from "./events.ts";
 import { MiniClusterReconciler, type MiniClusterReconcilerOptions } from "./reconciler.ts";
-import { type MiniClusterStores, WATCHED } from "./stores.ts";
+import { CHILD_KINDS, WATCHED } from "./child_kinds.ts";
+import type { MiniClusterStores } from "./stores.ts";
 import { TIMING } from "./timing.ts";
 
-export { MANAGED_SELECTOR, miniClusterStores, WATCHED, type WatchFn } from "./stores.ts";
+export { miniClusterStores, WATCHED } from "./child_kinds.ts";
+export { MANAGED_SELECTOR, type WatchFn } from "./stores.ts";
 
 export const CONTROLLER_NAME = "minicluster";
-
-/** An Event about a Job → the MiniCluster that controls that Job (as the Job cache shows it). */
-function byJobOf(jobs: Store<Job>, byOwner: Mapper<KubeObject>): Mapper<Event> {
-  return (event) => {
-    const o = event.involvedObject;
-    if (o?.kind !== "Job" || !o.name) return [];
-    const job = jobs.get(o.namespace ?? event.metadata?.namespace, o.name);
-    return job && job.metadata?.uid === o.uid ? byOwner(job) : [];
-  };
-}
 
 /**
  * Reconcile on spec and metadata changes, not on our own writes: a status-only update (same
@@ -99,22 +78,17 @@ export function miniClusterController(
     stores: viewed,
     recorder,
   });
-  const byOwner = mapByControllerOwner(MINICLUSTER_KIND, "flux-framework.org");
   return {
     name: CONTROLLER_NAME,
     primary: viewed.miniClusters,
     filter: interestingMiniClusterEvent,
     // Children's and pods' events are batched: a new MiniCluster's own creates and its pods
     // turning Ready one by one cost one reconcile each burst, not one each.
-    secondaries: ([
-      { store: stores.workspaces as Store<MiniClusterWorkspace>, mapper: byOwner },
-      { store: stores.configMaps as Store<ConfigMap>, mapper: byOwner },
-      { store: stores.secrets as Store<Secret>, mapper: byOwner },
-      { store: stores.services as Store<Service>, mapper: byOwner },
-      { store: stores.jobs as Store<Job>, mapper: byOwner },
-      { store: stores.pods as Store<Pod>, mapper: mapByLabel(MINICLUSTER_LABEL) },
-      { store: stores.jobEvents as Store<Event>, mapper: byJobOf(stores.jobs, byOwner) },
-    ] as Secondary[]).map((s) => ({ ...s, delayMs: TIMING.secondaryBatchMs })),
+    secondaries: CHILD_KINDS.map((row): Secondary => ({
+      store: stores[row.key] as Store<KubeObject>,
+      mapper: row.mapper(stores),
+      ...(row.batched ? { delayMs: TIMING.secondaryBatchMs } : {}),
+    })),
     reconciler,
   };
 }

@@ -12,7 +12,6 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { DefaultedMiniCluster } from "../../api/mod.ts";
-import { ConfigMaps, Pods, type ResourceType, Secrets, Services } from "../../runtime/resources.ts";
 import { unknownContainerProblems } from "./children/container_annotations.ts";
 import { buildEntrypointConfigMap } from "./children/entrypoint.ts";
 import { buildCurveSecret, checkCurveCertificate, userCurveCert } from "./children/curve.ts";
@@ -137,37 +136,6 @@ function inlineCurveCert(mc: DefaultedMiniCluster): GivenCurveCert | undefined {
 function inSubdomain(mc: DefaultedMiniCluster, subdomain?: string): DefaultedMiniCluster {
   if (!subdomain || subdomain === headlessServiceName(mc)) return mc;
   return { ...mc, spec: { ...mc.spec, network: { ...mc.spec.network, headlessName: subdomain } } };
-}
-
-/** The kinds of children other than the Job (which has its own update rules). */
-export type ChildKind = "ConfigMap" | "Secret" | "Service" | "Pod";
-
-export interface Child {
-  kind: ChildKind;
-  object: ConfigMap | Secret | Service | Pod;
-}
-
-/** The API resource a child of `kind` is read and written through. */
-export function childResource(kind: ChildKind): ResourceType {
-  switch (kind) {
-    case "ConfigMap":
-      return ConfigMaps;
-    case "Secret":
-      return Secrets;
-    case "Service":
-      return Services;
-    case "Pod":
-      return Pods;
-  }
-}
-
-/** Every desired child but the Job, in the order they should be written (what pods mount first). */
-export function childrenInOrder(d: DesiredChildren): Child[] {
-  const out: Child[] = [{ kind: "ConfigMap", object: d.configMap }];
-  if (d.curveSecret) out.push({ kind: "Secret", object: d.curveSecret });
-  for (const s of d.services) out.push({ kind: "Service", object: s });
-  if (d.servicesPod) out.push({ kind: "Pod", object: d.servicesPod });
-  return out;
 }
 
 /**

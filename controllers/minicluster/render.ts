@@ -16,7 +16,8 @@ import {
   generateCurveCertificate,
   userCurveCert,
 } from "./children/curve.ts";
-import { BuildError, childrenInOrder, desiredChildren, owned } from "./desired.ts";
+import { childrenInOrder } from "./child_kinds.ts";
+import { BuildError, desiredChildren, owned } from "./desired.ts";
 import { DESIRED_HASH_ANNOTATION } from "./diff.ts";
 import { buildWorkspace } from "./workspace.ts";
 

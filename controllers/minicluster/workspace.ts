@@ -35,6 +35,7 @@ import {
 import type { FreshnessFence } from "../../runtime/freshness_fence.ts";
 import { ConfigMaps } from "../../runtime/resources.ts";
 import { controllerOf, type KubeObject, type Store } from "../../runtime/store.ts";
+import { CHILD_KINDS } from "./child_kinds.ts";
 import { workspaceName } from "./children/names.ts";
 import { owned } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
@@ -155,12 +156,14 @@ export class WorkspaceResolver {
     };
   }
 
-  /** The cache (with our own writes) shows no child of `mc`: nobody has reconciled it yet. */
+  /**
+   * The cache (with our own writes) shows no child of `mc` of a kind that shows a reconcile
+   * (child_kinds.ts): nobody has reconciled it yet.
+   */
   #isNew(mc: DefaultedMiniCluster): boolean {
     const uid = mc.metadata?.uid ?? "";
-    const { workspaces, configMaps, secrets, services, jobs } = this.stores;
-    return [workspaces, configMaps, secrets, services, jobs].every((store) =>
-      (store as Store<KubeObject>).byIndex("owner", uid).length === 0
+    return CHILD_KINDS.filter((row) => row.showsReconciled).every(({ key }) =>
+      (this.stores[key] as Store<KubeObject>).byIndex("owner", uid).length === 0
     );
   }
 }

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { type MiniCluster, withDefaults } from "../../api/mod.ts";
 import {
   BuildError,
-  childrenInOrder,
   desiredChildren,
   TEMPLATE_HASH_ANNOTATION,
 } from "../../controllers/minicluster/desired.ts";
+import { childrenInOrder } from "../../controllers/minicluster/child_kinds.ts";
 import { generateCurveCertificate } from "../../controllers/minicluster/children/curve.ts";
 import { DESIRED_HASH_ANNOTATION } from "../../controllers/minicluster/diff.ts";
 import {

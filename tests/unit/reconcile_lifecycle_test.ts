@@ -186,6 +186,33 @@ Deno.test("reconcile lifecycle: deletion waits for the pods, then removes every 
   assert.deepEqual(await op.reconcile("gone"), {}, "gone from the cache: forgotten");
 });
 
+Deno.test("reconcile lifecycle: deletion runs the waves in reverse: what runs pods first, what they mount once the pods are gone", async () => {
+  const op = new FakeOperator();
+  await op.create("waves", { size: 2, services: [{ name: "api", image: "nginx" }] });
+  await op.converge("waves");
+  op.seedPods("waves", 2, 2);
+  await op.api.delete(MiniClusters, NS, "waves");
+  op.sync();
+  op.requestsSince();
+
+  await op.reconcile("waves");
+  const deleted = () => op.writesSince().filter((w) => w.startsWith("delete "));
+  assert.deepEqual(deleted(), ["delete jobs.batch waves", "delete pods waves-services"]);
+  for (const pod of op.api.objects<{ metadata: { name: string } }>(Pods)) {
+    await op.api.delete(Pods, NS, pod.metadata.name);
+  }
+  op.sync();
+  op.requestsSince();
+  await op.reconcile("waves");
+  assert.deepEqual(deleted().sort(), [
+    "delete configmaps waves-entrypoint",
+    "delete miniclusterworkspaces.flux-framework.org waves",
+    "delete secrets waves-curve-cert",
+    "delete services waves",
+  ]);
+  assert.equal(op.miniCluster("waves"), undefined);
+});
+
 Deno.test("reconcile lifecycle: deletion before the cache saw the children still leaves nothing", async () => {
   const op = new FakeOperator();
   await op.create("quick");

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import { Cache, type KubeObject } from "../../runtime/store.ts";
-import { podsOf, watched } from "../../controllers/minicluster/stores.ts";
+import { podsOf } from "../../controllers/minicluster/stores.ts";
+import { watched } from "../../controllers/minicluster/child_kinds.ts";
 import { JOB_NAME_LABEL, MINICLUSTER_LABEL } from "../../controllers/minicluster/children/names.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 
