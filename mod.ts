@@ -9,7 +9,7 @@
  * and defaulting, the reconciler and its wiring, and the runtime's manager and options.
  */
 import { Manager } from "./runtime/manager.ts";
-import { BURST_PER_SECOND, yieldToBursts } from "./runtime/burst_yield.ts";
+import { BURST_PER_SECOND } from "./runtime/burst_yield.ts";
 import { helpText, OptionsError } from "./runtime/options.ts";
 import {
   FLAGS,
@@ -53,7 +53,8 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
   const manager = new Manager({ ...opts, userAgent: `${PROGRAM} (deno/${Deno.version.deno})` });
   const client = await manager.connect();
   const stores = miniClusterStores((rt, spec) => manager.watch(rt, spec));
-  yieldToBursts(client.writeSlots, stores.miniClusters, {
+  // New MiniClusters are the user's creates: their burst is what the writes give way to.
+  manager.pacing.yieldToBursts(stores.miniClusters, {
     during: opts.writesInFlightDuringBursts,
     burstPerSecond: BURST_PER_SECOND,
   });

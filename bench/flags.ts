@@ -20,6 +20,8 @@ export interface Flags {
   only?: "ours" | "go";
   /** Writes in flight of our operator (its --max-writes-in-flight); undefined: its default. */
   writesInFlight?: number;
+  /** Pacing mechanisms our operator runs without (its --pacing-off, docs/write-pacing.md). */
+  pacingOff?: string;
   /** Broker start-up on the local cluster's real nodes (bench/real_nodes.ts). */
   real: boolean;
   /** Runs of --real (per size and contender). */
@@ -52,6 +54,7 @@ export function flags(argv: string[]): Flags {
       reps: { type: "string", default: "1" },
       only: { type: "string" },
       "writes-in-flight": { type: "string" },
+      "pacing-off": { type: "string" },
       real: { type: "boolean", default: false },
       runs: { type: "string" },
       "real-sizes": { type: "string", default: "2,4,8" },
@@ -66,6 +69,7 @@ export function flags(argv: string[]): Flags {
       "usage: deno task bench [--n=100,1000] [--size=4] [--concurrency=4] [--create-concurrency=16]\n" +
         "         [--idle-seconds=60] [--rss-10k] [--kubeconfig=PATH] [--out=bench/results] [--echo]\n" +
         "         [--writes-in-flight=N]           our operator's --max-writes-in-flight\n" +
+        "         [--pacing-off=a,b]               our operator's --pacing-off (docs/write-pacing.md)\n" +
         "         [--peer [--reps=1] [--peer-10k] [--only=ours|go]]   side by side with the Go Flux Operator\n" +
         "         [--real [--runs=3] [--real-sizes=2,4,8] [--real-contenders=ours,go,floor]]\n" +
         "                                          broker start-up on the real nodes of .cluster/\n" +
@@ -98,6 +102,7 @@ export function flags(argv: string[]): Flags {
     writesInFlight: values["writes-in-flight"] === undefined
       ? undefined
       : int(values["writes-in-flight"], "writes-in-flight"),
+    pacingOff: values["pacing-off"],
     real: values.real,
     runs: Math.max(1, int(values.runs ?? (values.real ? "3" : "5"), "runs")),
     realSizes: values["real-sizes"].split(",").map((s) => Math.max(1, int(s.trim(), "real-sizes"))),
@@ -122,7 +127,10 @@ function only(value: string | undefined): "ours" | "go" | undefined {
   throw new Error(`--only: ${value} (ours or go)`);
 }
 
-/** Our operator's --max-writes-in-flight when the bench sets it. */
-export function writesInFlightArgs(f: Flags): string[] {
-  return f.writesInFlight === undefined ? [] : [`--max-writes-in-flight=${f.writesInFlight}`];
+/** Our operator's --max-writes-in-flight and --pacing-off when the bench sets them. */
+export function pacingArgs(f: Flags): string[] {
+  return [
+    ...(f.writesInFlight === undefined ? [] : [`--max-writes-in-flight=${f.writesInFlight}`]),
+    ...(f.pacingOff === undefined ? [] : [`--pacing-off=${f.pacingOff}`]),
+  ];
 }

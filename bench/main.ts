@@ -27,7 +27,7 @@ import {
   pool,
   waitPodsReady,
 } from "./cluster_state.ts";
-import { type Flags, flags, writesInFlightArgs } from "./flags.ts";
+import { type Flags, flags, pacingArgs } from "./flags.ts";
 import { CreationObserver } from "./observer.ts";
 import {
   cpuOver,
@@ -90,7 +90,7 @@ async function scaleRun(ctx: Context, n: number, first: boolean) {
     namespaces: [ns],
     concurrency: f.concurrency,
     echo: f.echo,
-    args: writesInFlightArgs(f),
+    args: pacingArgs(f),
   });
   const startupMs = await op.ready();
   const resources: ResourcePoint[] = [];
@@ -312,7 +312,7 @@ async function tenThousand(ctx: Context, present: number): Promise<ResourcePoint
     namespaces: [ns],
     concurrency: f.concurrency,
     echo: f.echo,
-    args: writesInFlightArgs(f),
+    args: pacingArgs(f),
   });
   await op.ready();
   const observer = await CreationObserver.open(kubeconfig, ns, ctx.childrenPerMiniCluster);

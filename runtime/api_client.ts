@@ -6,6 +6,7 @@
  * implements it in memory for unit-speed tests of reconcile paths. Failures are `ApiError`s
  * carrying the API's Status (runtime/errors.ts) in both.
  */
+import type { Pacing, Priority } from "./pacing.ts";
 import type { ResourceType } from "./resources.ts";
 
 /** Per-call limits; every verb takes them. */
@@ -14,6 +15,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Overrides the client's timeout for this request; 0 disables. */
   timeoutMs?: number;
+  /** A write's place in the queue for a write slot (runtime/pacing.ts); default "normal". */
+  priority?: Priority;
 }
 
 export interface ListOptions extends CallOptions {
@@ -81,6 +84,8 @@ export interface DeleteOptions extends CallOptions {
 }
 
 export interface ApiClient {
+  /** The admission layer of the writes, when the client has one (runtime/pacing.ts). */
+  readonly pacing?: Pacing;
   /** One object; NotFound is an `ApiError` (404). */
   get<T>(
     rt: ResourceType,

@@ -21,27 +21,14 @@ export interface BurstYieldOptions {
   /** New primaries in the last second at which a burst begins. */
   burstPerSecond: number;
   clock?: Clock;
+  /** Told when a yield begins (true) and ends (false). */
+  onChange?: (yielding: boolean) => void;
 }
 
 const WINDOW_MS = 1_000;
 
 /** New primaries a second that make a burst: more than a person applies by hand. */
 export const BURST_PER_SECOND = 20;
-
-/**
- * The writes of `slots` give way to bursts of objects new to `store`; nothing when `during` is 0
- * (turned off) or the slots have no bound to lower.
- */
-export function yieldToBursts<T extends KubeObject>(
-  slots: Slots,
-  store: Store<T>,
-  opts: BurstYieldOptions,
-): BurstYield | undefined {
-  if (opts.during <= 0 || slots.limit <= 0) return undefined;
-  const burst = new BurstYield(slots, opts);
-  burst.follow(store);
-  return burst;
-}
 
 export class BurstYield {
   readonly #slots: Slots;
@@ -80,14 +67,19 @@ export class BurstYield {
     this.#arrivals.push(now);
     this.#forgetBefore(now - WINDOW_MS);
     if (this.#arrivals.length < this.#opts.burstPerSecond) return;
-    if (this.#timer === undefined) this.#slots.setLimit(this.#opts.during);
-    else this.#clock.clearTimeout(this.#timer);
+    if (this.#timer === undefined) {
+      this.#slots.setLimit(this.#opts.during);
+      this.#opts.onChange?.(true);
+    } else {
+      this.#clock.clearTimeout(this.#timer);
+    }
     this.#timer = this.#clock.setTimeout(() => this.#check(), WINDOW_MS);
   }
 
   /** Ends the yield at once, whatever the arrivals (the full bound again, no timer left). */
   stop(): void {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    if (this.#timer === undefined) return;
+    this.#clock.clearTimeout(this.#timer);
     this.#end();
   }
 
@@ -103,6 +95,7 @@ export class BurstYield {
   #end(): void {
     this.#timer = undefined;
     this.#slots.setLimit(this.#normal);
+    this.#opts.onChange?.(false);
   }
 
   #forgetBefore(t: number): void {

@@ -53,7 +53,9 @@ import {
   type Verb,
 } from "./request_labels.ts";
 import { WatchConnections } from "./watch_connections.ts";
-import { Slots } from "./slots.ts";
+import type { Slots } from "./slots.ts";
+import type { Priority } from "./pacing.ts";
+import { WritePacing } from "./write_pacing.ts";
 import type { RuntimeLog } from "./log.ts";
 
 export type * from "./api_client.ts";
@@ -74,8 +76,13 @@ interface ClientOptions {
   /** How long a token read from a file is trusted before it is read again. Default 60 s. */
   tokenRefreshMs?: number;
   /**
-   * Writes (every method but GET) in flight at once, Lease renewals excepted; the rest wait in
-   * order (runtime/slots.ts). 0 or unset: no bound.
+   * The admission layer writes (every method but GET) pass (runtime/write_pacing.ts); the
+   * manager's carries every pacing mechanism and its metrics.
+   */
+  pacing?: WritePacing;
+  /**
+   * Without `pacing`: writes in flight at once, `critical` ones excepted; the rest wait in order
+   * of priority (runtime/slots.ts). 0 or unset: no bound.
    */
   maxWritesInFlight?: number;
   /** How long an exec credential plugin may run before it is killed. Default 30 s. */
@@ -95,10 +102,11 @@ export interface RequestOptions {
   /** Labels reported to `onRequest`; inferred from method and path when absent. */
   verb?: Verb;
   resource?: string;
+  /** A write's place in the queue for a write slot (runtime/pacing.ts); default "normal". */
+  priority?: Priority;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
-const LEASE_PATH = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/[^/]+\/leases(\/|$)/;
 const DEFAULT_TOKEN_REFRESH_MS = 60_000;
 
 export class KubeClient implements ApiClient {
@@ -113,12 +121,13 @@ export class KubeClient implements ApiClient {
   readonly #userAgent: string;
   readonly #timeoutMs: number;
   readonly #onRequest?: (event: RequestEvent) => void;
-  readonly #writeSlots: Slots;
+  /** The admission layer of the writes (runtime/write_pacing.ts). */
+  readonly pacing: WritePacing;
   #closed = false;
 
-  /** The bound on writes in flight (`maxWritesInFlight`), for whoever adjusts it while running. */
+  /** The bound on writes in flight (the pacing layer's), as it is now. */
   get writeSlots(): Slots {
-    return this.#writeSlots;
+    return this.pacing.slots;
   }
 
   constructor(conn: ClusterConnection, options: ClientOptions = {}) {
@@ -127,7 +136,8 @@ export class KubeClient implements ApiClient {
     this.#userAgent = options.userAgent ?? `deno-kube-client (deno/${Deno.version.deno})`;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#onRequest = options.onRequest;
-    this.#writeSlots = new Slots(options.maxWritesInFlight ?? 0);
+    this.pacing = options.pacing ??
+      new WritePacing({ maxWritesInFlight: options.maxWritesInFlight ?? 0 });
     const tls: Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> = {};
     if (conn.caCerts?.length) tls.caCerts = conn.caCerts;
     if (conn.clientCert && conn.clientKey) {
@@ -458,16 +468,16 @@ export class KubeClient implements ApiClient {
     }
   }
 
-  /** Sends and reads the whole body; writes but the Lease's wait for a write slot first. */
+  /** Sends and reads the whole body; a write is admitted by the pacing layer first. */
   async #exchange(
     method: string,
     path: string,
     body: unknown,
     opts: RequestOptions,
   ): Promise<string> {
-    // A leader's renewal must never queue behind a burst of writes: losing the Lease costs more.
-    const bounded = method !== "GET" && !LEASE_PATH.test(path);
-    const release = bounded ? await this.#writeSlots.acquire(opts.signal) : undefined;
+    const release = method === "GET"
+      ? undefined
+      : await this.pacing.admit(opts.priority, opts.signal);
     try {
       return await this.#attempt(method, path, body, opts, (response) => response.text());
     } finally {

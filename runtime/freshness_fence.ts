@@ -26,24 +26,36 @@ export class FreshnessFence {
     this.#read = read;
   }
 
-  /** A fence that reads `rt`'s live `seen` object once, at the first `check()`. */
+  /**
+   * A fence that reads `rt`'s live `seen` object once, at the first `check()`, and reports the
+   * read to the client's pacing layer; an open one when that layer has the fence switched off.
+   */
   static reading(client: ApiClient, rt: ResourceType, seen: KubeObject): FreshnessFence {
-    const { namespace, name, uid, generation } = seen.metadata ?? {};
+    if (client.pacing && !client.pacing.on("freshness-fence")) return FreshnessFence.live();
     return new FreshnessFence(async () => {
-      let live: KubeObject;
       try {
-        live = await client.get<KubeObject>(rt, namespace, name!);
+        await FreshnessFence.#compare(client, rt, seen);
+        client.pacing?.fenceRead("fresh");
       } catch (e) {
-        if (isNotFound(e)) throw new StaleViewError(`${rt.kind} ${name} is gone`);
+        client.pacing?.fenceRead(e instanceof StaleViewError ? "stale" : "error");
         throw e;
       }
-      if (live.metadata?.uid !== uid) throw new StaleViewError(`${rt.kind} ${name} was re-created`);
-      if (live.metadata?.generation !== generation) {
-        throw new StaleViewError(
-          `generation ${generation} seen, ${live.metadata?.generation} live`,
-        );
-      }
     });
+  }
+
+  static async #compare(client: ApiClient, rt: ResourceType, seen: KubeObject): Promise<void> {
+    const { namespace, name, uid, generation } = seen.metadata ?? {};
+    let live: KubeObject;
+    try {
+      live = await client.get<KubeObject>(rt, namespace, name!);
+    } catch (e) {
+      if (isNotFound(e)) throw new StaleViewError(`${rt.kind} ${name} is gone`);
+      throw e;
+    }
+    if (live.metadata?.uid !== uid) throw new StaleViewError(`${rt.kind} ${name} was re-created`);
+    if (live.metadata?.generation !== generation) {
+      throw new StaleViewError(`generation ${generation} seen, ${live.metadata?.generation} live`);
+    }
   }
 
   /** A fence for a view that is the API's own answer in this reconcile: it never reads. */

@@ -214,9 +214,12 @@ export class LeaderElector {
     }
   }
 
-  /** POST (create) or PUT (update, guarded by the resourceVersion in `lease`). */
+  /**
+   * POST (create) or PUT (update, guarded by the resourceVersion in `lease`), past every write
+   * waiting for a slot: losing the Lease costs more than any of them.
+   */
   async #write(method: "POST" | "PUT", lease: Lease): Promise<Lease> {
-    const opts = { timeoutMs: this.#requestTimeout() };
+    const opts = { timeoutMs: this.#requestTimeout(), priority: "critical" as const };
     return method === "POST"
       ? await this.#client.create<Lease>(Leases, lease, opts)
       : await this.#client.replace<Lease>(Leases, lease, opts);

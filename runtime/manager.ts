@@ -1,14 +1,15 @@
 /**
- * The manager wires an operator process together: the API client (its requests counted), one
- * watcher+store per watched kind, the controllers, leader election, the health/metrics server and
- * signal handling.
+ * The manager wires an operator process together: the API client (its requests counted, its writes
+ * paced by runtime/write_pacing.ts), one watcher+store per watched kind, the controllers, leader
+ * election, the health/metrics server and signal handling.
  *
  * Lifecycle of `run()`:
  *   serve /healthz → start watchers → wait for every cache (bounded by --cache-sync-timeout; /readyz
  *   turns ready; a watched namespace that refuses us does not hold it up, see watcher.ts) →
- *   [leader election: wait for the Lease] → start controllers → run until SIGTERM /
- *   SIGINT (exit 0 after draining in-flight reconciles and releasing the Lease) or until the Lease is
- *   lost (exit 1: a fresh process is the simplest way to never act on a stale view as a standby).
+ *   [leader election: wait for the Lease] → start controllers and the burst yield → run until
+ *   SIGTERM / SIGINT (exit 0 after the burst yield stops, in-flight reconciles drain and the Lease
+ *   is released) or until the Lease is lost (exit 1: a fresh process is the simplest way to never
+ *   act on a stale view as a standby).
  *
  * Caches run on standbys too, so a standby that takes over starts reconciling at once.
  */
@@ -19,7 +20,6 @@ import { startHealthServer } from "./http.ts";
 import { LeaderElector } from "./leader.ts";
 import { Logger } from "./log.ts";
 import { registerProcessMetrics, Registry } from "./metrics.ts";
-import { RelistBudget } from "./relist_budget.ts";
 import { Slots } from "./slots.ts";
 import type { ManagerOptions } from "./options.ts";
 import { resourceName, type ResourceType } from "./resources.ts";
@@ -27,6 +27,7 @@ import type { IndexFunc, KubeObject, Store } from "./store.ts";
 import type { Transform } from "./transforms.ts";
 import { RuntimeMetrics } from "./runtime_metrics.ts";
 import { Watcher, WatcherError } from "./watcher.ts";
+import { WritePacing } from "./write_pacing.ts";
 
 export interface WatchSpec {
   labelSelector?: string;
@@ -71,8 +72,11 @@ export class Manager {
     }
   >();
   #controllers: Controller<KubeObject>[] = [];
-  /** Shared by every watcher: see runtime/relist_budget.ts. */
-  readonly #relistBudget = new RelistBudget();
+  /**
+   * The client's admission layer: write slots, burst yield, relist budget, and the switches and
+   * reports of the freshness fence and own writes (runtime/write_pacing.ts).
+   */
+  readonly pacing: WritePacing;
   /** One list at a time, every watcher's: see runtime/slots.ts. */
   readonly #listSlots = new Slots(1);
   #synced = false;
@@ -87,6 +91,11 @@ export class Manager {
     this.log = log ?? new Logger({ level: opts.logLevel, format: opts.logFormat });
     this.registry = registry ?? new Registry();
     this.#metrics = new RuntimeMetrics(this.registry);
+    this.pacing = new WritePacing({
+      maxWritesInFlight: opts.maxWritesInFlight,
+      off: opts.pacingOff,
+      metrics: this.#metrics.pacing,
+    });
   }
 
   /** Loads the client (flags → $KUBECONFIG → in-cluster → ~/.kube/config) with metrics wired. */
@@ -94,7 +103,7 @@ export class Manager {
     this.#client ??= await KubeClient.load({
       kubeconfig: this.#opts.kubeconfig,
       context: this.#opts.context,
-      maxWritesInFlight: this.#opts.maxWritesInFlight,
+      pacing: this.pacing,
       execPluginTimeoutMs: this.#opts.execPluginTimeoutMs,
       userAgent: this.#opts.userAgent,
       log: this.log.child({ component: "client" }),
@@ -136,7 +145,7 @@ export class Manager {
         transform: spec.transform,
         indexes: spec.indexes,
         stopOnForbidden: this.#opts.failOnForbidden,
-        relistBudget: this.#relistBudget,
+        relistBudget: this.pacing.relistBudget,
         listSlots: this.#listSlots,
         log: this.log.child({ component: "watcher" }),
         metrics: this.#metrics.watcher,
@@ -217,6 +226,7 @@ export class Manager {
 
       if (elector && !(await elector.acquire(stop.signal))) return 0;
       await Promise.all(this.#controllers.map((c) => c.start()));
+      this.pacing.start();
       if (elector) {
         const result = await elector.hold(stop.signal);
         if (result === "lost") code = 1;
@@ -296,6 +306,8 @@ export class Manager {
   async #shutdown(elector?: LeaderElector): Promise<void> {
     // Reconciles waiting on a credential plugin fail now rather than at its timeout or the drain's.
     this.#client?.stopCredentialPlugin();
+    // The drain's writes go at the full bound: no burst is worth waiting for now.
+    this.pacing.stop();
     let timer: TimerId | undefined;
     const drained = Promise.all(this.#controllers.map((c) => c.stop()));
     const timedOut = new Promise<void>((resolve) => {

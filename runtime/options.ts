@@ -9,6 +9,7 @@
  * text is generated from the same table so it cannot drift from what is parsed.
  */
 import { type Format, type Level, parseFormat, parseLevel } from "./log.ts";
+import { RUNTIME_MECHANISMS } from "./pacing.ts";
 
 /** What the manager (runtime/manager.ts) is configured with. */
 export interface ManagerOptions {
@@ -19,6 +20,8 @@ export interface ManagerOptions {
   concurrency: number;
   /** Writes in flight at once across the whole client (Lease renewals excepted); 0: no bound. */
   maxWritesInFlight: number;
+  /** Pacing mechanisms switched off by name (runtime/write_pacing.ts, docs/write-pacing.md). */
+  pacingOff: string[];
   leaderElect: boolean;
   /** Namespace of the Lease; undefined = the client's namespace (ServiceAccount or context). */
   leaderElectionNamespace?: string;
@@ -88,8 +91,17 @@ export function managerFlags(program: string): FlagSpec<ManagerOptions>[] {
       key: "maxWritesInFlight",
       kind: "int",
       help: "Writes to the API server in flight at once (Lease renewals excepted); the rest wait " +
-        "in order. 0: no bound.",
+        "in order, status and Events last. 0: no bound.",
       default: "8",
+    },
+    {
+      name: "pacing-off",
+      key: "pacingOff",
+      kind: "list",
+      choices: RUNTIME_MECHANISMS,
+      help: "Comma-separated write pacing mechanisms to switch off, for measuring what each one " +
+        "buys (docs/write-pacing.md). Empty: all on.",
+      default: "",
     },
     {
       name: "leader-elect",
@@ -251,8 +263,14 @@ function convert<O>(spec: FlagSpec<O>, raw: string): unknown {
           throw new OptionsError(`"${raw}" is not one of ${spec.choices.join(", ")}`);
         }
         return raw;
-      case "list":
-        return raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+      case "list": {
+        const items = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+        const unknown = items.find((item) => spec.choices && !spec.choices.includes(item));
+        if (unknown !== undefined) {
+          throw new OptionsError(`"${unknown}" is not one of ${spec.choices!.join(", ")}`);
+        }
+        return items;
+      }
       case "int": {
         if (!/^\d+$/.test(raw.trim())) throw new OptionsError(`invalid integer "${raw}"`);
         return Number(raw);

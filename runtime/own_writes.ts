@@ -62,6 +62,13 @@ export class OwnWrites {
     this.#clock = opts.clock ?? systemClock;
   }
 
+  /** Writes remembered now, of every kind (some may be past their TTL until next looked at). */
+  get entries(): number {
+    let n = 0;
+    for (const entries of this.#entries.values()) n += entries.size;
+    return n;
+  }
+
   /**
    * The store with this process's recent writes folded in. `transform` is what the store's watcher
    * keeps of an object: answers are kept the same way, so readers see one shape.
@@ -109,6 +116,7 @@ export class OwnWrites {
       return after;
     };
     return {
+      pacing: client.pacing,
       get: (rt, ns, name, opts) => client.get(rt, ns, name, opts),
       list: (rt, opts) => client.list(rt, opts),
       listEach: (rt, onItem, opts) => client.listEach(rt, onItem, opts),

@@ -16,12 +16,15 @@ const REFILL_MS_PER_STREAM = 10_000;
 
 export class RelistBudget {
   readonly #clock: Clock;
+  readonly #onWait?: () => void;
   #streams = 0;
   #tokens = 0;
   #at: number;
 
-  constructor(clock: Clock = systemClock) {
+  /** `onWait`: told each time a stream finds no token (for /metrics). */
+  constructor(clock: Clock = systemClock, onWait?: () => void) {
     this.#clock = clock;
+    this.#onWait = onWait;
     this.#at = clock.now();
   }
 
@@ -37,6 +40,12 @@ export class RelistBudget {
     return this.#streams;
   }
 
+  /** Tokens there now (fractions are a refill under way). */
+  get tokens(): number {
+    this.#refill();
+    return this.#tokens;
+  }
+
   /**
    * Takes a token and returns 0 when one is there; otherwise takes nothing and returns how long
    * until one will be (the caller waits, then asks again).
@@ -48,6 +57,7 @@ export class RelistBudget {
       this.#tokens -= 1;
       return 0;
     }
+    this.#onWait?.();
     return Math.ceil((1 - this.#tokens) * REFILL_MS_PER_STREAM / this.#streams);
   }
 

@@ -39,7 +39,7 @@ export function listQuery(opts: ListOptions): Record<string, string | number | u
 }
 
 export function callOptions(opts: CallOptions): CallOptions {
-  return { signal: opts.signal, timeoutMs: opts.timeoutMs };
+  return { signal: opts.signal, timeoutMs: opts.timeoutMs, priority: opts.priority };
 }
 
 export function writeQuery(opts: WriteOptions): Record<string, string | undefined> {

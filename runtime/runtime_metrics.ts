@@ -1,12 +1,13 @@
 /**
  * The runtime's Prometheus metrics, registered once per registry and shared by components: the
  * controllers' reconciles and queues (with the work in flight, so stuck work shows), the watches,
- * the API requests, leader election and the caches' sizes.
+ * the API requests, the write pacing layer, leader election and the caches' sizes.
  */
 import type { Controller, ControllerMetrics, ReconcileResult } from "./controller.ts";
 import { DEFAULT_BUCKETS, exponentialBuckets, type Registry } from "./metrics.ts";
 import type { KubeObject, Store } from "./store.ts";
 import type { WatcherMetrics } from "./watcher.ts";
+import type { PacingMetrics } from "./write_pacing.ts";
 
 export class RuntimeMetrics {
   readonly #reconciles;
@@ -30,6 +31,15 @@ export class RuntimeMetrics {
   readonly #unfinished;
   readonly #longest;
   readonly #activeWorkers;
+  readonly #slotWaits;
+  readonly #slotWaitSeconds;
+  readonly #slots;
+  readonly #yielding;
+  readonly #yields;
+  readonly #fenceReads;
+  readonly #relistWaits;
+  readonly #relistTokens;
+  readonly #ownWrites;
   readonly #registry: Registry;
 
   constructor(registry: Registry) {
@@ -136,7 +146,72 @@ export class RuntimeMetrics {
       help: "Objects in the cache, by resource.",
       labelNames: ["resource"],
     });
+    this.#slotWaits = r.counter({
+      name: "write_slot_waits_total",
+      help: "Writes that found every write slot taken and waited, by priority.",
+      labelNames: ["priority"],
+    });
+    this.#slotWaitSeconds = r.histogram({
+      name: "write_slot_wait_seconds",
+      help: "Time a write waited for a write slot before it was sent (not part of " +
+        "api_request_duration_seconds), by priority.",
+      labelNames: ["priority"],
+      buckets: latency,
+    });
+    this.#slots = r.gauge({
+      name: "write_slots",
+      help: "The write slots: limit (the bound now, 0: none), in_flight, waiting.",
+      labelNames: ["state"],
+    });
+    this.#yielding = r.gauge({
+      name: "write_burst_yielding",
+      help: "1 while the writes give way to a burst of new objects (the lower bound holds).",
+    });
+    this.#yields = r.counter({
+      name: "write_burst_yields_total",
+      help: "Bursts of new objects the writes gave way to.",
+    });
+    this.#fenceReads = r.counter({
+      name: "freshness_fence_reads_total",
+      help: "Reads of the live primary by the freshness fence, by result (fresh, stale, error).",
+      labelNames: ["result"],
+    });
+    this.#relistWaits = r.counter({
+      name: "watch_relist_budget_waits_total",
+      help: "Relists after 410 Gone that found no token in the relist budget and waited.",
+    });
+    this.#relistTokens = r.gauge({
+      name: "watch_relist_tokens",
+      help: "Tokens left in the relist budget shared by the watch streams.",
+    });
+    this.#ownWrites = r.gauge({
+      name: "own_writes_entries",
+      help: "Answers of this process's writes shown in place of the cache until it catches up.",
+    });
   }
+
+  readonly pacing: PacingMetrics = {
+    admitted: (priority, seconds, waited) => {
+      if (waited) this.#slotWaits.inc({ priority });
+      this.#slotWaitSeconds.observe({ priority }, seconds);
+    },
+    yielding: (on) => {
+      if (on) this.#yields.inc();
+      this.#yielding.set(on ? 1 : 0);
+    },
+    fenceRead: (result) => this.#fenceReads.inc({ result }),
+    relistWaited: () => this.#relistWaits.inc(),
+    collect: (source) =>
+      this.#registry.onCollect(() => {
+        const state = source();
+        this.#slots.set({ state: "limit" }, state.limit);
+        this.#slots.set({ state: "in_flight" }, state.inFlight);
+        this.#slots.set({ state: "waiting" }, state.waiting);
+        this.#yielding.set(state.yielding ? 1 : 0);
+        if (state.relistTokens !== undefined) this.#relistTokens.set(state.relistTokens);
+        this.#ownWrites.set(state.ownWrites);
+      }),
+  };
 
   request(verb: string, resource: string, code: number, seconds: number): void {
     this.#requests.inc({ verb, resource, code });

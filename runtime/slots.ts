@@ -11,11 +11,16 @@
  * The watchers' lists go through another, of one (runtime/manager.ts): a list streams as fast as
  * the apiserver answers from its watch cache, and while the process parses one, the bytes of the
  * others pile up in the HTTP client's buffers, memory the allocator keeps after the lists end.
+ *
+ * Waiters queue in lanes: a free slot goes to the oldest waiter of the first non-empty lane (lane
+ * 0 first), so the write pacing layer (runtime/write_pacing.ts) can let reports wait behind the
+ * writes that make the world as the spec says.
  */
 export class Slots {
   #limit: number;
   #inFlight = 0;
-  readonly #waiting: (() => void)[] = [];
+  /** Waiters by lane, each oldest first. */
+  readonly #lanes: (() => void)[][] = [];
 
   /** `limit` writes at once; 0 means no bound. */
   constructor(limit: number) {
@@ -35,11 +40,13 @@ export class Slots {
     this.#admitWaiters();
   }
 
-  /** Lets waiters in, oldest first, while the bound has room. */
+  /** Lets waiters in, first lane first and oldest first in a lane, while the bound has room. */
   #admitWaiters(): void {
-    while (this.#waiting.length > 0 && this.#hasRoom()) {
-      this.#inFlight++;
-      this.#waiting.shift()!();
+    for (const lane of this.#lanes) {
+      while (lane !== undefined && lane.length > 0 && this.#hasRoom()) {
+        this.#inFlight++;
+        lane.shift()!();
+      }
     }
   }
 
@@ -52,29 +59,31 @@ export class Slots {
     return this.#inFlight;
   }
 
-  /** Writes waiting for a slot. */
+  /** Writes waiting for a slot, in every lane. */
   get waiting(): number {
-    return this.#waiting.length;
+    return this.#lanes.reduce((n, lane) => n + (lane?.length ?? 0), 0);
   }
 
   /**
-   * Waits for a slot and returns its release (call it once, when the response is read). An abort
-   * while waiting leaves the queue and rejects with the signal's reason.
+   * Waits for a slot, behind every waiter of a lower `lane` and the older ones of its own, and
+   * returns its release (call it once, when the response is read). An abort while waiting leaves
+   * the queue and rejects with the signal's reason.
    */
-  async acquire(signal?: AbortSignal): Promise<() => void> {
+  async acquire(signal?: AbortSignal, lane = 0): Promise<() => void> {
     signal?.throwIfAborted();
     if (!this.#hasRoom()) {
+      const waiting = this.#lanes[lane] ??= [];
       await new Promise<void>((resolve, reject) => {
         const onAbort = () => {
-          const at = this.#waiting.indexOf(granted);
-          if (at >= 0) this.#waiting.splice(at, 1);
+          const at = waiting.indexOf(granted);
+          if (at >= 0) waiting.splice(at, 1);
           reject(signal?.reason);
         };
         const granted = () => {
           signal?.removeEventListener("abort", onAbort);
           resolve();
         };
-        this.#waiting.push(granted);
+        waiting.push(granted);
         signal?.addEventListener("abort", onAbort, { once: true });
       });
     } else {

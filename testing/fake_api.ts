@@ -36,6 +36,7 @@ import type {
   WriteOptions,
 } from "../runtime/api_client.ts";
 import { ApiError } from "../runtime/errors.ts";
+import type { Pacing } from "../runtime/pacing.ts";
 import type { Verb } from "../runtime/request_labels.ts";
 import { apiVersionOf, resourceName, type ResourceType } from "../runtime/resources.ts";
 
@@ -73,6 +74,8 @@ export class FakeApiClient implements ApiClient {
   #uids = 0;
   #generated = 0;
   now: () => Date = () => new Date();
+  /** The pacing layer's switches and reports, when a test gives one; no write ever waits here. */
+  pacing?: Pacing;
 
   /** Requests that changed something (or tried to). */
   writes(): FakeRequest[] {

@@ -19,6 +19,7 @@ import { Events, Jobs, Pods, resourceName } from "../runtime/resources.ts";
 import { MiniClusters } from "../api/resource.ts";
 import { Cache, type KubeObject } from "../runtime/store.ts";
 import { silentLog } from "../runtime/log.ts";
+import { WritePacing } from "../runtime/write_pacing.ts";
 import { FakeApiClient, type FakeRequest, selects } from "./fake_api.ts";
 import { sampleMiniCluster } from "./sample_minicluster.ts";
 
@@ -38,9 +39,14 @@ export class FakeOperator {
       cleanupTimeoutMs?: number;
       podSecurity?: PodSecurityLevel;
       inlineCurveCert?: InlineCurveCertPolicy;
+      /** Pacing mechanisms switched off, as `--pacing-off` does (docs/write-pacing.md). */
+      pacingOff?: string[];
     } = {},
   ) {
     this.api.now = () => new Date(this.time);
+    if (opts.pacingOff) {
+      this.api.pacing = new WritePacing({ maxWritesInFlight: 0, off: opts.pacingOff });
+    }
     const caches: Partial<Record<keyof MiniClusterStores, Cache<KubeObject>>> = {};
     for (const { key, rt, indexes } of WATCHED) {
       caches[key] = new Cache(resourceName(rt), indexes ?? {}, {

@@ -13,7 +13,7 @@ import { childObjects } from "../raw_client.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { ensureNodes } from "../cluster_state.ts";
-import { type Flags, writesInFlightArgs } from "../flags.ts";
+import { type Flags, pacingArgs } from "../flags.ts";
 import { AuditLog, auditPolicy } from "./audit.ts";
 import { type Contender, goOperator, ours } from "./contenders.ts";
 import { bindClusterAdmin, kubeconfigFor } from "./identity.ts";
@@ -61,7 +61,7 @@ export async function peerMain(f: Flags): Promise<number> {
       metadata: { ...probe.metadata, uid: crypto.randomUUID() },
     } as MiniCluster)).length;
     const contenders: Contender[] = [
-      ...(f.only === "go" ? [] : [ours(children, f.concurrency, f.echo, writesInFlightArgs(f))]),
+      ...(f.only === "go" ? [] : [ours(children, f.concurrency, f.echo, pacingArgs(f))]),
       ...(go ? [go] : []),
     ];
     const ctx: PeerContext = {
@@ -97,7 +97,8 @@ export async function peerMain(f: Flags): Promise<number> {
       `Our operator ran with --concurrency=${f.concurrency}` +
       (f.writesInFlight === undefined
         ? " and its default --max-writes-in-flight."
-        : ` --max-writes-in-flight=${f.writesInFlight}.`),
+        : ` --max-writes-in-flight=${f.writesInFlight}.`) +
+      (f.pacingOff === undefined ? "" : ` Pacing switched off: --pacing-off=${f.pacingOff}.`),
     ];
     // Written again after every run, so that an interrupted invocation keeps what it measured.
     const write = async (final: boolean) => {

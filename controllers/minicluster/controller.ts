@@ -67,14 +67,18 @@ export function miniClusterController(
     instance: opts.instance,
     onError: (e) => log?.warn("could not write an Event", { error: String(e) }),
   });
-  const ownWrites = new OwnWrites();
-  const viewed = Object.fromEntries(WATCHED.map(({ key, transform, indexes }) => [
-    key,
-    ownWrites.over(stores[key] as Store<KubeObject>, transform, indexes),
-  ])) as unknown as MiniClusterStores;
+  // Own writes is a pacing mechanism: `--pacing-off=own-writes` reads the caches as they are.
+  const ownWrites = client.pacing?.on("own-writes") === false ? undefined : new OwnWrites();
+  if (ownWrites) client.pacing?.trackOwnWrites(ownWrites);
+  const viewed = !ownWrites ? stores : Object.fromEntries(
+    WATCHED.map(({ key, transform, indexes }) => [
+      key,
+      ownWrites.over(stores[key] as Store<KubeObject>, transform, indexes),
+    ]),
+  ) as unknown as MiniClusterStores;
   const reconciler = new MiniClusterReconciler({
     ...opts,
-    client: ownWrites.recording(client),
+    client: ownWrites?.recording(client) ?? client,
     stores: viewed,
     recorder,
   });

@@ -130,7 +130,8 @@ export class EventRecorder {
       reportingInstance: this.#instance,
     };
     try {
-      await this.#client.create(Events, event);
+      // A report: it waits behind the writes that make the children (runtime/pacing.ts).
+      await this.#client.create(Events, event, { priority: "low" });
     } catch (e) {
       this.#onError(e);
     }

@@ -11,6 +11,7 @@ import {
 } from "../../runtime/options.ts";
 import type { InlineCurveCertPolicy } from "./curve_source.ts";
 import { POD_SECURITY_LEVELS, type PodSecurityLevel } from "./pod_security.ts";
+import { FIRST_STATUS_DELAY } from "./timing.ts";
 
 /** The program's name: its --help, its messages and the default name of its Lease. */
 export const PROGRAM = "minicluster-operator";
@@ -64,11 +65,14 @@ const INLINE_CURVE_CERT: FlagSpec<OperatorOptions> = {
 
 /**
  * Every flag of the operator, in --help's order: the burst bound beside the write bound it
- * lowers, the MiniCluster policies last before --help.
+ * lowers, the controller's own pacing mechanism among those --pacing-off names, the MiniCluster
+ * policies last before --help.
  */
 export const FLAGS: readonly FlagSpec<OperatorOptions>[] = managerFlags(PROGRAM).flatMap((f) =>
   f.name === "max-writes-in-flight"
     ? [f, WRITES_DURING_BURSTS]
+    : f.name === "pacing-off"
+    ? [{ ...f, choices: [...f.choices ?? [], FIRST_STATUS_DELAY] }]
     : f.name === "help"
     ? [POD_SECURITY, INLINE_CURVE_CERT, f]
     : [f]

@@ -8,7 +8,8 @@
  * MiniCluster costs nothing. Two pacing rules (timing.ts):
  *
  * - right after creating the Job the status could only say "no pods yet": it is first written
- *   `firstStatusDelayMs` later, with whatever the pods have done by then;
+ *   `firstStatusDelayMs` later, with whatever the pods have done by then (`--pacing-off=
+ *   first-status-delay` writes it at once);
  * - a change that only reports progress (another pod ready) waits until `statusProgressIntervalMs`
  *   after this process's last status write for that MiniCluster; transitions go at once.
  */
@@ -30,7 +31,7 @@ import { gangCondition, type GangReport } from "./gang_condition.ts";
 import { conditionEvents, type EventRecorder } from "./events.ts";
 import { INVOLVED_INDEX, type MiniClusterStores, ownJob, podsOf } from "./stores.ts";
 import { computeStatus, type MiniClusterStatus, progressOnly, sameStatus } from "./status.ts";
-import { TIMING } from "./timing.ts";
+import { FIRST_STATUS_DELAY, TIMING } from "./timing.ts";
 import type { QueueReport } from "./queue_workload.ts";
 
 /** What a reconcile found, for the status. */
@@ -66,7 +67,8 @@ export class StatusWriter {
 
   /** Writes the status `report` makes, if it changed and is due; says when to look again. */
   async write(mc: MiniCluster, report: StatusReport): Promise<Action> {
-    if (report.jobCreated && !report.unappliable) {
+    const delayed = this.client.pacing?.on(FIRST_STATUS_DELAY) ?? true;
+    if (report.jobCreated && !report.unappliable && delayed) {
       return Action.requeueAfter(TIMING.firstStatusDelayMs);
     }
     const { status, recheckMs } = this.#compute(mc, report);
@@ -134,7 +136,8 @@ export class StatusWriter {
           metadata: { name, namespace },
           status,
         } as unknown as MiniCluster,
-        { fieldManager: FIELD_MANAGER, force: true, subresource: "status" },
+        // A report: it waits behind the writes that make the children (runtime/pacing.ts).
+        { fieldManager: FIELD_MANAGER, force: true, subresource: "status", priority: "low" },
       );
     } catch (e) {
       if (isNotFound(e)) return; // deleted meanwhile

@@ -21,6 +21,12 @@ export const TIMING = {
 } as const;
 
 /**
+ * The name `--pacing-off` switches the first-status delay off by (docs/write-pacing.md): the
+ * status is then written by the reconcile that created the Job.
+ */
+export const FIRST_STATUS_DELAY = "first-status-delay";
+
+/**
  * The longest the operator waits on purpose between two writes for one MiniCluster that is
  * converging (progress-only status aside): a silence longer than this plus the apiserver's own
  * latency means it has settled.

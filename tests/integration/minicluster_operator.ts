@@ -19,7 +19,7 @@ import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/work
 import type { IndexFunc, KubeObject, Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import { Watcher } from "../../runtime/watcher.ts";
-import { BURST_PER_SECOND, yieldToBursts } from "../../runtime/burst_yield.ts";
+import { BURST_PER_SECOND } from "../../runtime/burst_yield.ts";
 import {
   miniClusterController,
   miniClusterStores,
@@ -123,7 +123,7 @@ export async function startOperator(
     return w.store as unknown as Store<T>;
   };
   const stores = miniClusterStores(watch);
-  const burst = yieldToBursts(client.writeSlots, stores.miniClusters, {
+  client.pacing.yieldToBursts(stores.miniClusters, {
     during: opts.writesInFlight?.duringBursts ?? 0,
     burstPerSecond: opts.writesInFlight?.burstPerSecond ?? BURST_PER_SECOND,
   });
@@ -140,6 +140,8 @@ export async function startOperator(
     metrics: { reconciled: () => reconciles++ },
   });
   const started = controller.start();
+  // As the manager does: the writes give way to bursts from the controller's start on.
+  client.pacing.start();
   return {
     client,
     reconciler: definition.reconciler,
@@ -159,7 +161,7 @@ export async function startOperator(
     reconciles: () => reconciles,
     started,
     async stop() {
-      burst?.stop();
+      client.pacing.stop();
       await controller.stop();
       await Promise.all(watchers.map((w) => w.stop()));
       client.close();

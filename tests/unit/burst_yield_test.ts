@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { BurstYield, yieldToBursts } from "../../runtime/burst_yield.ts";
+import { BurstYield } from "../../runtime/burst_yield.ts";
 import { FakeClock } from "../../runtime/clock.ts";
 import { Slots } from "../../runtime/slots.ts";
 import { Cache, type KubeObject } from "../../runtime/store.ts";
@@ -90,16 +90,18 @@ Deno.test("burst yield: follows a store's new objects, not its initial list", ()
   assert.ok(!burst.yielding, "nothing is followed after the unsubscribe");
 });
 
-Deno.test("burst yield: off when turned off or when the writes have no bound to lower", () => {
-  const store = new Cache<KubeObject>("miniclusters");
-  const opts = { during: 1, burstPerSecond: 20, clock: new FakeClock() };
-  assert.equal(yieldToBursts(new Slots(8), store, { ...opts, during: 0 }), undefined);
-  assert.equal(yieldToBursts(new Slots(0), store, opts), undefined);
-  const burst = yieldToBursts(new Slots(8), store, opts);
-  assert.ok(burst);
-  for (let i = 0; i < 20; i++) {
-    store.apply("ADDED", { metadata: { namespace: "ns", name: `m${i}` } });
-  }
-  assert.ok(burst.yielding, "it follows the store");
+Deno.test("burst yield: tells when a yield begins and ends, once each", async () => {
+  const clock = new FakeClock();
+  const changes: boolean[] = [];
+  const burst = new BurstYield(new Slots(8), {
+    during: 1,
+    burstPerSecond: 3,
+    clock,
+    onChange: (on) => changes.push(on),
+  });
+  for (let i = 0; i < 6; i++) burst.arrived();
+  await clock.advance(2_100);
+  assert.deepEqual(changes, [true, false]);
   burst.stop();
+  assert.deepEqual(changes, [true, false], "stopping no yield tells nothing");
 });

@@ -298,7 +298,7 @@ Deno.test("listEach: items as they arrive, pages followed, the timeout bounds a 
   }
 });
 
-Deno.test("request: writes wait for a slot beyond maxWritesInFlight; reads and Leases do not", async () => {
+Deno.test("request: writes wait for a slot beyond maxWritesInFlight; reads and critical writes do not", async () => {
   let inFlight = 0;
   const most: Record<string, number> = {};
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
@@ -318,13 +318,14 @@ Deno.test("request: writes wait for a slot beyond maxWritesInFlight; reads and L
     const cm = (i: number) => `/api/v1/namespaces/ns/configmaps/c${i}`;
     await Promise.all([0, 1, 2, 3, 4, 5].map((i) => client.request("PATCH", cm(i), {})));
     assert.equal(most.write, 2);
-    // Two writes hold both slots; a Lease renewal and reads still go out beside them.
+    // Two writes hold both slots; a Lease renewal (critical, as the elector sends it) and reads
+    // still go out beside them.
     const lease = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/leader";
     const writes = [client.request("PUT", cm(0), {}), client.request("PUT", cm(1), {})];
     await new Promise((r) => setTimeout(r, 10));
     await Promise.all([
       ...writes,
-      client.request("PUT", lease, {}),
+      client.request("PUT", lease, {}, { priority: "critical" }),
       client.request("GET", cm(2)),
       client.request("GET", cm(3)),
     ]);

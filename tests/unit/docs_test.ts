@@ -6,6 +6,8 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { envName } from "../../runtime/options.ts";
+import { Registry } from "../../runtime/metrics.ts";
+import { RuntimeMetrics } from "../../runtime/runtime_metrics.ts";
 import { FLAGS } from "../../controllers/minicluster/operator_flags.ts";
 import {
   FAILED,
@@ -146,5 +148,26 @@ Deno.test("docs: every relative link of the README, docs/ and bench/README.md re
         .filter((l) => /^#+ /.test(l)).map((l) => anchorOf(l.replace(/^#+ /, "")));
       assert.ok(headings.includes(anchor), `${page}: ${link} names no heading`);
     }
+  }
+});
+
+Deno.test("docs: write-pacing.md has a row for every mechanism --pacing-off names and every pacing metric", () => {
+  const doc = read("docs/write-pacing.md");
+  const mechanisms = FLAGS.find((f) => f.name === "pacing-off")!.choices!;
+  const rows = doc.split("\n").filter((l) => /^\| [a-z -]+ \(`[a-z-]+`\)/.test(l));
+  assert.deepEqual(rows.map((l) => /\(`([a-z-]+)`\)/.exec(l)![1]), [...mechanisms]);
+  for (const row of rows) {
+    const cells = row.split("|").slice(1, -1).map((c) => c.trim());
+    assert.match(cells[2], /bench\/|tests\//, `${cells[0]}: the measurement names its source`);
+    assert.match(cells[3], /--pacing-off=/, `${cells[0]}: its off switch`);
+  }
+  const registry = new Registry();
+  new RuntimeMetrics(registry);
+  const pacingMetrics = [...registry.render().matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1])
+    .filter((name) => /^(write_|freshness_fence_|watch_relist_|own_writes_)/.test(name));
+  assert.ok(pacingMetrics.length >= 9, pacingMetrics.join(", "));
+  for (const name of pacingMetrics) {
+    assert.ok(doc.includes(`\`${name}`), `docs/write-pacing.md names ${name}`);
+    assert.ok(read("docs/architecture.md").includes(`\`${name}`), `architecture.md names ${name}`);
   }
 });

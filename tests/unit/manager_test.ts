@@ -4,10 +4,10 @@ import { Action } from "../../runtime/controller.ts";
 import { Manager } from "../../runtime/manager.ts";
 import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import { ConfigMaps } from "../../runtime/resources.ts";
-import type { KubeObject } from "../../runtime/store.ts";
+import { Cache, type KubeObject } from "../../runtime/store.ts";
 
 /** A manager connected to an address nothing listens on (nothing here sends a request). */
-async function offlineManager(): Promise<Manager> {
+async function offlineManager(flags: string[] = []): Promise<Manager> {
   const dir = await Deno.makeTempDir();
   const kubeconfig = join(dir, "kubeconfig");
   await Deno.writeTextFile(
@@ -21,7 +21,7 @@ async function offlineManager(): Promise<Manager> {
       "current-context": "x",
     }),
   );
-  const manager = new Manager(parseOptions([`--kubeconfig=${kubeconfig}`], {}));
+  const manager = new Manager(parseOptions([`--kubeconfig=${kubeconfig}`, ...flags], {}));
   await manager.connect();
   await Deno.remove(dir, { recursive: true });
   return manager;
@@ -81,6 +81,43 @@ Deno.test("manager: stuck work shows in the metrics (unfinished seconds, longest
     assert.match(text, /^workqueue_unfinished_work_seconds\{name="stuck"\} 0$/m);
     assert.match(text, /^workqueue_longest_running_processor_seconds\{name="stuck"\} 0$/m);
     assert.match(text, /^controller_active_workers\{controller="stuck"\} 0$/m);
+  } finally {
+    manager.client.close();
+  }
+});
+
+Deno.test("manager: the burst yield follows the bursts while it runs, and stops with it", async () => {
+  const manager = await offlineManager(["--health-port=0", "--bind-address=127.0.0.1"]);
+  const arrivals = new Cache<KubeObject>("widgets");
+  const arrive = (prefix: string) => {
+    for (let i = 0; i < 30; i++) arrivals.apply("ADDED", { metadata: { name: `${prefix}${i}` } });
+  };
+  manager.pacing.yieldToBursts(arrivals, { during: 1, burstPerSecond: 20 });
+  arrive("before-");
+  assert.ok(!manager.pacing.yielding, "not followed before the manager runs");
+  const stop = new AbortController();
+  const running = manager.run(stop.signal);
+  while (!manager.synced) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 5));
+  arrive("burst-");
+  assert.ok(manager.pacing.yielding, "followed while it runs");
+  assert.equal(manager.client.writeSlots.limit, 1);
+  assert.match(manager.registry.render(), /^write_burst_yielding 1$/m);
+  stop.abort();
+  assert.equal(await running, 0);
+  assert.ok(!manager.pacing.yielding, "the yield ended with the manager");
+  assert.equal(manager.client.writeSlots.limit, 8, "the full bound again");
+  arrive("after-");
+  assert.ok(!manager.pacing.yielding, "and is followed no more");
+});
+
+Deno.test("manager: --pacing-off reaches the client's pacing layer", async () => {
+  const manager = await offlineManager(["--pacing-off=write-slots,relist-budget"]);
+  try {
+    assert.equal(manager.client.pacing, manager.pacing);
+    assert.equal(manager.client.writeSlots.limit, 0, "no bound on writes");
+    assert.equal(manager.pacing.relistBudget, undefined);
+    assert.ok(manager.pacing.on("own-writes"));
   } finally {
     manager.client.close();
   }

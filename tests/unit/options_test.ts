@@ -10,6 +10,8 @@ import {
   parseFlags,
 } from "../../runtime/options.ts";
 import { FLAGS, parseOptions } from "../../controllers/minicluster/operator_flags.ts";
+import { FIRST_STATUS_DELAY } from "../../controllers/minicluster/timing.ts";
+import { RUNTIME_MECHANISMS } from "../../runtime/pacing.ts";
 
 Deno.test("options: defaults", () => {
   const o = parseOptions([]);
@@ -119,7 +121,7 @@ Deno.test("options: --help documents every flag with its env var and default", (
 });
 
 Deno.test("options: a flag with choices takes each of them and refuses anything else", () => {
-  const withChoices = FLAGS.filter((f) => f.choices);
+  const withChoices = FLAGS.filter((f) => f.choices && f.kind === "string");
   assert.deepEqual(withChoices.map((f) => f.name), ["pod-security", "inline-curve-cert"]);
   for (const f of withChoices) {
     for (const choice of f.choices!) {
@@ -151,5 +153,28 @@ Deno.test("options: the runtime parses the manager's flags; the operator adds it
   assert.throws(
     () => parseFlags(manager, ["--lease-duration=5s"]),
     /greater than --renew-deadline/,
+  );
+});
+
+Deno.test("options: --pacing-off takes a list of the runtime's mechanisms and the operator's own", () => {
+  assert.deepEqual(parseOptions([]).pacingOff, [], "every mechanism on by default");
+  const pacingOff = FLAGS.find((f) => f.name === "pacing-off")!;
+  assert.deepEqual(pacingOff.choices, [...RUNTIME_MECHANISMS, FIRST_STATUS_DELAY]);
+  assert.deepEqual(
+    parseOptions(["--pacing-off=own-writes, first-status-delay"]).pacingOff,
+    ["own-writes", "first-status-delay"],
+  );
+  assert.deepEqual(
+    parseOptions([], { OPERATOR_PACING_OFF: "relist-budget" }).pacingOff,
+    ["relist-budget"],
+  );
+  assert.throws(
+    () => parseOptions(["--pacing-off=own-writes,everything"]),
+    /--pacing-off: "everything" is not one of write-slots, burst-yield, /,
+  );
+  assert.throws(
+    () => parseFlags(managerFlags("x"), ["--pacing-off=first-status-delay"]),
+    /"first-status-delay" is not one of/,
+    "a runtime alone knows only its own mechanisms",
   );
 });

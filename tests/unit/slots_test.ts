@@ -64,3 +64,26 @@ Deno.test("slots: a higher limit lets waiters in at once; a lower one waits for 
   (await d)();
   assert.equal(slots.inFlight, 0);
 });
+
+Deno.test("slots: a free slot goes to the first non-empty lane; an abort leaves its own lane", async () => {
+  const slots = new Slots(1);
+  const held = await slots.acquire();
+  const order: string[] = [];
+  const queue = (name: string, lane: number, signal?: AbortSignal) =>
+    slots.acquire(signal, lane).then((release) => {
+      order.push(name);
+      release();
+    });
+  const abort = new AbortController();
+  const late = [queue("late-1", 2), queue("mid", 1), queue("late-2", 2)];
+  const aborted = queue("gone", 0, abort.signal);
+  const first = queue("first", 0);
+  assert.equal(slots.waiting, 5);
+  abort.abort(new Error("gone"));
+  await assert.rejects(aborted, /gone/);
+  assert.equal(slots.waiting, 4);
+  held();
+  await Promise.all([...late, first]);
+  assert.deepEqual(order, ["first", "mid", "late-1", "late-2"]);
+  assert.deepEqual([slots.inFlight, slots.waiting], [0, 0]);
+});

@@ -1,0 +1,12 @@
+// The bench hands our operator the pacing flags it was given (bench/flags.ts), so a run can
+// measure what one pacing mechanism buys (docs/write-pacing.md).
+import assert from "node:assert/strict";
+import { flags, pacingArgs } from "../../bench/flags.ts";
+
+Deno.test("bench flags: --writes-in-flight and --pacing-off reach our operator", () => {
+  assert.deepEqual(pacingArgs(flags([])), [], "the operator's defaults");
+  assert.deepEqual(
+    pacingArgs(flags(["--writes-in-flight=4", "--pacing-off=first-status-delay,own-writes"])),
+    ["--max-writes-in-flight=4", "--pacing-off=first-status-delay,own-writes"],
+  );
+});
