@@ -80,9 +80,15 @@ const PRUNED_KINDS: readonly (keyof MiniClusterStores)[] = [
   "secrets",
 ];
 
+/** The plan of a MiniCluster's dependents, and its workspace among them (workspace.ts). */
+export interface MiniClusterPlan extends DependentPlan {
+  workspace: Dependent<MiniClusterWorkspace>;
+}
+
 /**
  * The dependents of `mc` built for `sizes`, in the waves they are written in, and where pruning
- * looks. Sizes assumed for a new MiniCluster must be confirmed by its workspace before the Job.
+ * looks. Sizes no workspace holds yet must be confirmed by the workspace before the Job (and before
+ * pruning, which deletes an older version's workspace ConfigMap once it is migrated).
  */
 export function miniClusterDependents(
   mc: DefaultedMiniCluster,
@@ -90,7 +96,7 @@ export function miniClusterDependents(
   sizes: Sizes,
   stores: MiniClusterStores,
   io: { curve: CurveBuilders; recreates: RecreateBudget } & JobIo,
-): DependentPlan {
+): MiniClusterPlan {
   const child = <C extends KubeObject>(
     key: keyof MiniClusterStores,
     obj: C,
@@ -115,12 +121,13 @@ export function miniClusterDependents(
     needed: true,
   };
   const services = watched("services");
-  // The sizes' values, never the spec's: this creates the workspace only for a new MiniCluster
-  // (whose sizes are the spec's) or one whose workspace went since the sizes were read.
-  const workspace = workspaceDependent(mc, stores.workspaces, {
-    maxSize: sizes.maximumSize,
-    size: sizes.effectiveSize,
-  });
+  // The sizes' values, never the spec's: this creates the workspace when no workspace held the
+  // sizes (workspace.ts), or when it went since they were read.
+  const workspace = workspaceDependent(
+    mc,
+    stores.workspaces,
+    sizes.unconfirmed?.workspace ?? { maxSize: sizes.maximumSize, size: sizes.effectiveSize },
+  );
   const waves = [
     [
       workspace,
@@ -133,9 +140,10 @@ export function miniClusterDependents(
     ],
     // A MiniCluster queued by Kueue and suspended from the start gets its Job when resumed: Kueue
     // would admit a new Job at once, before its Workload could be deactivated (queue_workload.ts).
-    ...(kueueQueueOf(mc) && mc.spec.suspend === true && !ownJob(stores, mc)
+    // The wave stays, empty, so that the workspace is still confirmed before pruning.
+    kueueQueueOf(mc) && mc.spec.suspend === true && !ownJob(stores, mc)
       ? []
-      : [[child("jobs", desired.job, jobDrift(mc, io))]]),
+      : [child("jobs", desired.job, jobDrift(mc, io))],
   ] as Dependent[][];
   const pruned = PRUNED_KINDS.map((key) => ({
     resource: watched(key).rt,
@@ -143,7 +151,7 @@ export function miniClusterDependents(
   }));
   const proceed = (outcome: DependentsOutcome) =>
     confirms(outcome.results.get(workspace as Dependent)?.object as MiniClusterWorkspace, sizes);
-  return { waves, pruned, ...(sizes.assumed ? { proceed } : {}) };
+  return { waves, pruned, workspace, ...(sizes.unconfirmed ? { proceed } : {}) };
 }
 
 const matcher = (kind: WatchedKind) => kind.matches!;

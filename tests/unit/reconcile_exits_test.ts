@@ -198,3 +198,44 @@ Deno.test("reconcile exits: a failing write whose report fails too throws the wr
   );
   assert.equal(op.condition("big", "Unappliable"), undefined, "the report could not be written");
 });
+
+Deno.test("reconcile exits: a stale view of an invalid spec writes no status and no Event", async () => {
+  const op = new FakeOperator();
+  await op.create("flux", { size: 2 });
+  await op.converge("flux");
+  // The user fixed a spec the cache still shows broken (a lagging watch): generation 1 garbled.
+  await op.api.patch(MiniClusters, NS, "flux", { spec: { size: 3 } }, "merge");
+  const live = op.miniCluster("flux")!;
+  const garbled = "hostname" as unknown as MiniCluster["spec"]["containers"];
+  const stale: MiniCluster = {
+    ...live,
+    metadata: { ...live.metadata, generation: 1 },
+    spec: { ...live.spec, containers: garbled },
+  };
+  op.caches.miniClusters.apply("MODIFIED", stale);
+  op.requestsSince();
+  assert.deepEqual(await op.reconcile("flux"), { requeueAfter: 1_000 }, "waits for the cache");
+  assert.deepEqual(op.writesSince(), [], "the status passes the fence too");
+  assert.notEqual(op.condition("flux", "SpecInvalid")?.status, "True");
+  assert.ok(!op.events("flux").includes("ValidationFailed"));
+});
+
+Deno.test("reconcile exits: a spec the builders refuse does not re-create a missing workspace", async () => {
+  const op = new FakeOperator();
+  await op.create("flux", { size: 2, services: [{ name: "api", image: "nginx" }] });
+  await op.converge("flux");
+  await op.api.delete(MiniClusterWorkspaces, NS, "flux");
+  await op.api.patch(MiniClusters, NS, "flux", {
+    spec: { pod: { annotations: { [`${APPARMOR}apii`]: "runtime/default" } } },
+  }, "merge");
+  op.sync();
+  op.requestsSince();
+  assert.deepEqual(await op.reconcile("flux"), {});
+  assert.equal(op.condition("flux", "SpecInvalid")?.reason, "BuildFailed");
+  assert.deepEqual(
+    op.writesSince().filter((w) => !w.startsWith("apply miniclusters") && !w.includes("events")),
+    [],
+    "sizes only read: nothing is written before the children are known to build",
+  );
+  assert.equal(op.api.peek(MiniClusterWorkspaces, NS, "flux"), undefined);
+});
