@@ -16,9 +16,15 @@ import { confirms, type Sizes, workspaceDependent } from "./workspace.ts";
 
 export { type CurveBuilders, defaultCurve } from "./curve_builders.ts";
 
+/** The plan of a MiniCluster's dependents, and its workspace among them (workspace.ts). */
+export interface MiniClusterPlan extends DependentPlan {
+  workspace: Dependent<MiniClusterWorkspace>;
+}
+
 /**
  * The dependents of `mc` built for `sizes`, in the waves they are written in, and where pruning
- * looks. Sizes assumed for a new MiniCluster must be confirmed by its workspace before the Job.
+ * looks. Sizes no workspace holds yet must be confirmed by the workspace before the Job (and before
+ * pruning, which deletes an older version's workspace ConfigMap once it is migrated).
  */
 export function miniClusterDependents(
   mc: DefaultedMiniCluster,
@@ -26,23 +32,23 @@ export function miniClusterDependents(
   sizes: Sizes,
   stores: MiniClusterStores,
   io: DependentsInput["io"],
-): DependentPlan {
-  // The sizes' values, never the spec's: this creates the workspace only for a new MiniCluster
-  // (whose sizes are the spec's) or one whose workspace went since the sizes were read.
-  const workspace = workspaceDependent(mc, stores.workspaces, {
-    maxSize: sizes.maximumSize,
-    size: sizes.effectiveSize,
-  });
+): MiniClusterPlan {
+  // The sizes' values, never the spec's: this creates the workspace when no workspace held the
+  // sizes (workspace.ts), or when it went since they were read.
+  const workspace = workspaceDependent(
+    mc,
+    stores.workspaces,
+    sizes.unconfirmed?.workspace ?? { maxSize: sizes.maximumSize, size: sizes.effectiveSize },
+  );
   const input: DependentsInput = { mc, desired, stores, workspace, io };
-  // A wave without dependents (no Job yet for a queued MiniCluster, no services pod) is left out.
-  const waves = childWaves()
-    .map((rows) => rows.flatMap((row) => row.dependents?.(input) ?? []))
-    .filter((wave) => wave.length > 0);
+  // A wave stays when it has no dependents (no Job yet for a queued MiniCluster suspended from the
+  // start), so that the workspace is still confirmed before pruning.
+  const waves = childWaves().map((rows) => rows.flatMap((row) => row.dependents?.(input) ?? []));
   const pruned = CHILD_KINDS.filter((row) => row.pruned).map((row) => ({
     resource: row.rt,
     store: stores[row.key] as Store<KubeObject>,
   }));
   const proceed = (outcome: DependentsOutcome) =>
     confirms(outcome.results.get(workspace as Dependent)?.object as MiniClusterWorkspace, sizes);
-  return { waves, pruned, ...(sizes.assumed ? { proceed } : {}) };
+  return { waves, pruned, workspace, ...(sizes.unconfirmed ? { proceed } : {}) };
 }

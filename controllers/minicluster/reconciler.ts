@@ -1,22 +1,41 @@
 /**
  * The MiniCluster reconciler: `reconcile(mc, ctx) → Action`, level-triggered and idempotent.
  *
- *   finalizer → validate → sizes → dependents → status
+ *   finalizer → validate → sizes → build → police → gang → dependents → queue → finish
+ *
+ * Each stage returns one type (stage.ts): Continue with a value for the next stage, or Stop with the
+ * status report to write and when to look again. Finish is the one end of every path:
+ *
+ * | stage      | reads / writes                                      | stops with                      |
+ * | ---------- | --------------------------------------------------- | ------------------------------- |
+ * | validate   | nothing (api/ defaulting and checks)                | ValidationFailed                |
+ * | sizes      | the workspace, from the cache or the API; no write  | WorkspaceInvalid/Lost           |
+ * | build      | a referenced CURVE Secret, the gang dry run         | CURVE problems, BuildFailed     |
+ * | police     | nothing (--pod-security, pod_security.ts)           | PodSecurity                     |
+ * | gang       | the PodGroup (pod_group.ts), behind the fence       | its problem while no Job runs   |
+ * | dependents | every child in waves, then pruning (dependents.ts)  | a transient error (after its    |
+ * |            |                                                     | report from the first retry);   |
+ * |            |                                                     | a workspace that refuses the    |
+ * |            |                                                     | sizes; other sizes: build again |
+ * | queue      | Kueue's Workload of a queued Job, behind the fence  | never                           |
+ * | finish     | the status and its Events, or the self-deletion of  | (the Action)                    |
+ * |            | a finished MiniCluster, behind the fence            |                                 |
  *
  * Every run recomputes the whole desired state from the spec and the workspace's sizes, lets each
- * dependent compare itself with the cache and write only what differs (dependents.ts), then derives
- * the status from what it observed and writes it only when it changed (status_writer.ts). An
- * unchanged MiniCluster therefore costs zero writes.
+ * dependent compare itself with the cache and write only what differs, then derives the status from
+ * what it observed and writes it only when it changed and is due: the status writer's plan is data
+ * (the status, or which pacing rule holds it back and until when), so the requeue of a paced status
+ * is the Action finish returns. An unchanged MiniCluster therefore costs zero requests.
  *
- * Problems that retrying cannot fix (an invalid spec, a Job field a running Job cannot take, an API
- * rejection, a name someone else holds) become conditions and Events and the reconcile ends
- * normally: it runs again when something changes. Only transient failures (throttling, server
- * errors, conflicts) are thrown, so the controller retries them with backoff. A view of the
- * MiniCluster older than the live one writes no child: the workspace, the PodGroup and the
- * dependents pass the freshness fence before their first write, and a stale view ends the reconcile
- * to wait for the cache. The fence does not cover the status write and the Events (written from the
- * view as it is); the self-deletion of a finished MiniCluster carries the view's resourceVersion as
- * a precondition instead.
+ * Nothing is written before police: a spec that cannot be built leaves no child, not even its
+ * workspace. Problems that retrying cannot fix (an invalid spec, a Job field a running Job cannot
+ * take, an API rejection, a name someone else holds) become conditions and Events and the reconcile
+ * ends normally: it runs again when something changes. Only transient failures (throttling, server
+ * errors, conflicts) are thrown, so the controller retries them with backoff. Every write of a
+ * reconcile, the status, its Events and the self-deletion included, goes through the freshness
+ * fence (one read of the live MiniCluster before the first write): a view older than the live one
+ * writes nothing and ends the reconcile to wait for the cache. The self-deletion also carries the
+ * view's resourceVersion as a precondition, for a change made after the fence's read.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import {
@@ -30,6 +49,7 @@ import { Action, type ReconcileContext, type Reconciler } from "../../runtime/co
 import {
   created,
   deleteUnchanged,
+  type Dependent,
   DependentResources,
   type Problem,
 } from "../../runtime/dependents.ts";
@@ -51,7 +71,8 @@ import { type PodSecurityLevel, policed } from "./pod_security.ts";
 import { joinedMessages } from "./messages.ts";
 import { HeldSuspensions } from "./held_suspensions.ts";
 import { RecreateBudget } from "./services_pod_drift.ts";
-import { StatusWriter } from "./status_writer.ts";
+import { type StatusReport, StatusWriter } from "./status_writer.ts";
+import { proceed, type Stage, type Stop, stop } from "./stage.ts";
 import { type MiniClusterStores, ownJob } from "./stores.ts";
 import { jobPodGroup } from "./children/gang.ts";
 import type { GangReport } from "./gang_condition.ts";
@@ -65,7 +86,8 @@ import {
   queueReport,
   readQueueWorkload,
 } from "./queue_workload.ts";
-import { type Sizes, WorkspaceResolver } from "./workspace.ts";
+import { type Sizes, unusable, WorkspaceResolver } from "./workspace.ts";
+import type { MiniClusterWorkspace } from "../../api/workspace.ts";
 
 export type { MiniClusterStores } from "./stores.ts";
 
@@ -97,7 +119,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #recorder: EventRecorder;
   readonly #curve: CurveBuilders;
   readonly #finalizer: Finalizer<MiniCluster>;
-  readonly #dependents: DependentResources;
+  readonly #resources: DependentResources;
   readonly #workspace: WorkspaceResolver;
   readonly #status: StatusWriter;
   readonly #cleanup: Cleanup;
@@ -119,9 +141,9 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#podSecurity = opts.podSecurity ?? "privileged";
     this.#inlineCurveCert = opts.inlineCurveCert ?? "allow";
     this.#finalizer = new Finalizer(client, MiniClusters, FINALIZER, FIELD_MANAGER);
-    this.#dependents = new DependentResources(client, FIELD_MANAGER);
+    this.#resources = new DependentResources(client, FIELD_MANAGER);
     this.#gangSupport = new GangSupportProbe(client, () => now().getTime());
-    this.#workspace = new WorkspaceResolver(this.#dependents, client, stores, recorder);
+    this.#workspace = new WorkspaceResolver(client, stores);
     this.#status = new StatusWriter(client, stores, recorder, now);
     this.#recreates = new RecreateBudget(() => now().getTime());
     this.#cleanup = new Cleanup(client, stores, recorder, now, {
@@ -144,89 +166,196 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     return Promise.resolve();
   }
 
+  /** The stages, then finish: every write of the end goes through `fence`. */
   async #apply(mc: MiniCluster, fence: FreshnessFence, ctx: ReconcileContext): Promise<Action> {
-    const log = ctx.log;
-    const requestedSize = mc.spec?.size ?? 1;
-    const spec = validated(mc);
-    if ("invalid" in spec) return await this.#status.write(mc, { requestedSize, ...spec });
     try {
-      const sizes = await this.#workspace.sizes(spec, requestedSize, fence);
-      if ("problem" in sizes) {
-        const action = await this.#status.write(mc, { requestedSize, unappliable: sizes.problem });
-        return Action.soonest(action, sizes.requeueAfterMs);
-      }
-      const curve = await curveSource(this.#client, spec, this.#inlineCurveCert);
-      if ("invalid" in curve) return await this.#status.write(mc, { ...sizes, ...curve });
-      if ("problem" in curve) {
-        const action = await this.#status.write(mc, { ...sizes, unappliable: curve.problem });
-        return Action.soonest(action, curve.recheckMs);
-      }
-      const given = "text" in curve ? curve : undefined;
-      // What the running brokers depend on follows their Job's subdomain, not the spec's.
-      const running = ownJob(this.#stores, spec);
-      const runningSubdomain = running?.spec?.template?.spec?.subdomain;
-      let desired = policed(
-        await built(spec, sizes, { given, runningSubdomain }),
-        this.#podSecurity,
-      );
-      if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
-      // A gang the API server does not serve: the MiniCluster runs unganged (gang_condition.ts).
-      const gang: GangReport = { asked: spec.spec.gang !== undefined };
-      if (gang.asked && jobPodGroup(running) === undefined) {
-        const support = await this.#gangSupport.check(desired.job);
-        if (!support.served) {
-          gang.unavailable = support.why;
-          desired = policed(
-            await built(spec, sizes, { given, runningSubdomain, unganged: true }),
-            this.#podSecurity,
-          );
-          if ("invalid" in desired) return await this.#status.write(mc, { ...sizes, ...desired });
-        }
-      }
-      // The PodGroup goes before the Job whose pods name it (pod_group.ts).
-      const group = await this.#podGroup(spec, desired, running, fence);
-      const groupProblem = group && "problem" in group ? group.problem : undefined;
-      if (groupProblem && !running) {
-        return await this.#status.write(mc, { ...sizes, unappliable: groupProblem, gang });
-      }
-      if (group && !("problem" in group)) gang.podGroup = group;
-
-      const plan = miniClusterDependents(spec, desired, sizes, this.#stores, {
-        curve: this.#curve,
-        recorder: this.#recorder,
-        recreates: this.#recreates,
-        client: this.#client,
-        held: this.#held,
-      });
-      const outcome = await this.#dependents.reconcile(mc, plan, fence);
-      if (outcome.retry !== undefined) {
-        await this.#reportFailing(mc, sizes, outcome.problems, ctx);
-        throw outcome.retry;
-      }
-      // The workspace holds other sizes than the new MiniCluster's assumed ones: build again.
-      if (outcome.stopped) return Action.requeueAfter(0);
-
-      const queue = await this.#queue(spec, fence);
-      const end = afterFinish(spec, this.#stores, this.#now());
-      if ("delete" in end) return await this.#deleteSelf(mc, end.delete, log);
-      const problems = [
-        ...outcome.problems,
-        ...(groupProblem ? [groupProblem] : []),
-        ...this.#curveProblems(mc, desired),
-      ];
-      const action = await this.#status.write(mc, {
-        ...sizes,
-        unappliable: summary(problems),
-        jobCreated: created(outcome, Jobs),
-        gang,
-        queue,
-      });
-      return Action.soonest(Action.soonest(action, outcome.requeueAfterMs), end.requeueAfterMs);
+      return await this.#finish(mc, await this.#pipeline(mc, fence, ctx), fence, ctx);
     } catch (e) {
       if (!(e instanceof StaleViewError)) throw e;
-      log.debug("stale view of the MiniCluster; waiting for the cache", { reason: e.message });
+      ctx.log.debug("stale view of the MiniCluster; waiting for the cache", { reason: e.message });
       return Action.requeueAfter(STALE_VIEW_REQUEUE_MS);
     }
+  }
+
+  /** validate → sizes → build → police → gang → dependents → queue, each may stop the rest. */
+  async #pipeline(
+    mc: MiniCluster,
+    fence: FreshnessFence,
+    ctx: ReconcileContext,
+  ): Promise<Stage<Applied>> {
+    const spec = validate(mc);
+    if (spec.stop) return spec;
+    const sizes = await this.#sizes(spec.value, mc.spec?.size ?? 1);
+    if (sizes.stop) return sizes;
+    const desired = await this.#build(spec.value, sizes.value);
+    if (desired.stop) return desired;
+    const pods = police(desired.value, sizes.value, this.#podSecurity);
+    if (pods.stop) return pods;
+    const gang = await this.#gang(spec.value, sizes.value, pods.value, fence);
+    if (gang.stop) return gang;
+    const applied = await this.#dependents(mc, spec.value, sizes.value, gang.value, fence, ctx);
+    if (applied.stop) return applied;
+    return await this.#queue(spec.value, applied.value, fence);
+  }
+
+  /**
+   * Sizes: the workspace's (workspace.ts), read from the cache or, when it is not there, from the
+   * API server; no write.
+   */
+  async #sizes(spec: DefaultedMiniCluster, requestedSize: number): Promise<Stage<Sizes>> {
+    const sizes = await this.#workspace.sizes(spec, requestedSize);
+    if ("problem" in sizes) {
+      return stop({ requestedSize, unappliable: sizes.problem }, sizes.requeueAfterMs);
+    }
+    return proceed(sizes);
+  }
+
+  /**
+   * Build: the CURVE certificate's source (a referenced Secret is read) and the desired children,
+   * beside a running Job in its subdomain; a gang the API server does not serve is built again
+   * unganged (gang_condition.ts). Only reads and a dry run.
+   */
+  async #build(spec: DefaultedMiniCluster, sizes: Sizes): Promise<Stage<Built>> {
+    const curve = await curveSource(this.#client, spec, this.#inlineCurveCert);
+    if ("invalid" in curve) return stop({ ...sized(sizes), invalid: curve.invalid });
+    if ("problem" in curve) {
+      return stop({ ...sized(sizes), unappliable: curve.problem }, curve.recheckMs);
+    }
+    const given = "text" in curve ? curve : undefined;
+    // What the running brokers depend on follows their Job's subdomain, not the spec's.
+    const running = ownJob(this.#stores, spec);
+    const runningSubdomain = running?.spec?.template?.spec?.subdomain;
+    const first = await built(spec, sizes, { given, runningSubdomain });
+    if (first.stop) return first;
+    const gang: GangReport = { asked: spec.spec.gang !== undefined };
+    if (!gang.asked || jobPodGroup(running) !== undefined) {
+      return proceed({ desired: first.value, running, gang });
+    }
+    const support = await this.#gangSupport.check(first.value.job);
+    if (support.served) return proceed({ desired: first.value, running, gang });
+    gang.unavailable = support.why;
+    const unganged = await built(spec, sizes, { given, runningSubdomain, unganged: true });
+    if (unganged.stop) return unganged;
+    return proceed({ desired: unganged.value, running, gang });
+  }
+
+  /**
+   * Gang: the PodGroup goes before the Job whose pods name it (pod_group.ts). A PodGroup that
+   * cannot be written stops a MiniCluster without a Job; beside a running Job it is reported.
+   */
+  async #gang(
+    spec: DefaultedMiniCluster,
+    sizes: Sizes,
+    built: Built,
+    fence: FreshnessFence,
+  ): Promise<Stage<Ganged>> {
+    const { desired, running, gang } = built;
+    const group = await this.#podGroup(spec, desired, running, fence);
+    const problem = group && "problem" in group ? group.problem : undefined;
+    if (problem && !running) return stop({ ...sized(sizes), unappliable: problem, gang });
+    if (group && !("problem" in group)) gang.podGroup = group;
+    return proceed({ ...built, problems: problem ? [problem] : [] });
+  }
+
+  /**
+   * Dependents: every child in its wave, then pruning (dependents.ts). A transient failure stops
+   * with the error for the backoff, reported only when it keeps failing (#failing); a workspace that
+   * does not confirm the sizes stops before the Job.
+   */
+  async #dependents(
+    mc: MiniCluster,
+    spec: DefaultedMiniCluster,
+    sizes: Sizes,
+    ganged: Ganged,
+    fence: FreshnessFence,
+    ctx: ReconcileContext,
+  ): Promise<Stage<Applied>> {
+    const plan = miniClusterDependents(spec, ganged.desired, sizes, this.#stores, {
+      curve: this.#curve,
+      recorder: this.#recorder,
+      recreates: this.#recreates,
+      client: this.#client,
+      held: this.#held,
+    });
+    const outcome = await this.#resources.reconcile(mc, plan, fence);
+    if (outcome.retry !== undefined) {
+      const report = failing(ctx)
+        ? { ...sized(sizes), unappliable: summary(outcome.problems) }
+        : undefined;
+      return stop(report, undefined, { retry: outcome.retry });
+    }
+    const workspace = outcome.results.get(plan.workspace as Dependent);
+    if (outcome.stopped) {
+      const refused = workspace?.taken ?? workspace?.object;
+      const why = refused ? unusable(spec, refused as MiniClusterWorkspace) : undefined;
+      if (why) return stop({ ...sized(sizes), unappliable: why.problem }, why.requeueAfterMs);
+      if (workspace?.problem) {
+        return stop({ ...sized(sizes), unappliable: workspace.problem }, workspace.requeueAfterMs);
+      }
+      // The workspace holds other sizes than the unconfirmed ones: build again from it.
+      return stop(undefined, 0);
+    }
+    if (workspace?.created && sizes.unconfirmed?.from === "entrypoint") {
+      await this.#recorder.emit(mc, {
+        type: "Warning",
+        reason: "WorkspaceRecovered",
+        message: `the MiniClusterWorkspace ${plan.workspace.name} was missing; made again from ` +
+          `the running brokers' hostlist (maxSize ${sizes.maximumSize}), not from the spec`,
+      });
+    }
+    const problems = [
+      ...outcome.problems,
+      ...ganged.problems,
+      ...this.#curveProblems(mc, ganged.desired),
+    ];
+    return proceed({
+      spec,
+      report: {
+        ...sized(sizes),
+        unappliable: summary(problems),
+        jobCreated: created(outcome, Jobs),
+        gang: ganged.gang,
+      },
+      requeueAfterMs: outcome.requeueAfterMs,
+    });
+  }
+
+  /**
+   * Finish: a finished MiniCluster whose spec says to go deletes itself (#deleteSelf); otherwise
+   * the status the report makes is written when it changed and is due (status_writer.ts), behind
+   * the freshness fence, and a transient failure is thrown after its report.
+   */
+  async #finish(
+    mc: MiniCluster,
+    end: Stage<Applied>,
+    fence: FreshnessFence,
+    ctx: ReconcileContext,
+  ): Promise<Action> {
+    const last = end.stop ? end : this.#ending(end.value);
+    if (last.deletion) return await this.#deleteSelf(mc, last.deletion, fence, ctx.log);
+    if (last.retry !== undefined) {
+      await this.#reportFailing(mc, last.report, fence, ctx);
+      throw last.retry;
+    }
+    const after = last.requeueAfterMs;
+    if (!last.report) {
+      return after === undefined ? Action.awaitChange() : Action.requeueAfter(after);
+    }
+    const plan = this.#status.plan(mc, last.report);
+    if (plan.paced) ctx.log.debug("status paced", { rule: plan.paced, ...plan.action });
+    if (plan.status) {
+      await fence.check();
+      await this.#status.write(mc, plan.status);
+    }
+    return Action.soonest(plan.action, after);
+  }
+
+  /** What a run through every stage ends with: the self-deletion, or the full report. */
+  #ending(applied: Applied): Stop {
+    const end = afterFinish(applied.spec, this.#stores, this.#now());
+    if ("delete" in end) return stop(undefined, undefined, { deletion: end.delete });
+    const soonest = [applied.requeueAfterMs, end.requeueAfterMs].filter((ms) => ms !== undefined);
+    return stop(applied.report, soonest.length ? Math.min(...soonest) : undefined);
   }
 
   /**
@@ -235,10 +364,18 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
    * etcd's size limit fails as a server error, which retrying never fixes. A single failure writes
    * nothing, so that one blip of the API server does not flap the conditions.
    */
-  async #reportFailing(mc: MiniCluster, sizes: Sizes, problems: Problem[], ctx: ReconcileContext) {
-    if (ctx.retries < 1) return;
+  async #reportFailing(
+    mc: MiniCluster,
+    report: StatusReport | undefined,
+    fence: FreshnessFence,
+    ctx: ReconcileContext,
+  ): Promise<void> {
+    if (!report) return;
     try {
-      await this.#status.write(mc, { ...sizes, unappliable: summary(problems) });
+      const plan = this.#status.plan(mc, report);
+      if (!plan.status) return;
+      await fence.check();
+      await this.#status.write(mc, plan.status);
     } catch (e) {
       ctx.log.debug("could not report the failing write", { error: errorMessage(e) });
     }
@@ -262,18 +399,26 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   }
 
   /**
-   * Kueue's Workload of a queued MiniCluster's Job, made to follow spec.suspend (queue_workload.ts):
-   * read only while the Job is suspended or the spec suspends it.
+   * Queue: Kueue's Workload of a queued MiniCluster's Job, made to follow spec.suspend
+   * (queue_workload.ts): read only while the Job is suspended or the spec suspends it.
    */
-  async #queue(mc: DefaultedMiniCluster, fence: FreshnessFence): Promise<QueueReport | undefined> {
+  async #queue(
+    mc: DefaultedMiniCluster,
+    applied: Applied,
+    fence: FreshnessFence,
+  ): Promise<Stage<Applied>> {
     const queue = kueueQueueOf(mc);
-    if (!queue) return undefined;
+    if (!queue) return proceed(applied);
+    const reported = (report: QueueReport) =>
+      proceed({ ...applied, report: { ...applied.report, queue: report } });
     const job = ownJob(this.#stores, mc);
     const suspend = mc.spec.suspend === true;
-    if (!job || (!suspend && job.spec?.suspend !== true)) return { queue };
+    if (!job || (!suspend && job.spec?.suspend !== true)) return reported({ queue });
     const workload = await readQueueWorkload(this.#client, job);
-    if (!workload) return { queue };
-    return queueReport(queue, await followSuspend(this.#client, workload, suspend, fence));
+    if (!workload) return reported({ queue });
+    return reported(
+      queueReport(queue, await followSuspend(this.#client, workload, suspend, fence)),
+    );
   }
 
   /** What happened to the generated CURVE certificate behind the operator's back. */
@@ -287,11 +432,18 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   }
 
   /**
-   * The MiniCluster finished and its spec says to go (finished.ts): it deletes itself, but only as
-   * the version this was decided from. A view behind the live object (the TTL raised or cleanup
-   * cleared while the watch lags) deletes nothing and decides again from a fresher one.
+   * The MiniCluster finished and its spec says to go (finished.ts): it deletes itself, behind the
+   * fence and only as the version this was decided from (the view's resourceVersion as a
+   * precondition). A view behind the live object (the TTL raised or cleanup cleared while the
+   * watch lags) deletes nothing and decides again from a fresher one.
    */
-  async #deleteSelf(mc: MiniCluster, why: Deletion, log: RuntimeLog): Promise<Action> {
+  async #deleteSelf(
+    mc: MiniCluster,
+    why: Deletion,
+    fence: FreshnessFence,
+    log: RuntimeLog,
+  ): Promise<Action> {
+    await fence.check();
     const outcome = await deleteUnchanged(this.#client, MiniClusters, mc, {
       propagationPolicy: "Background",
     });
@@ -306,14 +458,49 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   }
 }
 
-/** The defaulted MiniCluster, or why its spec cannot be used. */
-function validated(mc: MiniCluster): DefaultedMiniCluster | { invalid: Problem } {
+/** The built children, the running Job they were built beside, and the gang as far as known. */
+interface Built {
+  desired: DesiredChildren;
+  running: Job | undefined;
+  gang: GangReport;
+}
+
+/** Built, with what the gang stage could not apply beside a running Job. */
+interface Ganged extends Built {
+  problems: Problem[];
+}
+
+/** What the dependents left: the status report so far and the soonest requeue they asked for. */
+interface Applied {
+  spec: DefaultedMiniCluster;
+  report: StatusReport;
+  requeueAfterMs?: number;
+}
+
+/** The report's sizes (what the status shows of them). */
+function sized(
+  sizes: Sizes,
+): Pick<StatusReport, "requestedSize" | "effectiveSize" | "maximumSize"> {
+  const { requestedSize, effectiveSize, maximumSize } = sizes;
+  return { requestedSize, effectiveSize, maximumSize };
+}
+
+/** This reconcile retries one that failed: a failing write is reported now (#reportFailing). */
+function failing(ctx: ReconcileContext): boolean {
+  return ctx.retries >= 1;
+}
+
+/** Validate: the defaulted MiniCluster, or why its spec cannot be used; no IO. */
+function validate(mc: MiniCluster): Stage<DefaultedMiniCluster> {
+  const requestedSize = mc.spec?.size ?? 1;
+  const invalid = (message: string) =>
+    stop({ requestedSize, invalid: { reason: "ValidationFailed", message } });
   try {
     const problems = validateSpec(mc);
-    if (problems.length === 0) return withDefaults(mc);
-    return { invalid: { reason: "ValidationFailed", message: joinedMessages(problems) } };
+    if (problems.length === 0) return proceed(withDefaults(mc));
+    return invalid(joinedMessages(problems));
   } catch (e) {
-    return { invalid: { reason: "ValidationFailed", message: errorMessage(e) } };
+    return invalid(errorMessage(e));
   }
 }
 
@@ -325,14 +512,21 @@ async function built(
   mc: DefaultedMiniCluster,
   sizes: Sizes,
   opts: { given?: GivenCurveCert; runningSubdomain?: string; unganged?: boolean },
-): Promise<DesiredChildren | { invalid: Problem }> {
+): Promise<Stage<DesiredChildren>> {
   try {
     const sizing = { size: sizes.effectiveSize, maxSize: sizes.maximumSize };
-    return await desiredChildren(mc, sizing, opts);
+    return proceed(await desiredChildren(mc, sizing, opts));
   } catch (e) {
     if (!(e instanceof BuildError)) throw e;
-    return { invalid: { reason: "BuildFailed", message: e.message } };
+    return stop({ ...sized(sizes), invalid: { reason: "BuildFailed", message: e.message } });
   }
+}
+
+/** Police: the built pods against --pod-security (pod_security.ts); no IO. */
+function police(built: Built, sizes: Sizes, level: PodSecurityLevel): Stage<Built> {
+  const desired = policed(built.desired, level);
+  if ("invalid" in desired) return stop({ ...sized(sizes), invalid: desired.invalid });
+  return proceed(built);
 }
 
 /** One condition for several problems: the first one's reason, every message. */

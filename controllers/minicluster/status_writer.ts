@@ -12,6 +12,10 @@
  *   first-status-delay` writes it at once);
  * - a change that only reports progress (another pod ready) waits until `statusProgressIntervalMs`
  *   after this process's last status write for that MiniCluster; transitions go at once.
+ *
+ * Deciding and writing are apart: `plan` says what is due (the status, or which pacing rule holds
+ * it back and for how long) without any IO, and `write` writes a planned status with its Events.
+ * The reconciler passes the freshness fence in between (reconciler.ts, finish).
  */
 import type { MiniCluster } from "../../api/mod.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
@@ -54,6 +58,19 @@ export interface StatusReport {
   queue?: QueueReport;
 }
 
+/** Why a changed status is not written yet (the two pacing rules above). */
+export type StatusPacing = "firstStatus" | "progress";
+
+/** What is due for a MiniCluster's status: a write, a wait, or nothing. */
+export interface StatusPlan {
+  /** The status to write now, with an Event per changed condition; undefined when none is due. */
+  status?: MiniClusterStatus;
+  /** Which pacing rule holds a changed status back (`action` says until when). */
+  paced?: StatusPacing;
+  /** When to look again (a paced write, or a FailedCreate message that ages out). */
+  action: Action;
+}
+
 export class StatusWriter {
   /** By "namespace/name": when this process last wrote that MiniCluster's status (ms). */
   readonly #writtenAt = new Map<string, number>();
@@ -65,22 +82,27 @@ export class StatusWriter {
     readonly now: () => Date,
   ) {}
 
-  /** Writes the status `report` makes, if it changed and is due; says when to look again. */
-  async write(mc: MiniCluster, report: StatusReport): Promise<Action> {
+  /** What `report` makes of the status: whether it changed and is due; no IO. */
+  plan(mc: MiniCluster, report: StatusReport): StatusPlan {
     const delayed = this.client.pacing?.on(FIRST_STATUS_DELAY) ?? true;
     if (report.jobCreated && !report.unappliable && delayed) {
-      return Action.requeueAfter(TIMING.firstStatusDelayMs);
+      return { paced: "firstStatus", action: Action.requeueAfter(TIMING.firstStatusDelayMs) };
     }
     const { status, recheckMs } = this.#compute(mc, report);
     // A FailedCreate message ages out unless the Job controller repeats it (create_failures.ts).
     const idle = recheckMs === undefined ? Action.awaitChange() : Action.requeueAfter(recheckMs);
-    if (sameStatus(status, mc.status)) return idle;
-    const now = this.now().getTime();
+    if (sameStatus(status, mc.status)) return { action: idle };
     const last = this.#writtenAt.get(keyOf(mc));
-    const wait = last === undefined ? 0 : last + TIMING.statusProgressIntervalMs - now;
+    const wait = last === undefined ? 0 : last + TIMING.statusProgressIntervalMs - this.#nowMs();
     if (wait > 0 && progressOnly(mc.status, status)) {
-      return Action.soonest(Action.requeueAfter(wait), recheckMs);
+      return { paced: "progress", action: Action.soonest(Action.requeueAfter(wait), recheckMs) };
     }
+    return { status, action: idle };
+  }
+
+  /** Writes the planned `status` of `mc` and the Events of the conditions that changed. */
+  async write(mc: MiniCluster, status: MiniClusterStatus): Promise<void> {
+    const now = this.#nowMs();
     // The Events go out with the status write, not after it: one round trip instead of two (an
     // Event is best-effort, a failed status write is retried).
     await Promise.all([
@@ -88,7 +110,10 @@ export class StatusWriter {
       this.recorder.emitAll(mc, conditionEvents(mc.status?.conditions, status.conditions)),
     ]);
     this.#writtenAt.set(keyOf(mc), now);
-    return idle;
+  }
+
+  #nowMs(): number {
+    return this.now().getTime();
   }
 
   /** The MiniCluster is gone: forget when its status was written. */

@@ -8,37 +8,31 @@
  * bootstrapped with. The broker hostlist is written for maxSize when the cluster starts, so the
  * cluster can never scale beyond that maxSize, whatever the spec says later.
  *
- * It is a create-once dependent (runtime/dependents.ts), never updated. The cache is trusted when
- * it shows the workspace owned by this MiniCluster (the operator never changes it, so any version
- * the cache holds is the one that was created); otherwise the create-only write answers whether one
- * exists after all (one the cache does not show yet), which is then read from the API server. If
- * two operator processes race, the second adopts what the first wrote instead of overwriting it.
- * What a missing workspace is created from is workspace_recovery.ts's business: an older version's
- * ConfigMap workspace (deleted once migrated), the running cluster's hostlist, or — only when no
- * broker was started — the spec.
+ * It is a create-once dependent (runtime/dependents.ts), never updated, and finding the sizes
+ * writes nothing: the reconcile builds and polices the children before its first write, so a spec
+ * that cannot be built leaves no workspace behind. The cache is trusted when it shows the workspace
+ * owned by this MiniCluster (the operator never changes it, so any version the cache holds is the
+ * one that was created); otherwise the workspace is read from the API server (one the cache does
+ * not show yet, or one without our labels). What a missing workspace is to be created from is
+ * workspace_recovery.ts's business: an older version's ConfigMap workspace (pruned once migrated),
+ * the running cluster's hostlist, or — only when no broker was started — the spec.
  *
- * A MiniCluster of which the cache shows no child at all is new: its sizes are taken from the spec
- * and its workspace is created together with the other children, in one round trip instead of one
- * before them (`assumed`). The dependents' plan then writes the Job only if the workspace holds what
- * was assumed; if one existed after all with another maximum, the reconcile stops before the Job and
- * the next one builds everything from the workspace (no longer new: its children exist).
+ * Sizes no workspace holds yet are `unconfirmed`: the workspace is created with them together with
+ * the other children that do not wait for anything, in one round trip instead of one before them.
+ * A MiniCluster of which the cache shows no child at all is new and skips the read: its sizes are
+ * the spec's. The dependents' plan then writes the Job only if the workspace holds the maximum the
+ * children were built for; if one existed after all with another maximum (another process made it
+ * meanwhile), the reconcile stops before the Job and the next one builds everything from it.
  */
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import type { DefaultedMiniCluster } from "../../api/mod.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
-import {
-  deleteObserved,
-  type Dependent,
-  type DependentResources,
-  type Problem,
-} from "../../runtime/dependents.ts";
-import type { FreshnessFence } from "../../runtime/freshness_fence.ts";
-import { ConfigMaps } from "../../runtime/resources.ts";
+import { type Dependent, NAME_TAKEN_RECHECK_MS, type Problem } from "../../runtime/dependents.ts";
+import { isNotFound } from "../../runtime/errors.ts";
 import { controllerOf, type KubeObject, type Store } from "../../runtime/store.ts";
 import { CHILD_KINDS } from "./child_kinds.ts";
 import { workspaceName } from "./children/names.ts";
 import { owned } from "./desired.ts";
-import type { EventRecorder } from "./events.ts";
 import type { MiniClusterStores } from "./stores.ts";
 import { recoverWorkspace, type Workspace } from "./workspace_recovery.ts";
 
@@ -47,8 +41,15 @@ export interface Sizes {
   requestedSize: number;
   effectiveSize: number;
   maximumSize: number;
-  /** Taken from the spec for a new MiniCluster: its workspace must confirm them (see above). */
-  assumed?: boolean;
+  /** No workspace holds them yet: created with the first children, it must confirm them. */
+  unconfirmed?: Unconfirmed;
+}
+
+/** The values a missing workspace is created with, and where they come from. */
+export interface Unconfirmed {
+  workspace: Workspace;
+  /** A new MiniCluster's spec, or what workspace_recovery.ts found. */
+  from: "new" | "spec" | "entrypoint" | "legacy";
 }
 
 interface Owner {
@@ -93,67 +94,62 @@ export function confirms(ws: MiniClusterWorkspace | undefined, sizes: Sizes): bo
   return ws !== undefined && parseWorkspace(ws)?.maxSize === sizes.maximumSize;
 }
 
-/** Finds the sizes of a MiniCluster in its workspace, creating it when the cluster first starts. */
+/** Why the workspace `ws`, found under the MiniCluster's workspace name, is not one to use. */
+export function unusable(
+  mc: Owner,
+  ws: MiniClusterWorkspace,
+): { problem: Problem; requeueAfterMs?: number } | undefined {
+  const name = workspaceName(mc);
+  if (controllerOf(ws)?.uid !== mc.metadata?.uid) {
+    const owner = controllerOf(ws);
+    const message = owner
+      ? `MiniClusterWorkspace ${name} belongs to another object (${owner.kind} ${owner.name}, uid ${owner.uid})`
+      : `MiniClusterWorkspace ${name} exists and is not owned by this MiniCluster`;
+    // Someone else's object may go without an event this operator hears: look again.
+    return {
+      problem: { reason: "WorkspaceInvalid", message },
+      requeueAfterMs: NAME_TAKEN_RECHECK_MS,
+    };
+  }
+  if (parseWorkspace(ws)) return undefined;
+  const message = `MiniClusterWorkspace ${name} does not hold a valid spec.maxSize`;
+  return { problem: { reason: "WorkspaceInvalid", message } };
+}
+
+/** Finds the sizes of a MiniCluster: in its workspace, or what a missing one is to be made of. */
 export class WorkspaceResolver {
   constructor(
-    readonly dependents: DependentResources,
     readonly client: ApiClient,
     readonly stores: MiniClusterStores,
-    readonly recorder: EventRecorder,
   ) {}
 
-  /** The sizes of `mc` (`requestedSize`: its spec.size as written), or why there are none. */
+  /**
+   * The sizes of `mc` (`requestedSize`: its spec.size as written), or why there are none. Reads
+   * the API server only when the cache does not show the workspace; never writes.
+   */
   async sizes(
     mc: DefaultedMiniCluster,
     requestedSize: number,
-    fence: FreshnessFence,
   ): Promise<Sizes | { problem: Problem; requeueAfterMs?: number }> {
-    const name = workspaceName(mc);
-    if (this.#isNew(mc)) {
-      const maximumSize = mc.spec.maxSize;
-      const effectiveSize = Math.min(Math.max(requestedSize, 1), maximumSize);
-      return { requestedSize, effectiveSize, maximumSize, assumed: true };
-    }
-    const cached = this.stores.workspaces.get(mc.metadata?.namespace, name);
-    const recovered = cached ? undefined : await recoverWorkspace(mc, this.client, this.stores);
-    if (recovered && "problem" in recovered) return recovered;
-    const values = recovered?.workspace ?? { maxSize: mc.spec.maxSize, size: mc.spec.size };
-    const dependent = workspaceDependent(mc, this.stores.workspaces, values);
-    const found = await this.dependents.ensure(mc, dependent, fence);
-    if (found.taken) {
-      const owner = controllerOf(found.taken);
-      const message = owner
-        ? `MiniClusterWorkspace ${name} belongs to another object (${owner.kind} ${owner.name}, uid ${owner.uid})`
-        : `MiniClusterWorkspace ${name} exists and is not owned by this MiniCluster`;
-      // Someone else's object may go without an event this operator hears: look again.
-      return {
-        problem: { reason: "WorkspaceInvalid", message },
-        requeueAfterMs: found.requeueAfterMs,
-      };
-    }
-    if (!found.object) return { problem: found.problem!, requeueAfterMs: found.requeueAfterMs };
-    const workspace = parseWorkspace(found.object);
-    if (!workspace) {
-      const message = `MiniClusterWorkspace ${name} does not hold a valid spec.maxSize`;
-      return { problem: { reason: "WorkspaceInvalid", message } };
-    }
-    if (found.created && recovered?.from === "legacy") {
-      // Migrated: the older version's ConfigMap goes (only that one: guarded by its uid).
-      await deleteObserved(this.client, ConfigMaps, recovered.legacy);
-    }
-    if (found.created && recovered?.from === "entrypoint") {
-      await this.recorder.emit(mc, {
-        type: "Warning",
-        reason: "WorkspaceRecovered",
-        message: `the MiniClusterWorkspace ${name} was missing; made again from the running ` +
-          `brokers' hostlist (maxSize ${workspace.maxSize}), not from the spec`,
-      });
-    }
-    return {
+    const sized = (maxSize: number, unconfirmed?: Unconfirmed): Sizes => ({
       requestedSize,
-      effectiveSize: Math.min(Math.max(requestedSize, 1), workspace.maxSize),
-      maximumSize: workspace.maxSize,
-    };
+      effectiveSize: Math.min(Math.max(requestedSize, 1), maxSize),
+      maximumSize: maxSize,
+      ...(unconfirmed ? { unconfirmed } : {}),
+    });
+    if (this.#isNew(mc)) {
+      const sizes = sized(mc.spec.maxSize);
+      const workspace = { maxSize: sizes.maximumSize, size: sizes.effectiveSize };
+      return { ...sizes, unconfirmed: { workspace, from: "new" } };
+    }
+    const name = workspaceName(mc);
+    const found = this.stores.workspaces.get(mc.metadata?.namespace, name) ??
+      await readWorkspace(this.client, mc.metadata?.namespace, name);
+    if (found) return unusable(mc, found) ?? sized(parseWorkspace(found)!.maxSize);
+    const recovered = await recoverWorkspace(mc, this.client, this.stores);
+    if ("problem" in recovered) return recovered;
+    const { workspace, from } = recovered;
+    return sized(workspace.maxSize, { workspace, from });
   }
 
   /**
@@ -165,5 +161,19 @@ export class WorkspaceResolver {
     return CHILD_KINDS.filter((row) => row.showsReconciled).every(({ key }) =>
       (this.stores[key] as Store<KubeObject>).byIndex("owner", uid).length === 0
     );
+  }
+}
+
+/** The workspace as the API server has it; undefined when there is none. */
+async function readWorkspace(
+  client: ApiClient,
+  namespace: string | undefined,
+  name: string,
+): Promise<MiniClusterWorkspace | undefined> {
+  try {
+    return await client.get<MiniClusterWorkspace>(MiniClusterWorkspaces, namespace, name);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
   }
 }

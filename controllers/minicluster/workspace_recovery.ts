@@ -38,8 +38,7 @@ export interface Workspace {
 
 /** What a missing workspace is made from, or why it cannot be. */
 export type Recovered =
-  | { workspace: Workspace; from: "spec" | "entrypoint" }
-  | { workspace: Workspace; from: "legacy"; legacy: ConfigMap }
+  | { workspace: Workspace; from: "spec" | "entrypoint" | "legacy" }
   | { problem: Problem };
 
 /** The values of an older version's workspace ConfigMap; undefined when it holds none. */
@@ -94,7 +93,7 @@ export async function recoverWorkspace(
   const legacyValues = legacy && ours(legacy) && isWorkspace(legacy)
     ? parseLegacyWorkspace(legacy)
     : undefined;
-  if (legacy && legacyValues) return { workspace: legacyValues, from: "legacy", legacy };
+  if (legacyValues) return { workspace: legacyValues, from: "legacy" };
 
   const job = stores.jobs.get(namespace, jobName(mc)) ??
     await read<Job>(client, Jobs, namespace, jobName(mc));

@@ -1,32 +1,42 @@
-// Every way a MiniCluster reconcile ends (controllers/minicluster/reconciler.ts and the finalizer
-// around it, runtime/finalizer.ts) has a test on the fake operator. This file holds the exits no
-// other file tests; the others are tested where their subject lives:
+// Every way a MiniCluster reconcile ends (controllers/minicluster/reconciler.ts, its stages, and
+// the finalizer around them, runtime/finalizer.ts) has a test on the fake operator. Each stage
+// returns Continue or Stop (stage.ts); every Stop ends in finish. This file holds the exits no other
+// file tests; the others are tested where their subject lives:
 //
-//   finalizer added on first sight, children, status delay   reconcile_create_test.ts
-//   being deleted, ours: cleanup waits, finishes, times out  reconcile_lifecycle_test.ts
-//   deleted before its finalizer could be added              here
-//   being deleted, someone else's finalizer only             here
-//   gone from the cache: forgotten                           reconcile_lifecycle_test.ts
-//   invalid spec (ValidationFailed)                          reconcile_lifecycle_test.ts
-//   a spec validation cannot read (ValidationFailed)         here
-//   the workspace refuses the sizes (WorkspaceInvalid/Lost)  reconcile_lifecycle_test.ts,
-//                                                            workspace_test.ts
-//   the workspace found holds other sizes: build again       reconcile_lifecycle_test.ts
-//   CURVE certificate refused, or its Secret missing         reconcile_curve_ref_test.ts
-//   the builders refuse the spec (BuildFailed)               here
-//   the pods break --pod-security                            pod_security_test.ts
-//   no gang served: built again unganged                     reconcile_gang_test.ts
-//   the PodGroup's name taken before the Job exists          reconcile_gang_test.ts
-//   the PodGroup's name taken beside a running Job           here
-//   a write fails: reported from the first retry, rethrown   reconcile_failing_write_test.ts,
-//                                                            reconcile_quota_test.ts
-//   ... and its report fails too: the write's error thrown   here
-//   a transient error: rethrown for the backoff              reconcile_drift_test.ts
-//   a view older than the live MiniCluster: wait, requeue    reconcile_drift_test.ts
-//   finished: deletes itself, or not from a stale view       reconcile_finished_test.ts
-//   finished, but already deleted by someone else            here
-//   applied: status, requeue at the soonest deadline         reconcile_create_test.ts,
-//                                                            reconcile_finished_test.ts
+//   finalizer  added on first sight, then the stages           reconcile_create_test.ts
+//              being deleted, ours: cleanup waits, finishes,   reconcile_lifecycle_test.ts
+//              times out
+//              deleted before its finalizer could be added     here
+//              being deleted, someone else's finalizer only    here
+//              gone from the cache: forgotten                  reconcile_lifecycle_test.ts
+//   validate   invalid spec (ValidationFailed)                 reconcile_lifecycle_test.ts
+//              a spec validation cannot read (ValidationFailed) here
+//   sizes      the workspace refuses the sizes                 reconcile_lifecycle_test.ts,
+//              (WorkspaceInvalid/Lost)                         workspace_test.ts
+//   build      CURVE certificate refused, or its Secret        reconcile_curve_ref_test.ts
+//              missing
+//              the builders refuse the spec (BuildFailed)      here
+//              ... and a missing workspace is not made again   here
+//              no gang served: built again unganged            reconcile_gang_test.ts
+//   police     the pods break --pod-security                   pod_security_test.ts
+//   gang       the PodGroup's name taken before the Job exists reconcile_gang_test.ts
+//              the PodGroup's name taken beside a running Job  here (continues: reported)
+//   dependents a write fails: reported from the first retry,   reconcile_failing_write_test.ts,
+//              rethrown                                        reconcile_quota_test.ts
+//              ... and its report fails too: the write's error here
+//              thrown
+//              the workspace refuses the unconfirmed sizes     reconcile_lifecycle_test.ts
+//              the workspace holds other sizes: build again    reconcile_lifecycle_test.ts
+//   (any)      a transient error: rethrown for the backoff     reconcile_drift_test.ts
+//              a view older than the live MiniCluster: wait,   reconcile_drift_test.ts
+//              requeue
+//   finish     a stale view: not even the status is written    here
+//              finished: deletes itself, or not from a stale   reconcile_finished_test.ts
+//              view
+//              finished, but already deleted by someone else   here
+//              status written, or paced (first status, then    reconcile_create_test.ts,
+//              progress), requeue at the soonest deadline      reconcile_lifecycle_test.ts,
+//                                                              reconcile_finished_test.ts
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
@@ -197,4 +207,45 @@ Deno.test("reconcile exits: a failing write whose report fails too throws the wr
     "the report was tried",
   );
   assert.equal(op.condition("big", "Unappliable"), undefined, "the report could not be written");
+});
+
+Deno.test("reconcile exits: a stale view of an invalid spec writes no status and no Event", async () => {
+  const op = new FakeOperator();
+  await op.create("flux", { size: 2 });
+  await op.converge("flux");
+  // The user fixed a spec the cache still shows broken (a lagging watch): generation 1 garbled.
+  await op.api.patch(MiniClusters, NS, "flux", { spec: { size: 3 } }, "merge");
+  const live = op.miniCluster("flux")!;
+  const garbled = "hostname" as unknown as MiniCluster["spec"]["containers"];
+  const stale: MiniCluster = {
+    ...live,
+    metadata: { ...live.metadata, generation: 1 },
+    spec: { ...live.spec, containers: garbled },
+  };
+  op.caches.miniClusters.apply("MODIFIED", stale);
+  op.requestsSince();
+  assert.deepEqual(await op.reconcile("flux"), { requeueAfter: 1_000 }, "waits for the cache");
+  assert.deepEqual(op.writesSince(), [], "the status passes the fence too");
+  assert.notEqual(op.condition("flux", "SpecInvalid")?.status, "True");
+  assert.ok(!op.events("flux").includes("ValidationFailed"));
+});
+
+Deno.test("reconcile exits: a spec the builders refuse does not re-create a missing workspace", async () => {
+  const op = new FakeOperator();
+  await op.create("flux", { size: 2, services: [{ name: "api", image: "nginx" }] });
+  await op.converge("flux");
+  await op.api.delete(MiniClusterWorkspaces, NS, "flux");
+  await op.api.patch(MiniClusters, NS, "flux", {
+    spec: { pod: { annotations: { [`${APPARMOR}apii`]: "runtime/default" } } },
+  }, "merge");
+  op.sync();
+  op.requestsSince();
+  assert.deepEqual(await op.reconcile("flux"), {});
+  assert.equal(op.condition("flux", "SpecInvalid")?.reason, "BuildFailed");
+  assert.deepEqual(
+    op.writesSince().filter((w) => !w.startsWith("apply miniclusters") && !w.includes("events")),
+    [],
+    "sizes only read: nothing is written before the children are known to build",
+  );
+  assert.equal(op.api.peek(MiniClusterWorkspaces, NS, "flux"), undefined);
 });

@@ -73,9 +73,8 @@ Deno.test("reconcile lifecycle: an existing workspace decides the sizes; someone
     spec: { maxSize: 1, size: 1 },
   });
   await op.create("other");
-  assert.deepEqual(await op.reconcile("other"), { requeueAfter: 0 }, "new: stops before the Job");
-  op.sync();
-  await op.reconcile("other");
+  // New, and the workspace's name is someone else's: reported at once, looked at again later.
+  assert.deepEqual(await op.reconcile("other"), { requeueAfter: NAME_TAKEN_RECHECK_MS });
   const c = op.condition("other", "Unappliable");
   assert.equal(c?.reason, "WorkspaceInvalid");
   assert.match(
