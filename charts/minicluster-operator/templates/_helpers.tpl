@@ -2,9 +2,9 @@
 {{- define "minicluster-operator.fullname" -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
-{{/* "true" when a flag's value is set: not empty, not null (false and 0 are set). */}}
+{{/* "true" when a flag's value is set: not empty (nor an empty list), not null (false and 0 are set). */}}
 {{- define "minicluster-operator.flagSet" -}}
-{{- if not (or (kindIs "invalid" .) (eq (toString .) "")) }}true{{ end -}}
+{{- if not (or (kindIs "invalid" .) (eq (toString .) "") (and (kindIs "slice" .) (empty .))) }}true{{ end -}}
 {{- end -}}
 {{/* A flag's value as the operator parses it: whole numbers without an exponent, lists joined. */}}
 {{- define "minicluster-operator.flagValue" -}}
