@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { compilePermissions } from "../hack/permissions.ts";
+import { CpuProfiler, inspectorUrl } from "./cpu_profile.ts";
 import { parseMetrics, type Sample } from "./metrics_text.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -27,6 +28,8 @@ export interface OperatorProcessOptions {
   args?: string[];
   /** Echo the operator's log lines to stderr (for debugging). */
   echo?: boolean;
+  /** Open V8's inspector on a free loopback port, for `profiler()` (testing/cpu_profile.ts). */
+  inspect?: boolean;
 }
 
 /**
@@ -49,6 +52,7 @@ export class OperatorProcess {
   readonly #lines: string[] = [];
   readonly #logDone: Promise<void>;
   #port: Promise<number>;
+  #inspector?: string;
   #exited?: Deno.CommandStatus;
   readonly status: Promise<Deno.CommandStatus>;
 
@@ -57,6 +61,7 @@ export class OperatorProcess {
     const args = [
       "run",
       ...PERMISSIONS,
+      ...(opts.inspect ? ["--inspect=127.0.0.1:0"] : []),
       MOD,
       `--kubeconfig=${jsonKubeconfig(opts.kubeconfig)}`,
       "--log-format=json",
@@ -134,6 +139,7 @@ export class OperatorProcess {
         this.#lines.push(line);
         if (this.#lines.length > LOG_LINES_KEPT) this.#lines.shift();
         if (this.opts.echo) console.error(`[operator ${this.pid}] ${line}`);
+        this.#inspector ??= inspectorUrl(line);
         const port = servingPort(line);
         if (port !== undefined) foundPort(port);
       }
@@ -184,9 +190,20 @@ export class OperatorProcess {
 
   /** Its /metrics, parsed. */
   async metrics(): Promise<Sample[]> {
+    return parseMetrics(await this.metricsText());
+  }
+
+  /** Its /metrics as served. */
+  async metricsText(): Promise<string> {
     const r = await this.#get("/metrics");
     if (r.status !== 200) throw new Error(`/metrics answered ${r.status}`);
-    return parseMetrics(r.body);
+    return r.body;
+  }
+
+  /** A CPU profiler attached to the process (started with `inspect`). */
+  profiler(): Promise<CpuProfiler> {
+    if (!this.#inspector) throw new Error("the operator was not started with inspect");
+    return CpuProfiler.connect(this.#inspector);
   }
 
   /** Resident set size in bytes (VmRSS of /proc/<pid>/status). */

@@ -7,6 +7,7 @@ import { ensureGoOperator, runGoOperator } from "../../hack/peer/go_operator.ts"
 import { OUR_CRD } from "../../hack/conformance/run.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../../runtime/resources.ts";
+import type { CpuProfiler } from "../../testing/cpu_profile.ts";
 import { OperatorProcess, readCpuSeconds, readRssBytes } from "../../testing/operator_process.ts";
 
 export type ContenderName = "ours" | "go";
@@ -16,6 +17,10 @@ export interface RunningContender {
   rssBytes(): number;
   stop(): Promise<void>;
   logTail(): string;
+  /** V8's CPU profiler on the operator, when it was started with one (ours, `--cpu-profile`). */
+  profiler?: () => Promise<CpuProfiler>;
+  /** Its /metrics as served (ours). */
+  metricsText?: () => Promise<string>;
 }
 
 export interface Contender {
@@ -40,6 +45,7 @@ export function ours(
   concurrency: number,
   echo: boolean,
   args: string[] = [],
+  inspect = false,
 ): Contender {
   return {
     name: "ours",
@@ -54,6 +60,7 @@ export function ours(
         concurrency,
         echo,
         args,
+        inspect,
       });
       await op.ready();
       return {
@@ -63,6 +70,8 @@ export function ours(
           await op.stop();
         },
         logTail: () => op.logTail(30),
+        profiler: inspect ? () => op.profiler() : undefined,
+        metricsText: () => op.metricsText(),
       };
     },
   };

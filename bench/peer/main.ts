@@ -61,7 +61,9 @@ export async function peerMain(f: Flags): Promise<number> {
       metadata: { ...probe.metadata, uid: crypto.randomUUID() },
     } as MiniCluster)).length;
     const contenders: Contender[] = [
-      ...(f.only === "go" ? [] : [ours(children, f.concurrency, f.echo, pacingArgs(f))]),
+      ...(f.only === "go"
+        ? []
+        : [ours(children, f.concurrency, f.echo, pacingArgs(f), f.cpuProfile)]),
       ...(go ? [go] : []),
     ];
     const ctx: PeerContext = {
@@ -78,6 +80,7 @@ export async function peerMain(f: Flags): Promise<number> {
       controlPlanePids: await controlPlanePids(dir),
       apf: new ApfReader(await Deno.readTextFile(kubeconfig)),
       restartKwok: () => restartComponent(dir, "kwok"),
+      profileOut: f.cpuProfile ? f.out : undefined,
     };
     await bindClusterAdmin(client, users);
     const runs: PeerRun[] = [];

@@ -9,7 +9,10 @@ import { installCrd } from "../../hack/conformance/run.ts";
 import { KubeClient } from "../../runtime/client.ts";
 import { Namespaces } from "../../runtime/resources.ts";
 import type { KubeObject } from "../../runtime/store.ts";
+import { join } from "node:path";
+import type { CpuProfile } from "../../testing/cpu_profile.ts";
 import { readCpuSeconds } from "../../testing/operator_process.ts";
+import { formatProfileSummary, summarizeProfile } from "../profile_summary.ts";
 import { benchMiniCluster, createNamespace, pool } from "../cluster_state.ts";
 import { summarize, type Summary } from "../stats.ts";
 import { type ApfCounts, apfDelta, type ApfReader } from "./apf.ts";
@@ -81,10 +84,30 @@ export interface PeerContext {
    * when the next run's pods arrive: every run gets the same KWOK.
    */
   restartKwok: () => Promise<void>;
+  /** Where each profiled run's `.cpuprofile` and its summary go (`--cpu-profile`). */
+  profileOut?: string;
 }
 
 function controlPlaneCpu(ctx: PeerContext): number {
   return ctx.controlPlanePids.reduce((a, pid) => a + readCpuSeconds(pid), 0);
+}
+
+/** The profile, its summary, and the operator's /metrics at the end of the profiled span. */
+async function saveProfile(
+  out: string,
+  name: string,
+  profile: CpuProfile,
+  metrics?: string,
+): Promise<void> {
+  await Deno.mkdir(out, { recursive: true });
+  const base = join(out, `${new Date().toISOString().slice(0, 10)}-peer-profile-${name}`);
+  await Deno.writeTextFile(`${base}.cpuprofile`, JSON.stringify(profile));
+  if (metrics) await Deno.writeTextFile(`${base}.metrics.txt`, metrics);
+  await Deno.writeTextFile(
+    `${base}.profile.txt`,
+    formatProfileSummary(summarizeProfile(profile)) + "\n",
+  );
+  say(`wrote ${base}.cpuprofile and .profile.txt`);
 }
 
 function names(n: number): string[] {
@@ -121,6 +144,8 @@ export async function peerRun(
         PeerRun,
         "allChildrenMs" | "allReadyMs" | "readyMiniClusters" | "createsMs" | "duringCreates"
       >;
+      const profiler = ctx.profileOut && op.profiler ? await op.profiler() : undefined;
+      await profiler?.start();
       const a0 = ctx.audit.mark();
       const cpu0 = op.cpuSeconds();
       const cp0 = controlPlaneCpu(ctx);
@@ -172,6 +197,14 @@ export async function peerRun(
       await sleep(1000);
       const cpu1 = op.cpuSeconds();
       const cp1 = controlPlaneCpu(ctx);
+      if (profiler) {
+        await saveProfile(
+          ctx.profileOut!,
+          `${c.name}-size${ctx.size}-n${n}`,
+          await profiler.stop(),
+        );
+        profiler.close();
+      }
       const apf = apfDelta(apf0, await ctx.apf.read());
       const rssEndBytes = op.rssBytes();
       // The status writes and Events of the last MiniClusters to get Ready can trail their pods

@@ -101,7 +101,7 @@ export async function desiredChildren(
   // after the hash of its template.
   const own = <T extends { metadata?: ObjectMeta }>(obj: T) => withDesiredHash(owned(mc, obj));
   const job = owned(mc, built.job);
-  const templateHash = await hashOf({
+  const templateHash = hashOf({
     completionMode: job.spec?.completionMode,
     successPolicy: job.spec?.successPolicy,
     podFailurePolicy: job.spec?.podFailurePolicy,
@@ -112,12 +112,12 @@ export async function desiredChildren(
     annotations: { ...job.metadata?.annotations, [TEMPLATE_HASH_ANNOTATION]: templateHash },
   };
   return {
-    configMap: await own(built.configMap),
-    services: await Promise.all(built.services.map(own)),
-    job: await withDesiredHash(job),
-    ...(built.servicesPod ? { servicesPod: await own(built.servicesPod) } : {}),
+    configMap: own(built.configMap),
+    services: built.services.map(own),
+    job: withDesiredHash(job),
+    ...(built.servicesPod ? { servicesPod: own(built.servicesPod) } : {}),
     ...(built.podGroup ? { podGroup: built.podGroup } : {}),
-    ...(built.curveSecret ? { curveSecret: await own(built.curveSecret) } : {}),
+    ...(built.curveSecret ? { curveSecret: own(built.curveSecret) } : {}),
   };
 }
 

@@ -20,6 +20,7 @@
 /** Annotation holding the hash of the desired object the operator last applied. */
 export const DESIRED_HASH_ANNOTATION = "flux-framework.org/desired-hash";
 
+import { createHash } from "node:crypto";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 
 type Json = unknown;
@@ -126,10 +127,8 @@ export function upToDate(
  * Returns `desired` with the hash annotation set to the hash of `desired` itself (without the
  * annotation). Stable: the same desired object always gives the same hash, whatever its key order.
  */
-export async function withDesiredHash<T extends { metadata?: ObjectMeta }>(
-  desired: T,
-): Promise<T> {
-  const hash = await hashOf(desired);
+export function withDesiredHash<T extends { metadata?: ObjectMeta }>(desired: T): T {
+  const hash = hashOf(desired);
   return {
     ...desired,
     metadata: {
@@ -139,21 +138,67 @@ export async function withDesiredHash<T extends { metadata?: ObjectMeta }>(
   };
 }
 
-/** A short hex SHA-256 of the canonical JSON of a value (keys sorted, undefined dropped). */
-export async function hashOf(value: Json): Promise<string> {
-  const bytes = new TextEncoder().encode(canonicalJson(value));
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return Array.from(digest.slice(0, 12), (b) => b.toString(16).padStart(2, "0")).join("");
+/**
+ * A short hex SHA-256 of the canonical JSON of a value (keys sorted, undefined dropped). Every
+ * reconcile hashes every desired child, so this is synchronous: WebCrypto's promise per digest
+ * cost more than the digest.
+ */
+export function hashOf(value: Json): string {
+  return createHash("sha256").update(canonicalJson(value)).digest("hex").slice(0, 24);
 }
 
-/** JSON with object keys sorted, so that equal values always serialize the same way. */
+/**
+ * JSON with object keys sorted, so that equal values always serialize the same way. The text is
+ * exactly `JSON.stringify` of a copy whose objects have their keys inserted in sorted order (the
+ * hashes on existing children were made that way), which puts array-index keys ("0", "12") first
+ * in numeric order, as JavaScript enumerates them; written out directly, it allocates no copies.
+ */
 export function canonicalJson(value: Json): string {
-  return JSON.stringify(value, (_key, v) => {
-    if (!isObject(v)) return v;
-    const sorted: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) sorted[k] = v[k];
-    return sorted;
-  });
+  return serialize(value) ?? "undefined";
+}
+
+function serialize(v: unknown): string | undefined {
+  switch (typeof v) {
+    case "string":
+      return JSON.stringify(v);
+    case "number":
+      return Number.isFinite(v) ? String(v) : "null";
+    case "boolean":
+      return v ? "true" : "false";
+    case "object":
+      break;
+    default:
+      return undefined; // undefined, functions and symbols: dropped (null in an array)
+  }
+  if (v === null) return "null";
+  const toJSON = (v as { toJSON?: () => unknown }).toJSON;
+  if (typeof toJSON === "function") return serialize(toJSON.call(v));
+  if (Array.isArray(v)) {
+    let out = "[";
+    for (let i = 0; i < v.length; i++) out += (i ? "," : "") + (serialize(v[i]) ?? "null");
+    return out + "]";
+  }
+  const o = v as Record<string, unknown>;
+  let out = "{";
+  let first = true;
+  for (const k of sortedKeys(o)) {
+    const s = serialize(o[k]);
+    if (s === undefined) continue;
+    out += (first ? "" : ",") + JSON.stringify(k) + ":" + s;
+    first = false;
+  }
+  return out + "}";
+}
+
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+function sortedKeys(o: Record<string, unknown>): string[] {
+  const keys = Object.keys(o).sort();
+  // Array-index keys come first in numeric order, as they do in any object JavaScript enumerates.
+  const indexes = keys.filter((k) => ARRAY_INDEX.test(k) && Number(k) < 4294967295);
+  if (indexes.length === 0) return keys;
+  const rest = keys.filter((k) => !(ARRAY_INDEX.test(k) && Number(k) < 4294967295));
+  return [...indexes.sort((a, b) => Number(a) - Number(b)), ...rest];
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -343,10 +343,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     }
     const plan = this.#status.plan(mc, last.report);
     if (plan.paced) ctx.log.debug("status paced", { rule: plan.paced, ...plan.action });
-    if (plan.status) {
-      await fence.check();
-      await this.#status.write(mc, plan.status);
-    }
+    if (plan.status) await this.#status.write(mc, plan.status, fence);
     return Action.soonest(plan.action, after);
   }
 
@@ -373,9 +370,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     if (!report) return;
     try {
       const plan = this.#status.plan(mc, report);
-      if (!plan.status) return;
-      await fence.check();
-      await this.#status.write(mc, plan.status);
+      if (plan.status) await this.#status.write(mc, plan.status, fence);
     } catch (e) {
       ctx.log.debug("could not report the failing write", { error: errorMessage(e) });
     }

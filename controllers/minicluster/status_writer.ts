@@ -15,10 +15,12 @@
  *
  * Deciding and writing are apart: `plan` says what is due (the status, or which pacing rule holds
  * it back and for how long) without any IO, and `write` writes a planned status with its Events.
- * The reconciler passes the freshness fence in between (reconciler.ts, finish).
+ * The write goes behind the reconcile's freshness fence (reconciler.ts, finish), as a precondition
+ * on the view's resourceVersion when no other write of the reconcile read the fence.
  */
 import type { MiniCluster } from "../../api/mod.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
+import type { FreshnessFence } from "../../runtime/freshness_fence.ts";
 import { Action, TerminalError } from "../../runtime/controller.ts";
 import type { Problem } from "../../runtime/dependents.ts";
 import {
@@ -100,15 +102,30 @@ export class StatusWriter {
     return { status, action: idle };
   }
 
-  /** Writes the planned `status` of `mc` and the Events of the conditions that changed. */
-  async write(mc: MiniCluster, status: MiniClusterStatus): Promise<void> {
+  /**
+   * Writes the planned `status` of `mc` and the Events of the conditions that changed, behind
+   * `fence`. When no write of this reconcile has read the fence yet, the status write is the fence
+   * itself: it carries the view's resourceVersion, and only a refusal (the MiniCluster changed
+   * since the view) reads the live object, which must still have the view's generation.
+   */
+  async write(mc: MiniCluster, status: MiniClusterStatus, fence: FreshnessFence): Promise<void> {
     const now = this.#nowMs();
-    // The Events go out with the status write, not after it: one round trip instead of two (an
-    // Event is best-effort, a failed status write is retried).
-    await Promise.all([
-      this.#apply(mc, status),
-      this.recorder.emitAll(mc, conditionEvents(mc.status?.conditions, status.conditions)),
-    ]);
+    const events = conditionEvents(mc.status?.conditions, status.conditions);
+    if (fence.confirmed) {
+      // The Events go out with the status write, not after it: one round trip instead of two (an
+      // Event is best-effort, a failed status write is retried).
+      await Promise.all([this.#apply(mc, status), this.recorder.emitAll(mc, events)]);
+    } else {
+      try {
+        await this.#apply(mc, status, mc.metadata?.resourceVersion);
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+        await fence.check();
+        await this.#apply(mc, status);
+      }
+      // After the write: a view the server refused must not announce its conditions.
+      await this.recorder.emitAll(mc, events);
+    }
     this.#writtenAt.set(keyOf(mc), now);
   }
 
@@ -150,7 +167,11 @@ export class StatusWriter {
     return { status, recheckMs: failure.recheckMs };
   }
 
-  async #apply(mc: MiniCluster, status: MiniClusterStatus): Promise<void> {
+  async #apply(
+    mc: MiniCluster,
+    status: MiniClusterStatus,
+    resourceVersion?: string,
+  ): Promise<void> {
     const { name, namespace } = mc.metadata ?? {};
     try {
       await this.client.apply<MiniCluster>(
@@ -158,7 +179,7 @@ export class StatusWriter {
         {
           apiVersion: "flux-framework.org/v1alpha2",
           kind: "MiniCluster",
-          metadata: { name, namespace },
+          metadata: { name, namespace, ...(resourceVersion ? { resourceVersion } : {}) },
           status,
         } as unknown as MiniCluster,
         // A report: it waits behind the writes that make the children (runtime/pacing.ts).

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
+import { withDefaults } from "../../api/mod.ts";
+import { desiredChildren } from "../../controllers/minicluster/desired.ts";
+import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 import {
   canonicalJson,
   DESIRED_HASH_ANNOTATION,
@@ -94,21 +97,57 @@ Deno.test("diff: unnamed lists are positional; the observed list may be longer",
   assert.deepEqual(differingPaths({ args: ["x"] }, { args: ["x", "y"] }), ["args"]);
 });
 
-Deno.test("diff: the hash is stable across key order and catches removed fields", async () => {
+Deno.test("diff: the hash is stable across key order and catches removed fields", () => {
   assert.equal(
     canonicalJson({ b: 1, a: { d: 2, c: 3 } }),
     canonicalJson({ a: { c: 3, d: 2 }, b: 1 }),
   );
-  assert.equal(await hashOf({ b: 1, a: 2 }), await hashOf({ a: 2, b: 1 }));
+  assert.equal(hashOf({ b: 1, a: 2 }), hashOf({ a: 2, b: 1 }));
 
-  const before: { metadata?: ObjectMeta } = await withDesiredHash({
+  const before: { metadata?: ObjectMeta } = withDesiredHash({
     metadata: { name: "x", labels: { a: "1", b: "2" } },
   });
-  const after = await withDesiredHash({ metadata: { name: "x", labels: { a: "1" } } });
+  const after = withDesiredHash({ metadata: { name: "x", labels: { a: "1" } } });
   assert.ok(before.metadata?.annotations?.[DESIRED_HASH_ANNOTATION]);
   assert.ok(upToDate(before, before));
   // The old object still holds every field of the new desired one, but was applied from another.
   assert.ok(matchesDesired(before, { metadata: { name: "x", labels: { a: "1" } } }));
   assert.ok(!upToDate(before, after));
   assert.ok(!upToDate(undefined, after));
+});
+
+/** The canonical JSON and hash as first written (a replacer sorting keys, WebCrypto's digest). */
+function referenceJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v) => {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) sorted[k] = v[k];
+    return sorted;
+  });
+}
+
+async function referenceHash(value: unknown): Promise<string> {
+  const bytes = new TextEncoder().encode(referenceJson(value));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest.slice(0, 12), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+Deno.test("diff: canonical JSON and hash are the ones existing children carry", async () => {
+  const values: unknown[] = [
+    { b: 1, a: { d: 2, c: 3 } },
+    { "10": "x", "9": "y", "a": 1, "01": 2, "4294967295": 3, "4294967294": 4, "-1": 5 },
+    [1, undefined, () => 1, null, { z: undefined, y: [undefined] }],
+    { s: 'quo"te\\ \n \u2028 é 😀', n: [0, -0, 1.5, 1e21, 1e-7, NaN, Infinity], t: true, f: false },
+    { nested: { deeper: { list: [{ b: "2", a: "1" }, []], empty: {} } } },
+  ];
+  for (const mcSize of [1, 3]) {
+    const mc = sampleMiniCluster("hash", "ns", { size: mcSize });
+    mc.metadata = { ...mc.metadata, uid: "0b9c-uid" };
+    const d = await desiredChildren(withDefaults(mc), { size: mcSize, maxSize: mcSize + 2 });
+    values.push(d.configMap, d.job, ...d.services);
+  }
+  for (const v of values) {
+    assert.equal(canonicalJson(v), referenceJson(v));
+    assert.equal(hashOf(v), await referenceHash(v));
+  }
 });

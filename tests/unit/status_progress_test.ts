@@ -7,6 +7,7 @@ import { EventRecorder } from "../../controllers/minicluster/events.ts";
 import type { MiniClusterStores } from "../../controllers/minicluster/stores.ts";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
 import { FakeOperator } from "../../testing/fake_operator.ts";
+import { FreshnessFence } from "../../runtime/freshness_fence.ts";
 
 const job: Job = { metadata: { uid: "j" }, spec: { parallelism: 4, template: {} } };
 
@@ -71,7 +72,7 @@ Deno.test("status plan: pacing is data: the first status waits, progress waits, 
   assert.equal(first.status?.conditions?.find((c) => c.type === "Ready")?.reason, "PodsNotReady");
   assert.deepEqual(op.requestsSince(), [], "planning makes no request");
 
-  await writer.write(mc, first.status!);
+  await writer.write(mc, first.status!, FreshnessFence.live());
   op.sync();
   op.seedPods("flux", 4, 1);
   op.time += 1_000;
