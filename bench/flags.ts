@@ -22,6 +22,8 @@ export interface Flags {
   writesInFlight?: number;
   /** --peer: V8's CPU profile of our operator over each run (bench/profile_summary.ts). */
   cpuProfile: boolean;
+  /** --peer: our operator's V8 flags instead of the compile task's (an experiment). */
+  operatorV8Flags?: string;
   /** Pacing mechanisms our operator runs without (its --pacing-off, docs/write-pacing.md). */
   pacingOff?: string;
   /** Broker start-up on the local cluster's real nodes (bench/real_nodes.ts). */
@@ -58,6 +60,7 @@ export function flags(argv: string[]): Flags {
       "writes-in-flight": { type: "string" },
       "pacing-off": { type: "string" },
       "cpu-profile": { type: "boolean", default: false },
+      "operator-v8-flags": { type: "string" },
       real: { type: "boolean", default: false },
       runs: { type: "string" },
       "real-sizes": { type: "string", default: "2,4,8" },
@@ -75,6 +78,7 @@ export function flags(argv: string[]): Flags {
         "         [--pacing-off=a,b]               our operator's --pacing-off (docs/write-pacing.md)\n" +
         "         [--peer [--reps=1] [--peer-10k] [--only=ours|go]]   side by side with the Go Flux Operator\n" +
         "         [--cpu-profile]                  with --peer: our operator's V8 CPU profile of each run\n" +
+        "         [--operator-v8-flags=F]          with --peer: our operator's V8 flags instead of its image's\n" +
         "         [--real [--runs=3] [--real-sizes=2,4,8] [--real-contenders=ours,go,floor]]\n" +
         "                                          broker start-up on the real nodes of .cluster/\n" +
         "         [--in-cluster [--n=1000]]        the in-cluster operator's memory on .cluster/\n" +
@@ -108,6 +112,7 @@ export function flags(argv: string[]): Flags {
       : int(values["writes-in-flight"], "writes-in-flight"),
     pacingOff: values["pacing-off"],
     cpuProfile: values["cpu-profile"],
+    operatorV8Flags: values["operator-v8-flags"],
     real: values.real,
     runs: Math.max(1, int(values.runs ?? (values.real ? "3" : "5"), "runs")),
     realSizes: values["real-sizes"].split(",").map((s) => Math.max(1, int(s.trim(), "real-sizes"))),

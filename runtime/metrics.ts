@@ -84,23 +84,45 @@ abstract class Metric<S> {
 
   protected labelKey(labels: Labels | undefined): string {
     if (labels) {
-      for (const k of Object.keys(labels)) {
+      for (const k in labels) {
         if (!this.labelNames.includes(k)) throw new Error(`unknown label "${k}" on ${this.name}`);
       }
     }
     if (this.labelNames.length === 0) return "";
-    // Missing labels render as empty values, which Prometheus treats as absent.
-    return renderLabels(this.labelNames.map((n) => [n, String(labels?.[n] ?? "")]));
+    // Every request and reconcile counts in a few series: the rendered (escaped) label string is
+    // made once per series, found again by the values' length-prefixed concatenation.
+    const values = this.#values(labels);
+    let key = this.#rendered.get(values);
+    if (key === undefined) {
+      // Missing labels render as empty values, which Prometheus treats as absent.
+      key = renderLabels(this.labelNames.map((n) => [n, String(labels?.[n] ?? "")]));
+      this.#rendered.set(values, key);
+    }
+    return key;
+  }
+
+  /** Rendered label strings by their values (see `labelKey`). */
+  readonly #rendered = new Map<string, string>();
+
+  #values(labels: Labels | undefined): string {
+    let values = "";
+    for (const n of this.labelNames) {
+      const v = String(labels?.[n] ?? "");
+      values += `${v.length}:${v}`;
+    }
+    return values;
   }
 
   /** Forgets every series (e.g. the gauges of a queue that was shut down). */
   reset(): void {
     this.series.clear();
+    this.#rendered.clear();
   }
 
   /** Forgets one series. */
   remove(labels?: Labels): void {
     this.series.delete(this.labelKey(labels));
+    this.#rendered.delete(this.#values(labels));
   }
 
   abstract renderSamples(out: string[]): void;

@@ -30,6 +30,8 @@ export interface OperatorProcessOptions {
   echo?: boolean;
   /** Open V8's inspector on a free loopback port, for `profiler()` (testing/cpu_profile.ts). */
   inspect?: boolean;
+  /** V8 flags instead of the compile task's (a benchmark's experiment), e.g. "--max-semi-space-size=8". */
+  v8Flags?: string;
 }
 
 /**
@@ -60,7 +62,10 @@ export class OperatorProcess {
     this.opts = opts;
     const args = [
       "run",
-      ...PERMISSIONS,
+      ...(opts.v8Flags === undefined ? PERMISSIONS : [
+        ...PERMISSIONS.filter((f) => !f.startsWith("--v8-flags=")),
+        `--v8-flags=${opts.v8Flags}`,
+      ]),
       ...(opts.inspect ? ["--inspect=127.0.0.1:0"] : []),
       MOD,
       `--kubeconfig=${jsonKubeconfig(opts.kubeconfig)}`,

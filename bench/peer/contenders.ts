@@ -46,6 +46,7 @@ export function ours(
   echo: boolean,
   args: string[] = [],
   inspect = false,
+  v8Flags?: string,
 ): Contender {
   return {
     name: "ours",
@@ -61,6 +62,7 @@ export function ours(
         echo,
         args,
         inspect,
+        v8Flags,
       });
       await op.ready();
       return {

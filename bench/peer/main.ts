@@ -61,9 +61,9 @@ export async function peerMain(f: Flags): Promise<number> {
       metadata: { ...probe.metadata, uid: crypto.randomUUID() },
     } as MiniCluster)).length;
     const contenders: Contender[] = [
-      ...(f.only === "go"
-        ? []
-        : [ours(children, f.concurrency, f.echo, pacingArgs(f), f.cpuProfile)]),
+      ...(f.only === "go" ? [] : [
+        ours(children, f.concurrency, f.echo, pacingArgs(f), f.cpuProfile, f.operatorV8Flags),
+      ]),
       ...(go ? [go] : []),
     ];
     const ctx: PeerContext = {
@@ -101,7 +101,11 @@ export async function peerMain(f: Flags): Promise<number> {
       (f.writesInFlight === undefined
         ? " and its default --max-writes-in-flight."
         : ` --max-writes-in-flight=${f.writesInFlight}.`) +
-      (f.pacingOff === undefined ? "" : ` Pacing switched off: --pacing-off=${f.pacingOff}.`),
+      (f.pacingOff === undefined ? "" : ` Pacing switched off: --pacing-off=${f.pacingOff}.`) +
+      (f.operatorV8Flags === undefined ? "" : ` V8 flags: ${f.operatorV8Flags}.`) +
+      (f.cpuProfile
+        ? " Profiled (V8's sampling profiler attached: CPU is higher than unprofiled)."
+        : ""),
     ];
     // Written again after every run, so that an interrupted invocation keeps what it measured.
     const write = async (final: boolean) => {

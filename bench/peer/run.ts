@@ -202,6 +202,7 @@ export async function peerRun(
           ctx.profileOut!,
           `${c.name}-size${ctx.size}-n${n}`,
           await profiler.stop(),
+          await op.metricsText?.(),
         );
         profiler.close();
       }
