@@ -131,12 +131,14 @@ export async function peerMain(f: Flags): Promise<number> {
       say(`wrote ${base}.json, .txt, .svg (${runs.length} runs)`);
     };
     let order = 0;
+    const total = f.ns.length * f.reps * contenders.length;
     for (const n of f.ns) {
       for (let rep = 0; rep < f.reps; rep++) {
         // Alternates who goes first: whoever runs second meets a warmer apiserver and etcd.
         const sequence = (order / 2) % 2 === 0 ? contenders : [...contenders].reverse();
         for (const c of sequence) {
-          runs.push(await peerRun(ctx, c, n, order++));
+          runs.push(await peerRun(ctx, c, n, order, order === total - 1));
+          order++;
           await write(false);
         }
       }

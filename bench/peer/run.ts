@@ -120,6 +120,7 @@ export async function peerRun(
   c: Contender,
   n: number,
   order: number,
+  last = false,
 ): Promise<PeerRun> {
   await ctx.restartKwok();
   const client = await KubeClient.fromKubeconfig(ctx.kubeconfig);
@@ -228,9 +229,13 @@ export async function peerRun(
       // deletions below are the bench's, not a cost of either operator.
       await op.stop();
       stopped = true;
-      await removeNamespace(client, ns, n).catch((e) =>
-        say(`removing namespace ${ns}: ${e}; going on`)
-      );
+      // The invocation's last run leaves its namespace to the cluster's teardown: at 10,000 the
+      // namespace controller takes many minutes to empty it, and no run follows.
+      if (!last) {
+        await removeNamespace(client, ns, n).catch((e) =>
+          say(`removing namespace ${ns}: ${e}; going on`)
+        );
+      }
       return {
         operator: c.name,
         miniClusters: n,
