@@ -5,8 +5,8 @@
 #   docker build -t minicluster-operator:0.1.0 .
 #
 # Stage 1 runs `deno task compile`, the same command a developer runs (deno.json holds the
-# explicit permission flags: --allow-net --allow-read --allow-env --allow-sys=hostname, and
-# --v8-flags=--optimize-for-size, which deno compile bakes into the binary).
+# explicit permission flags, which deno compile bakes into the binary: --allow-net --allow-read
+# --allow-env --allow-sys=hostname).
 FROM denoland/deno:2.9.6 AS build
 WORKDIR /src
 # deno.json and its lock (not .tools/: that only pins the toolchain for ./task, and the image
