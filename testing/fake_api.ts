@@ -364,7 +364,7 @@ function withSub(rt: ResourceType, subresource?: string): string {
   return subresource ? `${resourceName(rt)}/${subresource}` : resourceName(rt);
 }
 
-function apiError(code: number, reason: string, message: string): ApiError {
+export function apiError(code: number, reason: string, message: string): ApiError {
   return new ApiError({
     kind: "Status",
     apiVersion: "v1",

@@ -54,7 +54,6 @@ import type { Transform } from "../../runtime/transforms.ts";
 import { dataView, jobView, podView } from "./cache_view.ts";
 import { curveSecretName, MINICLUSTER_LABEL } from "./children/names.ts";
 import { MINICLUSTER_KIND } from "./children/owner.ts";
-import { kueueQueueOf } from "./children/queue.ts";
 import type { CurveBuilders } from "./curve_builders.ts";
 import { withCurveDigest } from "./curve_integrity.ts";
 import { FAILED_CREATE_SELECTOR, failedCreateView } from "./create_failures.ts";
@@ -235,10 +234,11 @@ export const CHILD_KINDS: readonly ChildKind[] = [
     batched: true,
     wave: 1,
     desiredOf: (d) => [d.job],
-    // A MiniCluster queued by Kueue and suspended from the start gets its Job when resumed: Kueue
-    // would admit a new Job at once, before its Workload could be deactivated (queue_workload.ts).
+    // A MiniCluster suspended from the start gets its Job when resumed: a queue controller would
+    // admit a new Job at once (Kueue queues every new Job of a namespace with a LocalQueue named
+    // `default`, whatever its labels), before the operator could suspend it (queue_workload.ts).
     dependents: ({ mc, desired, stores, io }) =>
-      kueueQueueOf(mc) && mc.spec.suspend === true && !ownJob(stores, mc)
+      mc.spec.suspend === true && !ownJob(stores, mc)
         ? []
         : [dependent(Jobs, stores.jobs, desired.job, jobDrift(mc, io, upToDate))],
     showsReconciled: true,

@@ -41,8 +41,8 @@ export function miniClusterDependents(
     sizes.unconfirmed?.workspace ?? { maxSize: sizes.maximumSize, size: sizes.effectiveSize },
   );
   const input: DependentsInput = { mc, desired, stores, workspace, io };
-  // A wave stays when it has no dependents (no Job yet for a queued MiniCluster suspended from the
-  // start), so that the workspace is still confirmed before pruning.
+  // A wave stays when it has no dependents (no Job yet for a MiniCluster suspended from the start),
+  // so that the workspace is still confirmed before pruning.
   const waves = childWaves().map((rows) => rows.flatMap((row) => row.dependents?.(input) ?? []));
   const pruned = CHILD_KINDS.filter((row) => row.pruned).map((row) => ({
     resource: row.rt,

@@ -57,17 +57,32 @@ export class BuildError extends Error {
   override name = "BuildError";
 }
 
+/** What the children are built beside, from the live cluster (none: as `render` shows them). */
+export interface DesiredOptions {
+  /** A CURVE certificate given by the user (default: the spec's inline one). */
+  given?: GivenCurveCert;
+  /** The running Job's subdomain, which its brokers depend on. */
+  runningSubdomain?: string;
+  /** Leave spec.gang out (the API server does not serve it). */
+  unganged?: boolean;
+  /** The Job carries `suspend: true` (children/job.ts JobOptions). */
+  suspend?: boolean;
+  /** The Job's Kueue queue label (children/queue.ts jobQueueLabel). */
+  queue?: string | null;
+}
+
 /**
  * The desired children of `mc` at `sizing`, with the user's CURVE certificate `given` (by default
  * the inline one), what the brokers depend on in `runningSubdomain` (the subdomain of the running
  * Job's pods, when there is a Job), the Job without its gang when `unganged` (the API server does
- * not serve it). Throws BuildError when the spec cannot be built (the builders' own errors are
- * wrapped, so any builder exception becomes a spec condition).
+ * not serve it), the Job's suspension and queue label as the reconciler decided them. Throws
+ * BuildError when the spec cannot be built (the builders' own errors are wrapped, so any builder
+ * exception becomes a spec condition).
  */
 export async function desiredChildren(
   mc: DefaultedMiniCluster,
   sizing: Sizing,
-  opts: { given?: GivenCurveCert; runningSubdomain?: string; unganged?: boolean } = {},
+  opts: DesiredOptions = {},
 ): Promise<DesiredChildren> {
   const sized: DefaultedMiniCluster = {
     ...mc,
@@ -86,7 +101,12 @@ export async function desiredChildren(
     built = {
       configMap: buildEntrypointConfigMap(brokers),
       services: [buildHeadlessService(brokers), ...buildPortServices(brokers)],
-      job: buildJob(sized, { size: sizing.size, unganged: opts.unganged }),
+      job: buildJob(sized, {
+        size: sizing.size,
+        unganged: opts.unganged,
+        suspend: opts.suspend,
+        queue: opts.queue,
+      }),
       ...(podGroup ? { podGroup } : {}),
       ...(servicesPod ? { servicesPod } : {}),
       ...(given ? { curveSecret: buildCurveSecret(sized, given.text) } : {}),

@@ -19,9 +19,9 @@ export const WAITING_FOR_ADMISSION = "WaitingForAdmission";
  * The Suspended condition: [status, reason, message]. The Job suspended while the user asked for it
  * is `Suspended`; suspended while the user did not is a queue controller holding it,
  * `WaitingForAdmission` (the operator never resumes such a Job), or, when Kueue evicted its
- * Workload, Kueue's reason for the eviction (`Preempted`, ...). A MiniCluster queued by Kueue
- * (`queue`) is suspended through its Workload (queue_workload.ts), and has no Job while it was
- * suspended from the start.
+ * Workload, Kueue's reason for the eviction (`Preempted`, ...). A MiniCluster suspended from the
+ * start has no Job until it is resumed; one whose Job Kueue tracks (`queue.workload`) is suspended
+ * through its Workload (queue_workload.ts).
  */
 export function suspendedCondition(
   job: Job | undefined,
@@ -29,7 +29,15 @@ export function suspendedCondition(
   queue?: QueueReport,
 ): [boolean, string, string] {
   const suspended = job?.spec?.suspend === true;
-  if (requested && queue) return queuedSuspension(job, queue);
+  if (requested && !job) {
+    return [
+      true,
+      SUSPENDED_REASON,
+      "spec.suspend is true: the Job is created when it is false (a queue controller, such as " +
+      "Kueue in a namespace with a default LocalQueue, would admit a new Job as soon as it exists)",
+    ];
+  }
+  if (requested && queue?.workload) return queuedSuspension(job!, queue);
   if (suspended && queue?.evicted) {
     const { reason, message } = queue.evicted;
     return [
@@ -39,13 +47,30 @@ export function suspendedCondition(
     ];
   }
   if (suspended && requested) {
-    return [true, SUSPENDED_REASON, "spec.suspend is true: the Job has no pods until it is false"];
+    return [
+      true,
+      SUSPENDED_REASON,
+      "spec.suspend is true: the Job has no pods until it is false" + untracked(queue),
+    ];
   }
   if (suspended) return [true, WAITING_FOR_ADMISSION, admissionMessage(job!, queue)];
   if (requested) {
-    return [false, "Suspending", "spec.suspend is true: suspending the Job"];
+    return [false, "Suspending", "spec.suspend is true: suspending the Job" + untracked(queue)];
   }
   return [false, "NotSuspended", job ? "the Job is not suspended" : "the Job does not exist yet"];
+}
+
+/** Why a labelled Job is suspended by the operator rather than through Kueue. */
+function untracked(queue?: QueueReport): string {
+  if (queue?.untracked === "unserved") {
+    return ` (the Job is labelled for queue ${queue.queue}, but this cluster does not serve ` +
+      "Kueue's Workloads (kueue.x-k8s.io/v1beta2), so the operator suspends the Job itself)";
+  }
+  if (queue?.untracked === "none") {
+    return ` (the Job is labelled for queue ${queue.queue}, but Kueue made no Workload for it, ` +
+      "so the operator suspends the Job itself)";
+  }
+  return "";
 }
 
 function admissionMessage(job: Job, queue?: QueueReport): string {
@@ -59,17 +84,9 @@ function admissionMessage(job: Job, queue?: QueueReport): string {
 /** Kueue's eviction without a reason (never seen; Kueue always gives one). */
 const EVICTED_REASON = "Evicted";
 
-/** spec.suspend of a MiniCluster queued by Kueue: carried out by deactivating its Workload. */
-function queuedSuspension(job: Job | undefined, queue: QueueReport): [boolean, string, string] {
-  if (!job) {
-    return [
-      true,
-      SUSPENDED_REASON,
-      `spec.suspend is true: the Job, queued by Kueue in queue ${queue.queue}, is created when ` +
-      "it is false (Kueue would admit it as soon as it exists)",
-    ];
-  }
-  const workload = queue.workload ? `Kueue's Workload ${queue.workload}` : "the Job's Workload";
+/** spec.suspend of a MiniCluster whose Job Kueue tracks: carried out by deactivating its Workload. */
+function queuedSuspension(job: Job, queue: QueueReport): [boolean, string, string] {
+  const workload = `Kueue's Workload ${queue.workload}`;
   if (job.spec?.suspend === true && queue.inactive) {
     return [
       true,
@@ -77,10 +94,11 @@ function queuedSuspension(job: Job | undefined, queue: QueueReport): [boolean, s
       `spec.suspend is true: ${workload} is deactivated, so the Job has no pods until it is false`,
     ];
   }
-  const doing = queue.workload
-    ? `deactivating ${workload}, after which Kueue suspends the Job`
-    : "waiting for Kueue to make the Job's Workload, to deactivate it";
-  return [false, "Suspending", `spec.suspend is true: ${doing}`];
+  return [
+    false,
+    "Suspending",
+    `spec.suspend is true: deactivating ${workload}, after which Kueue suspends the Job`,
+  ];
 }
 
 /** The field managers that own the Job's `spec.suspend` (its managedFields: who set it). */

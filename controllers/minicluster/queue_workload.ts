@@ -14,9 +14,11 @@
  * Not watched: the Workload CRD exists only where Kueue is installed, and a watch of a resource
  * the API server lacks would fail everywhere else. It is listed by Kueue's job-uid label, and only
  * while the Job is suspended or the spec suspends it, so a running MiniCluster costs no request.
+ * Whether the Job has a Workload decides how `spec.suspend` is carried out: through it, or (no
+ * Workload: Kueue absent, without its batch/job integration, or not tracking the Job) on the Job.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { Condition } from "kubernetes-types/meta/v1.d.ts";
+import type { Condition, OwnerReference } from "kubernetes-types/meta/v1.d.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
 import { isForbidden, isNotFound } from "../../runtime/errors.ts";
 import type { FreshnessFence } from "../../runtime/freshness_fence.ts";
@@ -41,6 +43,8 @@ export interface KueueWorkload {
     name?: string;
     namespace?: string;
     creationTimestamp?: string;
+    labels?: Record<string, string>;
+    ownerReferences?: OwnerReference[];
     managedFields?: { manager?: string; subresource?: string; fieldsV1?: unknown }[];
   };
   spec?: { active?: boolean; queueName?: string };
@@ -62,6 +66,11 @@ export interface QueueReport {
   evicted?: { reason: string; message: string };
   /** Why it has no quota yet (its QuotaReserved condition while False). */
   pending?: string;
+  /**
+   * The Job is labelled but Kueue does not track it (no Workload: `unserved`, Kueue's Workloads
+   * are not served; `none`, Kueue made none for it), so the operator suspends the Job itself.
+   */
+  untracked?: "unserved" | "none";
 }
 
 const trueCondition = (wl: KueueWorkload, type: string) =>
@@ -86,18 +95,33 @@ export function queueReport(queue: string, wl: KueueWorkload | undefined): Queue
   };
 }
 
+/** What a read of the Job's Workload found. */
+export interface WorkloadRead {
+  /** The API server serves Kueue's Workloads (false: Kueue is absent, or older than v0.15). */
+  served: boolean;
+  /** The Job's Workload, when Kueue made one. */
+  workload?: KueueWorkload;
+}
+
+/** `wl` names `job` as its controlling owner (Kueue makes it so). */
+function controlledBy(wl: KueueWorkload, job: Job): boolean {
+  const uid = job.metadata?.uid;
+  return (wl.metadata?.ownerReferences ?? []).some((r) =>
+    r.controller === true && r.uid === uid && r.kind === "Job"
+  );
+}
+
 /**
  * The Workload of `job`: Kueue makes one per Job (more only for an elastic Job being resized, of
- * which the newest is the current one). Undefined where Kueue is not installed or the operator may
- * not read Workloads (a refusal other than a transient one is not the MiniCluster's problem: it
- * runs as any Job there).
+ * which the newest is the current one), labelled with the Job's uid and controlled by the Job. A
+ * Workload that carries the label but is not controlled by the Job is someone else's (anyone who
+ * may create Workloads can copy a label), and is ignored. Where Workloads are not served, or the
+ * operator may not read them (a refusal other than a transient one is not the MiniCluster's
+ * problem), the Job has none: the operator then suspends the Job itself.
  */
-export async function readQueueWorkload(
-  client: ApiClient,
-  job: Job,
-): Promise<KueueWorkload | undefined> {
+export async function readQueueWorkload(client: ApiClient, job: Job): Promise<WorkloadRead> {
   const uid = job.metadata?.uid;
-  if (!uid) return undefined;
+  if (!uid) return { served: true };
   try {
     const list = await client.list<KueueWorkload>(KueueWorkloads, {
       namespace: job.metadata?.namespace,
@@ -105,9 +129,10 @@ export async function readQueueWorkload(
     });
     const newest = (a: KueueWorkload, b: KueueWorkload) =>
       (b.metadata?.creationTimestamp ?? "").localeCompare(a.metadata?.creationTimestamp ?? "");
-    return [...list.items].sort(newest)[0];
+    const workload = list.items.filter((wl) => controlledBy(wl, job)).sort(newest)[0];
+    return workload ? { served: true, workload } : { served: true };
   } catch (e) {
-    if (isNotFound(e) || isForbidden(e)) return undefined;
+    if (isNotFound(e) || isForbidden(e)) return { served: false };
     throw e;
   }
 }

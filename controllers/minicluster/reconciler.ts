@@ -10,14 +10,15 @@
  * | ---------- | --------------------------------------------------- | ------------------------------- |
  * | validate   | nothing (api/ defaulting and checks)                | ValidationFailed                |
  * | sizes      | the workspace, from the cache or the API; no write  | WorkspaceInvalid/Lost           |
- * | build      | a referenced CURVE Secret, the gang dry run         | CURVE problems, BuildFailed     |
+ * | build      | a referenced CURVE Secret, the gang dry run, Kueue's | CURVE problems, BuildFailed     |
+ * |            | Workload of a Job being suspended or resumed        |                                 |
  * | police     | nothing (--pod-security, pod_security.ts)           | PodSecurity                     |
  * | gang       | the PodGroup (pod_group.ts), behind the fence       | its problem while no Job runs   |
  * | dependents | every child in waves, then pruning (dependents.ts)  | a transient error (after its    |
  * |            |                                                     | report from the first retry);   |
  * |            |                                                     | a workspace that refuses the    |
  * |            |                                                     | sizes; other sizes: build again |
- * | queue      | Kueue's Workload of a queued Job, behind the fence  | never                           |
+ * | queue      | the Workload follows spec.suspend, behind the fence | never                           |
  * | finish     | the status and its Events, or the self-deletion of  | (the Action)                    |
  * |            | a finished MiniCluster, behind the fence            |                                 |
  *
@@ -61,10 +62,15 @@ import { MiniClusters } from "../../api/resource.ts";
 import type { RuntimeLog } from "../../runtime/log.ts";
 import { curveSecretName, FIELD_MANAGER, FINALIZER } from "./children/names.ts";
 import { curveProblems } from "./curve_integrity.ts";
-import { curveSource, type GivenCurveCert, type InlineCurveCertPolicy } from "./curve_source.ts";
+import { curveSource, type InlineCurveCertPolicy } from "./curve_source.ts";
 import { Cleanup } from "./cleanup.ts";
 import { type CurveBuilders, defaultCurve, miniClusterDependents } from "./dependents.ts";
-import { BuildError, type DesiredChildren, desiredChildren } from "./desired.ts";
+import {
+  BuildError,
+  type DesiredChildren,
+  desiredChildren,
+  type DesiredOptions,
+} from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
 import { afterFinish, type Deletion } from "./finished.ts";
 import { type PodSecurityLevel, policed } from "./pod_security.ts";
@@ -79,12 +85,13 @@ import type { GangReport } from "./gang_condition.ts";
 import { GangSupportProbe } from "./gang_support.ts";
 import { ensurePodGroup, type PodGroupState, readPodGroup } from "./pod_group.ts";
 import { TIMING } from "./timing.ts";
-import { kueueQueueOf } from "./children/queue.ts";
+import { jobQueueLabel, queueLabelChange } from "./children/queue.ts";
 import {
   followSuspend,
   type QueueReport,
   queueReport,
   readQueueWorkload,
+  type WorkloadRead,
 } from "./queue_workload.ts";
 import { type Sizes, unusable, WorkspaceResolver } from "./workspace.ts";
 import type { MiniClusterWorkspace } from "../../api/workspace.ts";
@@ -225,18 +232,34 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     // What the running brokers depend on follows their Job's subdomain, not the spec's.
     const running = ownJob(this.#stores, spec);
     const runningSubdomain = running?.spec?.template?.spec?.subdomain;
-    const first = await built(spec, sizes, { given, runningSubdomain });
+    const queueing = await this.#queueing(spec, running);
+    const suspend = spec.spec.suspend === true && !queueing.read?.workload;
+    const opts = { given, runningSubdomain, suspend, queue: queueing.label };
+    const first = await built(spec, sizes, opts);
     if (first.stop) return first;
     const gang: GangReport = { asked: spec.spec.gang !== undefined };
     if (!gang.asked || jobPodGroup(running) !== undefined) {
-      return proceed({ desired: first.value, running, gang });
+      return proceed({ desired: first.value, running, gang, queueing });
     }
     const support = await this.#gangSupport.check(first.value.job);
-    if (support.served) return proceed({ desired: first.value, running, gang });
+    if (support.served) return proceed({ desired: first.value, running, gang, queueing });
     gang.unavailable = support.why;
-    const unganged = await built(spec, sizes, { given, runningSubdomain, unganged: true });
+    const unganged = await built(spec, sizes, { ...opts, unganged: true });
     if (unganged.stop) return unganged;
-    return proceed({ desired: unganged.value, running, gang });
+    return proceed({ desired: unganged.value, running, gang, queueing });
+  }
+
+  /**
+   * How the Job is queued (children/queue.ts): its queue label (the live Job's once it exists), and,
+   * while the Job is suspended or the spec suspends it, Kueue's Workload of it, which decides
+   * whether spec.suspend goes through the Workload or on the Job (queue_workload.ts). Only reads.
+   */
+  async #queueing(spec: DefaultedMiniCluster, running: Job | undefined): Promise<Queueing> {
+    const label = jobQueueLabel(spec, running);
+    const change = queueLabelChange(spec, running);
+    const base = { label, ...(change ? { change } : {}) };
+    if (!running || (spec.spec.suspend !== true && running.spec?.suspend !== true)) return base;
+    return { ...base, read: await readQueueWorkload(this.#client, running) };
   }
 
   /**
@@ -254,7 +277,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     const problem = group && "problem" in group ? group.problem : undefined;
     if (problem && !running) return stop({ ...sized(sizes), unappliable: problem, gang });
     if (group && !("problem" in group)) gang.podGroup = group;
-    return proceed({ ...built, problems: problem ? [problem] : [] });
+    const problems = [problem, built.queueing.change].filter((p): p is Problem => p !== undefined);
+    return proceed({ ...built, problems });
   }
 
   /**
@@ -317,6 +341,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         gang: ganged.gang,
       },
       requeueAfterMs: outcome.requeueAfterMs,
+      queueing: ganged.queueing,
     });
   }
 
@@ -394,26 +419,29 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   }
 
   /**
-   * Queue: Kueue's Workload of a queued MiniCluster's Job, made to follow spec.suspend
-   * (queue_workload.ts): read only while the Job is suspended or the spec suspends it.
+   * Queue: the Workload of a Job Kueue tracks follows spec.suspend (queue_workload.ts); the
+   * report says how the Job is queued, and why a labelled Job Kueue does not track is suspended
+   * by the operator itself.
    */
   async #queue(
     mc: DefaultedMiniCluster,
     applied: Applied,
     fence: FreshnessFence,
   ): Promise<Stage<Applied>> {
-    const queue = kueueQueueOf(mc);
-    if (!queue) return proceed(applied);
+    const { label, read } = applied.queueing;
     const reported = (report: QueueReport) =>
       proceed({ ...applied, report: { ...applied.report, queue: report } });
-    const job = ownJob(this.#stores, mc);
-    const suspend = mc.spec.suspend === true;
-    if (!job || (!suspend && job.spec?.suspend !== true)) return reported({ queue });
-    const workload = await readQueueWorkload(this.#client, job);
-    if (!workload) return reported({ queue });
-    return reported(
-      queueReport(queue, await followSuspend(this.#client, workload, suspend, fence)),
-    );
+    const workload = read?.workload;
+    if (workload) {
+      const queue = label ?? workload.spec?.queueName ?? "";
+      const suspend = mc.spec.suspend === true;
+      return reported(
+        queueReport(queue, await followSuspend(this.#client, workload, suspend, fence)),
+      );
+    }
+    if (!label) return proceed(applied);
+    if (!read || mc.spec.suspend !== true) return reported({ queue: label });
+    return reported({ queue: label, untracked: read.served ? "none" : "unserved" });
   }
 
   /** What happened to the generated CURVE certificate behind the operator's back. */
@@ -453,11 +481,25 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   }
 }
 
-/** The built children, the running Job they were built beside, and the gang as far as known. */
+/**
+ * The built children, the running Job they were built beside, the gang as far as known, and how
+ * the Job is queued.
+ */
 interface Built {
   desired: DesiredChildren;
   running: Job | undefined;
   gang: GangReport;
+  queueing: Queueing;
+}
+
+/** How the Job is queued (#queueing). */
+interface Queueing {
+  /** Kueue's queue label the Job carries (or is created with); null: none. */
+  label: string | null;
+  /** The spec's queue label the live Job cannot take. */
+  change?: Problem;
+  /** Kueue's Workload of the Job, read while the Job is suspended or the spec suspends it. */
+  read?: WorkloadRead;
 }
 
 /** Built, with what the gang stage could not apply beside a running Job. */
@@ -470,6 +512,7 @@ interface Applied {
   spec: DefaultedMiniCluster;
   report: StatusReport;
   requeueAfterMs?: number;
+  queueing: Queueing;
 }
 
 /** The report's sizes (what the status shows of them). */
@@ -506,7 +549,7 @@ function validate(mc: MiniCluster): Stage<DefaultedMiniCluster> {
 async function built(
   mc: DefaultedMiniCluster,
   sizes: Sizes,
-  opts: { given?: GivenCurveCert; runningSubdomain?: string; unganged?: boolean },
+  opts: DesiredOptions,
 ): Promise<Stage<DesiredChildren>> {
   try {
     const sizing = { size: sizes.effectiveSize, maxSize: sizes.maximumSize };

@@ -10,7 +10,11 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { kubectl } from "../../hack/kubectl.ts";
+import assert from "node:assert/strict";
 import type { TestEnv } from "../harness.ts";
+import { sumOf, WRITE_VERBS } from "../../testing/metrics_text.ts";
+import type { OperatorProcess } from "../../testing/operator_process.ts";
+import { type E2EEnv, e2eTest, podsOf } from "./env.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -40,6 +44,11 @@ export interface QueueOptions {
   priorities?: Record<string, number>;
   /** The flavor's node labels (default: the KWOK nodes'). */
   nodeLabels?: Record<string, string>;
+  /**
+   * The LocalQueue's name (default `lq`). `default` makes Kueue queue every new Job of the
+   * namespace, labelled or not (LocalQueueDefaulting, on in Kueue v0.17).
+   */
+  localQueue?: string;
 }
 
 /** The ClusterQueue of a scenario (its namespace's name). */
@@ -83,7 +92,7 @@ export async function makeQueues(env: TestEnv, opts: QueueOptions): Promise<() =
     {
       apiVersion: "kueue.x-k8s.io/v1beta2",
       kind: "LocalQueue",
-      metadata: { name: LOCAL_QUEUE, namespace: env.namespace },
+      metadata: { name: opts.localQueue ?? LOCAL_QUEUE, namespace: env.namespace },
       spec: { clusterQueue: name },
     },
     ...priorities,
@@ -130,4 +139,42 @@ export async function workloadsOf(env: TestEnv, jobUid: string): Promise<KueueWo
 /** A Workload's condition `type` when it is True. */
 export function workloadCondition(wl: KueueWorkload, type: string) {
   return wl.status?.conditions?.find((c) => c.type === type && c.status === "True");
+}
+
+/**
+ * Registers a scenario with its own queues and an operator watching its namespace; the queues go
+ * afterwards, also on failure. Ignored where the cluster has no Kueue (kueueAvailable).
+ */
+export function kueueTest(
+  name: string,
+  queues: QueueOptions,
+  fn: (env: E2EEnv, op: OperatorProcess) => Promise<void>,
+  timeoutMs: number,
+): void {
+  e2eTest(name, async (env) => {
+    const dropQueues = await makeQueues(env, queues);
+    try {
+      await fn(env, await env.startOperator());
+    } finally {
+      await dropQueues();
+    }
+  }, { timeoutMs, ignore: !kueueAvailable() });
+}
+
+/** The operator's writes to Jobs so far (its own api_requests_total). */
+export async function jobWrites(op: OperatorProcess): Promise<number> {
+  return sumOf(await op.metrics(), "api_requests_total", {
+    verb: WRITE_VERBS,
+    resource: "jobs.batch",
+  });
+}
+
+/** No pod of `name` exists for `ms` (checked every 250 ms). */
+export async function staysWithoutPods(env: TestEnv, name: string, ms: number) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const pods = (await podsOf(env, name)).map((p) => p.metadata?.name);
+    assert.deepEqual(pods, [], `${name} has pods while Kueue has not admitted it`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }

@@ -9,12 +9,8 @@ import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { jobPodGroup } from "../../controllers/minicluster/children/gang.ts";
 import { kubectl, type TestEnv } from "../harness.ts";
-import { sumOf, WRITE_VERBS } from "../../testing/metrics_text.ts";
-import type { OperatorProcess } from "../../testing/operator_process.ts";
 import {
   conditionOf,
-  type E2EEnv,
-  e2eTest,
   eventsOf,
   eventually,
   getMiniCluster,
@@ -27,17 +23,16 @@ import {
 } from "./env.ts";
 import {
   FLAVOR_NODE_LABELS,
-  kueueAvailable,
+  jobWrites,
+  kueueTest,
   LOCAL_QUEUE,
-  makeQueues,
   priorityClass,
   QUEUED,
-  type QueueOptions,
+  staysWithoutPods,
   workloadCondition,
   workloadsOf,
 } from "./kueue_env.ts";
 
-const ignore = !kueueAvailable();
 const INDEX_LABEL = "batch.kubernetes.io/job-completion-index";
 
 /** A MiniCluster of `size` pods of one CPU each, queued in the scenario's LocalQueue. */
@@ -59,34 +54,6 @@ function queued(
   return mc;
 }
 
-/**
- * Registers a scenario with its own queues (kueue_env.ts) and an operator watching its namespace;
- * the queues go afterwards, also on failure.
- */
-function kueueTest(
-  name: string,
-  queues: QueueOptions,
-  fn: (env: E2EEnv, op: OperatorProcess) => Promise<void>,
-  timeoutMs: number,
-): void {
-  e2eTest(name, async (env) => {
-    const dropQueues = await makeQueues(env, queues);
-    try {
-      await fn(env, await env.startOperator());
-    } finally {
-      await dropQueues();
-    }
-  }, { timeoutMs, ignore });
-}
-
-/** The operator's writes to Jobs so far (its own api_requests_total). */
-async function jobWrites(op: OperatorProcess): Promise<number> {
-  return sumOf(await op.metrics(), "api_requests_total", {
-    verb: WRITE_VERBS,
-    resource: "jobs.batch",
-  });
-}
-
 /** Lets the lead broker of `name` finish, so that its MiniCluster succeeds and frees its quota. */
 async function finish(env: TestEnv, name: string): Promise<void> {
   const lead = (await podsOf(env, name)).find((p) =>
@@ -95,16 +62,6 @@ async function finish(env: TestEnv, name: string): Promise<void> {
   assert.ok(lead, `${name}: no lead broker pod`);
   await kubectl(env, "annotate", "pod", lead.metadata!.name!, "kwok.x-k8s.io/keep-running-");
   await waitForCondition(env, name, "Succeeded", { status: "True" }, 60_000);
-}
-
-/** No pod of `name` exists for `ms` (checked every 250 ms). */
-async function staysWithoutPods(env: TestEnv, name: string, ms: number) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    const pods = (await podsOf(env, name)).map((p) => p.metadata?.name);
-    assert.deepEqual(pods, [], `${name} has pods while Kueue has not admitted it`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 kueueTest(

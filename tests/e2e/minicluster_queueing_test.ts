@@ -23,34 +23,39 @@ const INDEX_LABEL = "batch.kubernetes.io/job-completion-index";
 const byIndex = (pods: Pod[], index: string) =>
   pods.find((p) => p.metadata?.labels?.[INDEX_LABEL] === index && !p.metadata.deletionTimestamp)!;
 
-e2eTest("e2e queueing: a suspended MiniCluster gets pods only after resume", async (env) => {
-  await env.startOperator();
-  await env.client.create(
-    MiniClusters,
-    miniCluster("later", env.namespace, {
-      size: 3,
-      suspend: true,
-      pod: { annotations: KEEP_RUNNING },
-    }),
-  );
-  await waitForCondition(env, "later", "Suspended", { status: "True", reason: "Suspended" });
-  await waitForCondition(env, "later", "Ready", { status: "False", reason: "Suspended" });
-  // The Job controller had time to act on the Job: still no pod.
-  await new Promise((r) => setTimeout(r, 3_000));
-  assert.deepEqual((await podsOf(env, "later")).map((p) => p.metadata?.name), []);
-  assert.equal((await jobOf(env, "later")).spec?.suspend, true);
+e2eTest(
+  "e2e queueing: a MiniCluster suspended from the start gets its Job and pods only after resume",
+  async (env) => {
+    await env.startOperator();
+    await env.client.create(
+      MiniClusters,
+      miniCluster("later", env.namespace, {
+        size: 3,
+        suspend: true,
+        pod: { annotations: KEEP_RUNNING },
+      }),
+    );
+    await waitForCondition(env, "later", "Suspended", { status: "True", reason: "Suspended" });
+    await waitForCondition(env, "later", "Ready", { status: "False", reason: "Suspended" });
+    // The Job controller had time to act on the Job: still no pod.
+    await new Promise((r) => setTimeout(r, 3_000));
+    assert.deepEqual((await podsOf(env, "later")).map((p) => p.metadata?.name), []);
+    // Suspended from the start: no Job until resumed (a default queue would admit one at once).
+    await assert.rejects(jobOf(env, "later"), /not ?found/i);
 
-  await env.client.patch(
-    MiniClusters,
-    env.namespace,
-    "later",
-    { spec: { suspend: false } },
-    "merge",
-  );
-  await waitForRunningPods(env, "later", 3);
-  await waitForCondition(env, "later", "Ready", { status: "True", reason: "PodsReady" });
-  await waitForCondition(env, "later", "Suspended", { status: "False", reason: "NotSuspended" });
-}, { timeoutMs: 120_000 });
+    await env.client.patch(
+      MiniClusters,
+      env.namespace,
+      "later",
+      { spec: { suspend: false } },
+      "merge",
+    );
+    await waitForRunningPods(env, "later", 3);
+    await waitForCondition(env, "later", "Ready", { status: "True", reason: "PodsReady" });
+    await waitForCondition(env, "later", "Suspended", { status: "False", reason: "NotSuspended" });
+  },
+  { timeoutMs: 120_000 },
+);
 
 e2eTest("e2e queueing: the Job succeeds with the lead broker, followers running", async (env) => {
   await env.startOperator();

@@ -20,11 +20,13 @@
  *   services                       → the services pod <name>-services with those containers
  *   command, tasks, logging        → the Flux container's wait script
  *   flux.logLevel, queuePolicy     → the broker options and broker.toml
- *   suspend                        → Job spec.suspend; Suspended=True/Suspended (else False)
+ *   suspend                        → Job spec.suspend; Suspended=True/Suspended (else False);
+ *                                    no Job while suspended from the start
  *
  * The Job's pod template cannot change once the Job exists: template fields follow the spec the
- * Job was created from (`initial`), and a spec whose template differs must be reported as
- * Unappliable/JobFieldsImmutable; everything else follows the current spec.
+ * Job was created from (`jobFrom`: the first spec that did not suspend), and a spec whose template
+ * differs must be reported as Unappliable/JobFieldsImmutable; the maximum size follows the spec at
+ * creation (`initial`, the workspace's); everything else follows the current spec.
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Container, Pod, Service } from "kubernetes-types/core/v1.d.ts";
@@ -94,17 +96,26 @@ function ownedBy(
 }
 
 /** Everything in `observed` that disagrees with `spec` (empty when consistent). */
-export function consistencyProblems(spec: Spec, initial: Spec, observed: Observed): string[] {
+export function consistencyProblems(
+  spec: Spec,
+  initial: Spec,
+  observed: Observed,
+  jobFrom: Spec | undefined = initial,
+): string[] {
   const problems: string[] = [];
   const bad = (msg: string) => problems.push(msg);
   const { name, uid } = observed;
   const maximum = maximumOf(initial);
   const size = Math.min(Math.max(spec.size ?? 1, 1), maximum);
-  const templateChanged = templateProjection(spec, name) !== templateProjection(initial, name);
+  // Before the Job exists, what its pods depend on follows the spec.
+  const from = jobFrom ?? spec;
+  const templateChanged = templateProjection(spec, name) !== templateProjection(from, name);
 
   // The Job.
   const job = observed.jobs.find((j) => j.metadata?.name === name && ownedBy(j, uid));
-  if (!job) bad(`no Job ${name} owned by the MiniCluster`);
+  if (!jobFrom) {
+    if (job) bad(`a Job ${name} exists while the MiniCluster was suspended from the start`);
+  } else if (!job) bad(`no Job ${name} owned by the MiniCluster`);
   else {
     if (job.spec?.parallelism !== size) {
       bad(`Job parallelism ${job.spec?.parallelism}, want ${size}`);
@@ -128,14 +139,14 @@ export function consistencyProblems(spec: Spec, initial: Spec, observed: Observe
     if ((job.spec?.suspend ?? false) !== (spec.suspend ?? false)) {
       bad(`Job suspend ${job.spec?.suspend}, want ${spec.suspend ?? false}`);
     }
-    problems.push(...templateProblems(initial, name, job));
+    problems.push(...templateProblems(from, name, job));
   }
 
   // Services: the headless (or minimal) one in the running pods' subdomain and one per non-Flux
   // container with ports; no others.
   const services = observed.services.filter((s) => ownedBy(s, uid));
   const wantServices = new Map<string, number[] | undefined>([[
-    headlessName(initial, name),
+    headlessName(from, name),
     undefined,
   ]]);
   spec.containers.forEach((c, i) => {
@@ -189,7 +200,7 @@ export function consistencyProblems(spec: Spec, initial: Spec, observed: Observe
     c.metadata?.name === `${name}-entrypoint` && ownedBy(c, uid)
   );
   if (!cm) bad(`no ConfigMap ${name}-entrypoint`);
-  else problems.push(...scriptProblems(spec, name, size, maximum, cm, headlessName(initial, name)));
+  else problems.push(...scriptProblems(spec, name, size, maximum, cm, headlessName(from, name)));
 
   // The status.
   const status = observed.status;

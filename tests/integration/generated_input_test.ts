@@ -93,11 +93,15 @@ integrationTest(
               spec,
             };
             const steps: string[] = [`create ${JSON.stringify(spec)}`];
+            let jobFrom: Spec | undefined;
             const check = async (current: Spec) => {
               counts.steps++;
               try {
                 await eventually(async () => {
-                  const problems = consistencyProblems(current, spec, await observe(env, name));
+                  // The Job is made from the first spec that does not suspend.
+                  if (!jobFrom && !current.suspend) jobFrom = current;
+                  const observed = await observe(env, name);
+                  const problems = consistencyProblems(current, spec, observed, jobFrom);
                   if (problems.length > 0) throw new Error(problems.join("; "));
                 }, { timeoutMs: CONVERGE_MS, intervalMs: 250 });
                 return true;

@@ -34,7 +34,28 @@ function suspendOwners(job: Job): string[] {
 
 integrationTest("minicluster queueing: spec.suspend suspends and resumes the Job", async (env) => {
   await withOperator(env, async () => {
+    // Suspended from the start: no Job until resumed (a default queue would admit it at once).
     await env.client.create(MiniClusters, miniCluster("paused", env.namespace, { suspend: true }));
+    const before = await waitForCondition(env, "paused", "Suspended", "True", "Suspended");
+    assert.match(before.message ?? "", /the Job is created when it is false/);
+    await assert.rejects(getJob(env, "paused"), /not ?found/i);
+    await env.client.patch(
+      MiniClusters,
+      env.namespace,
+      "paused",
+      { spec: { suspend: false } },
+      "merge",
+    );
+    await eventually(async () =>
+      assert.notEqual((await getJob(env, "paused")).spec?.suspend, true)
+    );
+    await env.client.patch(
+      MiniClusters,
+      env.namespace,
+      "paused",
+      { spec: { suspend: true } },
+      "merge",
+    );
     await eventually(async () => assert.equal((await getJob(env, "paused")).spec?.suspend, true));
     const c = await waitForCondition(env, "paused", "Suspended", "True", "Suspended");
     assert.match(c.message ?? "", /spec\.suspend is true/);

@@ -40,7 +40,9 @@ integrationTest(
   "minicluster resume: suspend, change the pod template, resume: the Job resumes",
   async (env) => {
     await withOperator(env, async (op) => {
-      await env.client.create(MiniClusters, miniCluster("later", env.namespace, { suspend: true }));
+      await env.client.create(MiniClusters, miniCluster("later", env.namespace));
+      await eventually(async () => await getJob(env, "later"));
+      await patchSpec(env, "later", { suspend: true });
       await eventually(async () => assert.equal((await getJob(env, "later")).spec?.suspend, true));
       await waitForCondition(env, "later", "Suspended", "True", "Suspended");
 

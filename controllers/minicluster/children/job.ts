@@ -20,7 +20,7 @@ import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
 import { fluxViewContainer, jobContainers } from "./containers.ts";
 import { schedulingGroup } from "./gang.ts";
 import { headlessServiceName, jobName } from "./names.ts";
-import { kueueQueueOf } from "./queue.ts";
+import { KUEUE_QUEUE_LABEL, kueueQueueOf } from "./queue.ts";
 import { childMetadata } from "./owner.ts";
 import { sortedMap } from "./pod.ts";
 import {
@@ -42,6 +42,13 @@ export interface JobOptions {
   size?: number;
   /** Leave spec.gang out: the API server does not serve gang scheduling (gang.ts). */
   unganged?: boolean;
+  /**
+   * Carry `suspend: true`: the user suspends and no Workload of Kueue's carries it out. Default:
+   * `spec.suspend` of a MiniCluster whose spec names no queue (what `render` shows).
+   */
+  suspend?: boolean;
+  /** Kueue's queue label (null: none), default the spec's (queue.ts jobQueueLabel). */
+  queue?: string | null;
 }
 
 export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
@@ -76,7 +83,7 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
     mc.spec.flux.container.imagePullSecret,
   ]);
   if (pullSecrets) spec.imagePullSecrets = pullSecrets;
-  const metadata = childMetadata(mc, jobName(mc), mc.spec.jobLabels);
+  const metadata = childMetadata(mc, jobName(mc), jobLabels(mc, opts.queue));
   const jobAnnotations = sortedMap(mc.spec.jobAnnotations);
   if (Object.keys(jobAnnotations).length > 0) metadata.annotations = jobAnnotations;
   return {
@@ -89,7 +96,9 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
       parallelism: size,
       backoffLimit: mc.spec.backoffLimit,
       activeDeadlineSeconds: mc.spec.deadlineSeconds,
-      ...(mc.spec.suspend === true && !kueueQueueOf(mc) ? { suspend: true } : {}),
+      ...((opts.suspend ?? (mc.spec.suspend === true && !kueueQueueOf(mc)))
+        ? { suspend: true }
+        : {}),
       successPolicy: leadBrokerSuccess(),
       ...podFailurePolicy(mc, spec),
       template: {
@@ -98,6 +107,16 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
       },
     },
   };
+}
+
+/** spec.jobLabels with Kueue's queue label as given (undefined: the spec's). */
+function jobLabels(
+  mc: DefaultedMiniCluster,
+  queue: string | null | undefined,
+): Record<string, string> | undefined {
+  if (queue === undefined) return mc.spec.jobLabels;
+  const { [KUEUE_QUEUE_LABEL]: _spec, ...rest } = mc.spec.jobLabels ?? {};
+  return queue === null ? rest : { ...rest, [KUEUE_QUEUE_LABEL]: queue };
 }
 
 /** The Job succeeds as soon as index 0, the lead broker, has succeeded. */
