@@ -1,8 +1,8 @@
 // spec.gang on the fake API server: the PodGroup written before the Job whose pods name it, its
 // minCount following the size, a name someone else holds looked at again, the PodGroup deleted
-// with its MiniCluster, turning the gang on or off reported as an immutable field, and an API
-// server that refuses the pods' schedulingGroup: the MiniCluster runs unganged, says why once, and
-// asks again only when the answer is old.
+// with its MiniCluster, a gang no scheduler enforced said so, turning the gang on or off reported
+// as an immutable field, and an API server that refuses the pods' schedulingGroup: the
+// MiniCluster runs unganged, says why once, and asks again only when the answer is old.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import { NAME_TAKEN_RECHECK_MS } from "../../runtime/dependents.ts";
@@ -62,6 +62,21 @@ Deno.test("reconcile gang: the PodGroup before the Job, its minCount following t
   assert.equal(job(op, "flux")?.spec?.parallelism, 5);
   assert.equal(minCount(op, "flux"), 3);
   assert.equal(op.condition("flux", "Unappliable")?.status, "False");
+});
+
+Deno.test("reconcile gang: pods that run while the scheduler left the PodGroup unanswered: NotEnforced, once", async () => {
+  const op = new FakeOperator();
+  await op.create("flux", { size: 2, gang: {}, pod: { schedulerName: "my-scheduler" } });
+  await op.converge("flux");
+  assert.equal(op.condition("flux", "GangScheduling")?.reason, "Pending");
+  op.seedPods("flux", 2, 2);
+  await op.converge("flux");
+  const c = op.condition("flux", "GangScheduling");
+  assert.equal(c?.status, "False");
+  assert.equal(c?.reason, "NotEnforced");
+  assert.match(c!.message!, /2 of 2 pods run, placed by the scheduler my-scheduler/);
+  assert.equal(op.condition("flux", "Ready")?.status, "True", "beside Ready, not instead of it");
+  assert.deepEqual(op.events("flux").filter((r) => r === "NotEnforced"), ["NotEnforced"]);
 });
 
 Deno.test("reconcile gang: turning the gang off or on for a running Job is reported, not applied", async () => {
