@@ -39,6 +39,8 @@ export interface WatchSpec {
   transform?: Transform<KubeObject>;
   /** Extra store indexes (runtime/store.ts), fixed by the first caller like the transform. */
   indexes?: Record<string, IndexFunc<KubeObject>>;
+  /** Watched only where the API server serves the kind (watcher.ts), looked at this often. */
+  whereServed?: { recheckMs: number };
 }
 
 export type ControllerSpec<T extends KubeObject> =
@@ -144,6 +146,7 @@ export class Manager {
         fieldSelector: spec.fieldSelector,
         transform: spec.transform,
         indexes: spec.indexes,
+        whereServed: spec.whereServed,
         stopOnForbidden: this.#opts.failOnForbidden,
         relistBudget: this.pacing.relistBudget,
         listSlots: this.#listSlots,

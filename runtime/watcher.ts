@@ -11,7 +11,10 @@
  *   not stormed by every client at once.
  * - A kind the API server does not serve (404 on the first list: a CustomResourceDefinition that
  *   was never applied) stops the watcher at once, naming what to apply: retrying cannot fix it,
- *   and waiting for the sync timeout would only hide the cause.
+ *   and waiting for the sync timeout would only hide the cause. Unless the kind is watched only
+ *   where it is served (`whereServed`, an activation condition as the Java Operator SDK's): then
+ *   its stream counts as synced with nothing in it and lists again every `recheckMs`, so a beta API
+ *   the cluster does not serve neither fails the operator nor goes unwatched once it is turned on.
  * - A permission error before the first list completes stops the watcher (default: the operator's
  *   RBAC is wrong and retrying cannot fix it, so fail loudly at start-up) or, when configured,
  *   retries forever like any other error (RBAC may be applied after the operator).
@@ -81,6 +84,11 @@ interface WatcherOptions<T> {
   relistBudget?: RelistBudget;
   /** Lists wait for a slot here, shared with the client's other watchers (runtime/slots.ts). */
   listSlots?: Slots;
+  /**
+   * Watched only where the API server serves the kind: a 404 on the first list makes the stream
+   * synced and empty, and it lists again after `recheckMs` (instead of stopping the watcher).
+   */
+  whereServed?: { recheckMs: number };
   clock?: Clock;
   log?: RuntimeLog;
   metrics?: WatcherMetrics;
@@ -113,6 +121,8 @@ export class Watcher<T extends KubeObject> {
   #listed = new Set<string | undefined>();
   /** Namespaces whose last list or watch was refused (401/403), with the API's reason. */
   #denied = new Map<string, string>();
+  /** Streams whose first list found the kind not served (with `whereServed`). */
+  #unserved = new Set<string | undefined>();
   #running: Promise<void>[] = [];
   #resolveSynced!: () => void;
   #rejectSynced!: (e: Error) => void;
@@ -253,6 +263,11 @@ export class Watcher<T extends KubeObject> {
       }
       return true;
     }
+    if (action.type === "stop" && action.reason === "not-served" && this.#opts.whereServed) {
+      this.#notServedYet(namespace);
+      await sleep(this.#clock, this.#opts.whereServed.recheckMs, signal);
+      return true;
+    }
     if (action.type === "stop" && action.reason === "not-served") {
       const err = new WatcherError(notServedMessage(this.type));
       log.error("kind not served at start-up; giving up", { ...fields, error: err.message });
@@ -308,6 +323,9 @@ export class Watcher<T extends KubeObject> {
     }
     const list = { metadata, items };
     this.#listed.add(namespace);
+    if (this.#unserved.delete(namespace)) {
+      this.#log.info("kind served now; watching it", { resource: this.resource });
+    }
     if (namespace !== undefined && this.#denied.delete(namespace)) {
       this.#log.info("namespace served again", { resource: this.resource, namespace });
       this.#opts.metrics?.notServed?.(this.resource, namespace, undefined);
@@ -333,9 +351,29 @@ export class Watcher<T extends KubeObject> {
     return this.#denied;
   }
 
-  /** Every stream has listed, or its namespace was refused: nothing left to wait for. */
+  /** Every stream has listed, or its namespace was refused, or the kind is not served there. */
   #allSettled(): boolean {
-    return this.#streams.every((ns) => this.#listed.has(ns) || this.#denied.has(ns!));
+    return this.#streams.every((ns) =>
+      this.#listed.has(ns) || this.#denied.has(ns!) || this.#unserved.has(ns)
+    );
+  }
+
+  /**
+   * A stream of a kind watched only where served found it not served: reported once, and synced
+   * (empty) once every stream settled, so that the controllers start without it.
+   */
+  #notServedYet(namespace: string | undefined): void {
+    if (!this.#unserved.has(namespace) && this.#unserved.size === 0) {
+      this.#log.info("kind not served; watching it once it is", {
+        resource: this.resource,
+        error: notServedMessage(this.type),
+        recheckMs: this.#opts.whereServed?.recheckMs,
+      });
+    }
+    this.#unserved.add(namespace);
+    if (!this.#allSettled()) return;
+    this.#cache.markSynced();
+    this.#resolveSynced();
   }
 
   /** Synced by a refusal: only when some namespace listed (all refused is the RBAC as a whole). */

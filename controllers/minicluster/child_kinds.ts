@@ -19,6 +19,8 @@
  * |                       |      | brokers with a new one)                                 |        |
  * | Service               | 0    | applied; re-created across headless⇄ClusterIP           | yes    |
  * |                       |      | (service_drift.ts)                                      |        |
+ * | PodGroup (the gang)   | 0    | applied (its minCount follows the size); only where the | no     |
+ * |                       |      | API server serves it (below)                            |        |
  * | Job                   | 1    | what a running Job accepts is patched, the rest         | no     |
  * |                       |      | reported (job_drift.ts)                                 |        |
  * | Pod (services pod)    | 1    | labels patched; re-created only when the desired spec   | yes    |
@@ -26,7 +28,14 @@
  * | Event (FailedCreate)  | —    | observed only (create_failures.ts)                      | —      |
  *
  * Wave 1 is what runs pods: it is written after the objects the Job's pods mount, and only once
- * they exist. Cleanup runs the waves in reverse, as the Java Operator SDK deletes dependents: the
+ * they exist. The gang's PodGroup is among those: pods that name it are placed one by one until it
+ * exists, so a new Job waits for it like for its ConfigMap.
+ *
+ * A row may be active only where the API server serves its kind (`whereServed`, an activation
+ * condition as the Java Operator SDK's workflows have): PodGroups (scheduling.k8s.io/v1beta1) are a
+ * beta API of Kubernetes 1.37 served only when asked for. Elsewhere the watch is not started (its
+ * store is synced and empty and it asks again every `recheckMs`, runtime/watcher.ts) and nothing
+ * of the kind is desired (the gang probe builds the Job unganged, gang_support.ts). Cleanup runs the waves in reverse, as the Java Operator SDK deletes dependents: the
  * pod-running kinds first (the Job in the background, so its name is free at once), and the
  * objects they mount only once their pods are gone.
  *
@@ -54,6 +63,9 @@ import type { Transform } from "../../runtime/transforms.ts";
 import { dataView, jobView, podView } from "./cache_view.ts";
 import { curveSecretName, MINICLUSTER_LABEL } from "./children/names.ts";
 import { MINICLUSTER_KIND } from "./children/owner.ts";
+import { jobPodGroup, type PodGroup } from "./children/gang.ts";
+import { GANG_SUPPORT_TTL_MS } from "./gang_support.ts";
+import { PodGroups } from "./pod_group.ts";
 import type { CurveBuilders } from "./curve_builders.ts";
 import { withCurveDigest } from "./curve_integrity.ts";
 import { FAILED_CREATE_SELECTOR, failedCreateView } from "./create_failures.ts";
@@ -89,6 +101,8 @@ export interface WatchedKind {
   indexes?: Record<string, IndexFunc<KubeObject>>;
   /** How a cached child of this kind is compared with a desired one (written kinds only). */
   matches?: Matcher;
+  /** Watched only where the API server serves the kind, asked again this often (see above). */
+  whereServed?: { recheckMs: number };
 }
 
 /** What a row builds its dependents of one reconcile from. */
@@ -225,6 +239,33 @@ export const CHILD_KINDS: readonly ChildKind[] = [
     rbac: WRITTEN,
   },
   {
+    // The gang (children/gang.ts): written only for a new Job or a ganged one (an unganged running
+    // Job's pods cannot name it). A running Job does not need it: its other changes still apply
+    // when the PodGroup cannot be written, which is reported.
+    key: "podGroups",
+    rt: PodGroups,
+    labelSelector: MANAGED_SELECTOR,
+    matches: upToDate,
+    mapper: byOwner,
+    batched: true,
+    whereServed: { recheckMs: GANG_SUPPORT_TTL_MS },
+    wave: 0,
+    desiredOf: (d) => d.podGroup ? [d.podGroup] : [],
+    dependents: ({ mc, desired, stores }) => {
+      const running = ownJob(stores, mc);
+      if (!desired.podGroup || (running && jobPodGroup(running) === undefined)) return [];
+      const group = dependent(
+        PodGroups,
+        stores.podGroups,
+        desired.podGroup,
+        applyWhenDifferent<PodGroup>(upToDate),
+      );
+      return [running ? group : needed(group)];
+    },
+    cleanup: {},
+    rbac: WRITTEN,
+  },
+  {
     key: "jobs",
     rt: Jobs,
     labelSelector: MANAGED_SELECTOR,
@@ -305,12 +346,15 @@ export function watched(key: keyof MiniClusterStores): WatchedKind {
 /** Every store of the table, from `watch`. */
 export function miniClusterStores(watch: WatchFn): MiniClusterStores {
   const stores: Partial<Record<keyof MiniClusterStores, Store<KubeObject>>> = {};
-  for (const { key, rt, labelSelector, fieldSelector, transform, indexes } of WATCHED) {
+  for (
+    const { key, rt, labelSelector, fieldSelector, transform, indexes, whereServed } of WATCHED
+  ) {
     stores[key] = watch(rt, {
       ...(labelSelector ? { labelSelector } : {}),
       ...(fieldSelector ? { fieldSelector } : {}),
       transform,
       ...(indexes ? { indexes } : {}),
+      ...(whereServed ? { whereServed } : {}),
     });
   }
   return stores as unknown as MiniClusterStores;
@@ -330,13 +374,13 @@ export function childWaves(): ChildKind[][] {
 export interface Child {
   kind: string;
   rt: ResourceType;
-  object: ConfigMap | Secret | Service | Pod;
+  object: ConfigMap | Secret | Service | Pod | PodGroup;
 }
 
 /**
  * Every desired child but the Job, in the order of the waves (the workspace and a generated
  * certificate are made apart: from the sizes, by the certificate builder). Render and the bench's
- * raw client write them in this order, the gang's PodGroup and the Job after them.
+ * raw client write them in this order, the Job after them.
  */
 export function childrenInOrder(d: DesiredChildren): Child[] {
   return childWaves().flat().filter((row) => row.rt !== Jobs).flatMap((row) =>

@@ -12,7 +12,7 @@ import type { Condition } from "kubernetes-types/meta/v1.d.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
 import { Events } from "../../runtime/resources.ts";
 import { FAILED, GANG_SCHEDULING, NEGATIVE_POLARITY, READY, SUCCEEDED } from "./status.ts";
-import { GANG_UNAVAILABLE, GANG_UNSCHEDULABLE } from "./gang_condition.ts";
+import { GANG_NOT_ENFORCED, GANG_UNAVAILABLE, GANG_UNSCHEDULABLE } from "./gang_condition.ts";
 import { SUSPENDED_REASON, WAITING_FOR_ADMISSION } from "./lifecycle.ts";
 import { MINICLUSTER_API_VERSION, MINICLUSTER_KIND } from "./children/owner.ts";
 
@@ -63,9 +63,10 @@ function warns(c: Condition, before: Condition | undefined): boolean {
   return c.type === FAILED;
 }
 
+/** A gang the API cannot give, the scheduler cannot place, or a scheduler did not enforce. */
 function gangProblem(c: Condition): boolean {
   return c.type === GANG_SCHEDULING &&
-    (c.reason === GANG_UNAVAILABLE || c.reason === GANG_UNSCHEDULABLE);
+    [GANG_UNAVAILABLE, GANG_UNSCHEDULABLE, GANG_NOT_ENFORCED].includes(c.reason ?? "");
 }
 
 function text(c: Condition): string {

@@ -1,7 +1,7 @@
 /**
  * The MiniCluster reconciler: `reconcile(mc, ctx) → Action`, level-triggered and idempotent.
  *
- *   finalizer → validate → sizes → build → police → gang → dependents → queue → finish
+ *   finalizer → validate → sizes → build → police → dependents → queue → finish
  *
  * Each stage returns one type (stage.ts): Continue with a value for the next stage, or Stop with the
  * status report to write and when to look again. Finish is the one end of every path:
@@ -13,9 +13,8 @@
  * | build      | a referenced CURVE Secret, the gang dry run, Kueue's | CURVE problems, BuildFailed     |
  * |            | Workload of a Job being suspended or resumed        |                                 |
  * | police     | nothing (--pod-security, pod_security.ts)           | PodSecurity                     |
- * | gang       | the PodGroup (pod_group.ts), behind the fence       | its problem while no Job runs   |
- * | dependents | every child in waves, then pruning (dependents.ts)  | a transient error (after its    |
- * |            |                                                     | report from the first retry);   |
+ * | dependents | every child in waves (the gang's PodGroup before    | a transient error (after its    |
+ * |            | the Job), then pruning (dependents.ts)              | report from the first retry);   |
  * |            |                                                     | a workspace that refuses the    |
  * |            |                                                     | sizes; other sizes: build again |
  * | queue      | the Workload follows spec.suspend, behind the fence | never                           |
@@ -52,6 +51,7 @@ import {
   deleteUnchanged,
   type Dependent,
   DependentResources,
+  type DependentsOutcome,
   type Problem,
 } from "../../runtime/dependents.ts";
 import { errorMessage } from "../../runtime/errors.ts";
@@ -60,7 +60,7 @@ import { type FreshnessFence, StaleViewError } from "../../runtime/freshness_fen
 import { Jobs } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import type { RuntimeLog } from "../../runtime/log.ts";
-import { curveSecretName, FIELD_MANAGER, FINALIZER } from "./children/names.ts";
+import { curveSecretName, FIELD_MANAGER, FINALIZER, podGroupName } from "./children/names.ts";
 import { curveProblems } from "./curve_integrity.ts";
 import { curveSource, type InlineCurveCertPolicy } from "./curve_source.ts";
 import { Cleanup } from "./cleanup.ts";
@@ -80,10 +80,10 @@ import { RecreateBudget } from "./services_pod_drift.ts";
 import { type StatusReport, StatusWriter } from "./status_writer.ts";
 import { proceed, type Stage, type Stop, stop } from "./stage.ts";
 import { type MiniClusterStores, ownJob } from "./stores.ts";
-import { jobPodGroup } from "./children/gang.ts";
+import { jobPodGroup, type PodGroup } from "./children/gang.ts";
 import type { GangReport } from "./gang_condition.ts";
 import { GangSupportProbe } from "./gang_support.ts";
-import { ensurePodGroup, type PodGroupState, readPodGroup } from "./pod_group.ts";
+import { PodGroups, podGroupState } from "./pod_group.ts";
 import { TIMING } from "./timing.ts";
 import { jobQueueLabel, queueLabelChange } from "./children/queue.ts";
 import {
@@ -184,7 +184,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     }
   }
 
-  /** validate → sizes → build → police → gang → dependents → queue, each may stop the rest. */
+  /** validate → sizes → build → police → dependents → queue, each may stop the rest. */
   async #pipeline(
     mc: MiniCluster,
     fence: FreshnessFence,
@@ -198,9 +198,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     if (desired.stop) return desired;
     const pods = police(desired.value, sizes.value, this.#podSecurity);
     if (pods.stop) return pods;
-    const gang = await this.#gang(spec.value, sizes.value, pods.value, fence);
-    if (gang.stop) return gang;
-    const applied = await this.#dependents(mc, spec.value, sizes.value, gang.value, fence, ctx);
+    const applied = await this.#dependents(mc, spec.value, sizes.value, pods.value, fence, ctx);
     if (applied.stop) return applied;
     return await this.#queue(spec.value, applied.value, fence);
   }
@@ -263,25 +261,6 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   }
 
   /**
-   * Gang: the PodGroup goes before the Job whose pods name it (pod_group.ts). A PodGroup that
-   * cannot be written stops a MiniCluster without a Job; beside a running Job it is reported.
-   */
-  async #gang(
-    spec: DefaultedMiniCluster,
-    sizes: Sizes,
-    built: Built,
-    fence: FreshnessFence,
-  ): Promise<Stage<Ganged>> {
-    const { desired, running, gang } = built;
-    const group = await this.#podGroup(spec, desired, running, fence);
-    const problem = group && "problem" in group ? group.problem : undefined;
-    if (problem && !running) return stop({ ...sized(sizes), unappliable: problem, gang });
-    if (group && !("problem" in group)) gang.podGroup = group;
-    const problems = [problem, built.queueing.change].filter((p): p is Problem => p !== undefined);
-    return proceed({ ...built, problems });
-  }
-
-  /**
    * Dependents: every child in its wave, then pruning (dependents.ts). A transient failure stops
    * with the error for the backoff, reported only when it keeps failing (#failing); a workspace that
    * does not confirm the sizes stops before the Job.
@@ -290,11 +269,11 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     mc: MiniCluster,
     spec: DefaultedMiniCluster,
     sizes: Sizes,
-    ganged: Ganged,
+    built: Built,
     fence: FreshnessFence,
     ctx: ReconcileContext,
   ): Promise<Stage<Applied>> {
-    const plan = miniClusterDependents(spec, ganged.desired, sizes, this.#stores, {
+    const plan = miniClusterDependents(spec, built.desired, sizes, this.#stores, {
       curve: this.#curve,
       recorder: this.#recorder,
       recreates: this.#recreates,
@@ -329,8 +308,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     }
     const problems = [
       ...outcome.problems,
-      ...ganged.problems,
-      ...this.#curveProblems(mc, ganged.desired),
+      ...(built.queueing.change ? [built.queueing.change] : []),
+      ...this.#curveProblems(mc, built.desired),
     ];
     return proceed({
       spec,
@@ -338,10 +317,10 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
         ...sized(sizes),
         unappliable: summary(problems),
         jobCreated: created(outcome, Jobs),
-        gang: ganged.gang,
+        gang: this.#gangReport(spec, built, outcome),
       },
       requeueAfterMs: outcome.requeueAfterMs,
-      queueing: ganged.queueing,
+      queueing: built.queueing,
     });
   }
 
@@ -402,20 +381,16 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   }
 
   /**
-   * The gang's PodGroup, written when the spec has one and the Job is new or ganged (an unganged
-   * running Job cannot take it); only read while a ganged Job runs without spec.gang.
+   * The gang as the dependents left it: the PodGroup the pods name (or would name) as this
+   * reconcile wrote it, else as the cache shows it (a ganged Job whose spec dropped the gang).
    */
-  async #podGroup(
-    mc: DefaultedMiniCluster,
-    desired: DesiredChildren,
-    running: Job | undefined,
-    fence: FreshnessFence,
-  ): Promise<PodGroupState | { problem: Problem } | undefined> {
-    const ganged = jobPodGroup(running);
-    if (desired.podGroup && (!running || ganged !== undefined)) {
-      return await ensurePodGroup(this.#client, desired.podGroup, fence);
-    }
-    return ganged ? await readPodGroup(this.#client, mc.metadata?.namespace, ganged) : undefined;
+  #gangReport(mc: DefaultedMiniCluster, built: Built, outcome: DependentsOutcome): GangReport {
+    const name = jobPodGroup(built.running) ?? podGroupName(mc);
+    const written = [...outcome.results].find(([d]) => d.resource === PodGroups)?.[1]
+      .object as PodGroup | undefined;
+    const group = written ?? this.#stores.podGroups.get(mc.metadata?.namespace, name);
+    const podGroup = podGroupState(group, mc.metadata?.uid);
+    return { ...built.gang, ...(podGroup ? { podGroup } : {}) };
   }
 
   /**
@@ -500,11 +475,6 @@ interface Queueing {
   change?: Problem;
   /** Kueue's Workload of the Job, read while the Job is suspended or the spec suspends it. */
   read?: WorkloadRead;
-}
-
-/** Built, with what the gang stage could not apply beside a running Job. */
-interface Ganged extends Built {
-  problems: Problem[];
 }
 
 /** What the dependents left: the status report so far and the soonest requeue they asked for. */

@@ -72,10 +72,9 @@ export async function renderChildren(
     // Owned and labelled as the operator's generated certificate (dependents.ts) is.
     generated.push(owned(defaulted, buildCurveSecret(defaulted, text)));
   }
+  // The gang's PodGroup among them, before the Job whose pods name it.
   const children = childrenInOrder(desired).map((c) => c.object);
-  // The gang's PodGroup before the Job whose pods name it (the reconciler writes it first too).
-  const gang = desired.podGroup ? [desired.podGroup] : [];
-  return [workspace, ...generated, ...children, ...gang, desired.job].map(withoutDesiredHash);
+  return [workspace, ...generated, ...children, desired.job].map(withoutDesiredHash);
 }
 
 /**

@@ -160,7 +160,7 @@ export class StatusWriter {
       suspendRequested: mc.spec?.suspend === true,
       queue: report.queue,
       createFailure: failure.message,
-      gang: gangCondition(report.gang ?? { asked: mc.spec?.gang !== undefined }, job),
+      gang: gangCondition(report.gang ?? { asked: mc.spec?.gang !== undefined }, job, pods),
       previous: mc.status?.conditions,
       now: rfc3339(this.now()),
     });

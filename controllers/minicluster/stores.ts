@@ -5,14 +5,16 @@
  *
  * The operator caches MiniClusters and only the objects it labelled itself
  * (app.kubernetes.io/managed-by=minicluster-operator): MiniClusterWorkspaces, ConfigMaps, Secrets,
- * Services, Jobs and the Job's pods (which carry the label through the pod template); and of
- * Events only the Job controller's FailedCreate ones on Jobs (create_failures.ts).
+ * Services, Jobs and the Job's pods (which carry the label through the pod template), the gang's
+ * PodGroups (where the API server serves them); and of Events only the Job controller's
+ * FailedCreate ones on Jobs (create_failures.ts).
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Event, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import type { ResourceType } from "../../runtime/resources.ts";
 import type { MiniClusterWorkspace } from "../../api/workspace.ts";
+import type { PodGroup } from "./children/gang.ts";
 import { controllerOf, type IndexFunc, type KubeObject, type Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import {
@@ -32,6 +34,8 @@ export interface MiniClusterStores {
   services: Store<Service>;
   jobs: Store<Job>;
   pods: Store<Pod>;
+  /** The gang's PodGroups; empty where the API server does not serve them (child_kinds.ts). */
+  podGroups: Store<PodGroup>;
   /** The Job controller's FailedCreate Events on Jobs (create_failures.ts). */
   jobEvents: Store<Event>;
 }
@@ -66,6 +70,8 @@ export type WatchFn = <T extends KubeObject>(
     fieldSelector?: string;
     transform?: Transform<KubeObject>;
     indexes?: Record<string, IndexFunc<KubeObject>>;
+    /** Watched only where the API server serves the kind (runtime/watcher.ts). */
+    whereServed?: { recheckMs: number };
   },
 ) => Store<T>;
 

@@ -108,6 +108,7 @@ export async function startOperator(
       fieldSelector?: string;
       transform?: Transform<KubeObject>;
       indexes?: Record<string, IndexFunc<KubeObject>>;
+      whereServed?: { recheckMs: number };
     },
   ) => {
     // The same slim caches as the operator process (cache_view.ts), so the tests cover them.
@@ -117,6 +118,7 @@ export async function startOperator(
       fieldSelector: spec?.fieldSelector,
       transform: spec?.transform,
       indexes: spec?.indexes,
+      whereServed: spec?.whereServed,
     });
     watchers.push(w);
     w.start();

@@ -2,8 +2,10 @@
  * The shipped RBAC is enough, and no more than the code needs: the operator's manager runs
  * in-process with a token of its own ServiceAccount (TokenRequest API), bound to the rules of
  * deploy/cluster-role.yaml and deploy/leader-election-role.yaml — never the admin certificate —
- * and reconciles a MiniCluster end to end without a single 403. A variant role that lacks one verb
- * shows a forbidden write becomes a condition and an Event while the operator keeps running.
+ * and reconciles a MiniCluster end to end without a single 403 (ganged where the API server serves
+ * gangs, so its PodGroup is watched, written and deleted under the same rules). A variant role that
+ * lacks one verb shows a forbidden write becomes a condition and an Event while the operator keeps
+ * running.
  *
  * The ClusterRole is copied under a name unique to the test and bound with a RoleBinding in the
  * test's namespace, which is how an admin scopes the operator to namespaces (and keeps parallel
@@ -33,8 +35,12 @@ import {
   entrypointConfigMapName,
   headlessServiceName,
   jobName,
+  podGroupName,
   workspaceName,
 } from "../../controllers/minicluster/children/names.ts";
+import type { PodGroup } from "../../controllers/minicluster/children/gang.ts";
+import { PodGroups } from "../../controllers/minicluster/pod_group.ts";
+import { gangScheduling, servesGangs } from "../../testing/gang_cluster.ts";
 import { eventually, fullCluster, integrationTest, type TestEnv } from "../harness.ts";
 import {
   ClusterRoles,
@@ -181,9 +187,12 @@ integrationTest(
         }, { timeoutMs: 20_000 });
         assert.ok(lease.spec?.renewTime);
 
+        // Ganged where the API server serves it, so the PodGroup's row is covered too.
+        const ganged = servesGangs(await gangScheduling(env.kubeconfig));
         const mc = miniCluster("rbac", namespace, {
           size: 2,
           pod: { annotations: KEEP_RUNNING },
+          ...(ganged ? { gang: {} } : {}),
         });
         await client.create(MiniClusters, mc);
         // Every child, written by the ServiceAccount.
@@ -193,6 +202,7 @@ integrationTest(
           await client.get(MiniClusterWorkspaces, namespace, workspaceName(mc));
           await client.get<Secret>(Secrets, namespace, curveSecretName(mc));
           await client.get<Service>(Services, namespace, headlessServiceName(mc));
+          if (ganged) await client.get<PodGroup>(PodGroups, namespace, podGroupName(mc));
         }, { timeoutMs: 20_000 });
         // Status written through the status subresource, nothing refused.
         await waitForCondition(env, "rbac", "Unappliable", "False", "Applied");
@@ -216,6 +226,15 @@ integrationTest(
             if (!isNotFound(e)) throw e;
           }
         }, { timeoutMs: 30_000, intervalMs: 200 });
+        if (ganged) {
+          // Deleted by cleanup (it may stay Terminating until no pod names it).
+          const group = await client.get<PodGroup>(PodGroups, namespace, podGroupName(mc))
+            .catch((e) => {
+              if (isNotFound(e)) return undefined;
+              throw e;
+            });
+          assert.ok(!group || group.metadata?.deletionTimestamp, "the PodGroup was deleted");
+        }
 
         assert.deepEqual(forbiddenRequests(op.manager), [], op.logs.join("\n"));
         assert.ok(op.running(), "the operator still runs");

@@ -68,7 +68,7 @@ Deno.test("child kinds: each row's verbs cover what the row makes the operator d
 
 Deno.test("child kinds: the waves in order, what runs pods last (cleanup takes them first)", () => {
   assert.deepEqual(childWaves().map((wave) => wave.map((row) => row.rt.kind)), [
-    ["MiniClusterWorkspace", "ConfigMap", "Secret", "Service"],
+    ["MiniClusterWorkspace", "ConfigMap", "Secret", "Service", "PodGroup"],
     ["Job", "Pod"],
   ]);
   const runsPods = CHILD_KINDS.filter((row) => row.cleanup?.runs).map((row) => row.wave);

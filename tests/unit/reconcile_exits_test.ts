@@ -147,11 +147,14 @@ Deno.test("reconcile exits: a PodGroup name taken beside a running Job is report
   });
   await op.api.patch(MiniClusters, NS, "flux", { spec: { size: 3 } }, "merge");
   op.sync();
-  await op.converge("flux");
+  await op.reconcile("flux");
+  op.sync();
+  op.time += 1_000;
+  await op.reconcile("flux");
   const c = op.condition("flux", "Unappliable");
   assert.equal(c?.status, "True");
   assert.equal(c?.reason, "NameTaken");
-  assert.match(c!.message!, /PodGroup flux exists and belongs to someone else/);
+  assert.match(c!.message!, /PodGroup flux exists and is not owned by this MiniCluster/);
   assert.equal(op.api.peek<Job>(Jobs, NS, "flux")?.spec?.parallelism, 3, "the size still applies");
   const group = op.api.peek<PodGroup>(PodGroups, NS, "flux");
   assert.equal(group?.spec?.schedulingPolicy?.gang?.minCount, 1, "someone else's, left alone");

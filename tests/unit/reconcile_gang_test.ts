@@ -1,9 +1,11 @@
 // spec.gang on the fake API server: the PodGroup written before the Job whose pods name it, its
-// minCount following the size, turning the gang on or off reported as an immutable field, and an
-// API server that refuses the pods' schedulingGroup: the MiniCluster runs unganged, says why
-// once, and asks again only when the answer is old.
+// minCount following the size, a name someone else holds looked at again, the PodGroup deleted
+// with its MiniCluster, a gang no scheduler enforced said so, turning the gang on or off reported
+// as an immutable field, and an API server that refuses the pods' schedulingGroup: the
+// MiniCluster runs unganged, says why once, and asks again only when the answer is old.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import { NAME_TAKEN_RECHECK_MS } from "../../runtime/dependents.ts";
 import { ApiError } from "../../runtime/errors.ts";
 import { Jobs } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
@@ -62,6 +64,21 @@ Deno.test("reconcile gang: the PodGroup before the Job, its minCount following t
   assert.equal(op.condition("flux", "Unappliable")?.status, "False");
 });
 
+Deno.test("reconcile gang: pods that run while the scheduler left the PodGroup unanswered: NotEnforced, once", async () => {
+  const op = new FakeOperator();
+  await op.create("flux", { size: 2, gang: {}, pod: { schedulerName: "my-scheduler" } });
+  await op.converge("flux");
+  assert.equal(op.condition("flux", "GangScheduling")?.reason, "Pending");
+  op.seedPods("flux", 2, 2);
+  await op.converge("flux");
+  const c = op.condition("flux", "GangScheduling");
+  assert.equal(c?.status, "False");
+  assert.equal(c?.reason, "NotEnforced");
+  assert.match(c!.message!, /2 of 2 pods run, placed by the scheduler my-scheduler/);
+  assert.equal(op.condition("flux", "Ready")?.status, "True", "beside Ready, not instead of it");
+  assert.deepEqual(op.events("flux").filter((r) => r === "NotEnforced"), ["NotEnforced"]);
+});
+
 Deno.test("reconcile gang: turning the gang off or on for a running Job is reported, not applied", async () => {
   const op = new FakeOperator();
   await op.create("flux", { size: 2, gang: {} });
@@ -118,19 +135,51 @@ Deno.test("reconcile gang: an API server that refuses the pods' schedulingGroup:
   assert.deepEqual(op.events("flux").filter((r) => r === "Unavailable"), ["Unavailable"]);
 });
 
-Deno.test("reconcile gang: a PodGroup of the name held by someone else: no Job, NameTaken", async () => {
+Deno.test("reconcile gang: a PodGroup of the name held by someone else: no Job, NameTaken, looked at again", async () => {
   const op = new FakeOperator();
-  await op.api.create<PodGroup>(PodGroups, {
+  // Unlabelled: the cache cannot see it; only the create-only apply's Conflict tells.
+  const stranger = await op.api.create<PodGroup>(PodGroups, {
     metadata: { name: "flux", namespace: NS },
     spec: { schedulingPolicy: { gang: { minCount: 1 } } },
   });
   await op.create("flux", { size: 2, gang: {} });
-  await op.converge("flux");
+  const action = await op.reconcile("flux");
+  op.sync();
   assert.equal(job(op, "flux"), undefined, "pods naming someone else's PodGroup are not made");
   const c = op.condition("flux", "Unappliable");
   assert.equal(c?.reason, "NameTaken");
-  assert.match(c!.message!, /PodGroup flux exists and belongs to someone else/);
+  assert.match(c!.message!, /PodGroup flux exists and is not owned by this MiniCluster/);
   assert.equal(minCount(op, "flux"), 1, "left as it is");
+  // Looked at again like every other child: someone else's PodGroup may go without an event.
+  assert.ok(action.requeueAfter! <= NAME_TAKEN_RECHECK_MS, JSON.stringify(action));
+
+  await op.api.delete(PodGroups, NS, "flux", { preconditions: { uid: stranger.metadata?.uid } });
+  op.time += action.requeueAfter!;
+  await op.converge("flux");
+  assert.equal(minCount(op, "flux"), 2, "its own PodGroup now");
+  assert.equal(jobPodGroup(job(op, "flux")), "flux", "and its ganged Job");
+  assert.equal(op.condition("flux", "Unappliable")?.reason, "Applied");
+});
+
+Deno.test("reconcile gang: a ganged MiniCluster deleted and created again: cleanup deletes its PodGroup, the successor gets its own and its Job", async () => {
+  const op = new FakeOperator();
+  const old = await op.create("again", { size: 2, gang: {} });
+  await op.converge("again");
+  assert.equal(minCount(op, "again"), 2);
+  await op.api.delete(MiniClusters, NS, "again");
+  op.sync();
+  await op.reconcile("again");
+  assert.equal(op.miniCluster("again"), undefined, "the finalizer was removed");
+  assert.equal(minCount(op, "again"), undefined, "cleanup deleted the PodGroup");
+  assert.ok(op.events("again").includes("CleanedUp"));
+
+  const fresh = await op.create("again", { size: 3, gang: {} });
+  assert.notEqual(fresh.metadata?.uid, old.metadata?.uid);
+  await op.converge("again");
+  const group = op.api.peek<PodGroup>(PodGroups, NS, "again");
+  assert.equal(group?.metadata?.ownerReferences?.[0]?.uid, fresh.metadata?.uid);
+  assert.equal(job(op, "again")?.metadata?.ownerReferences?.[0]?.uid, fresh.metadata?.uid);
+  assert.equal(op.condition("again", "Unappliable")?.reason, "Applied");
 });
 
 Deno.test("reconcile gang: the dry run stores nothing and a MiniCluster without a gang makes none", async () => {
