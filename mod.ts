@@ -3,7 +3,7 @@
  * election, /healthz /readyz /metrics) → run until SIGTERM.
  *
  *   deno run --allow-net --allow-read --allow-env --allow-sys=hostname mod.ts --help
- *   deno run --allow-read mod.ts render -f mc.yaml      the children of a MiniCluster, as YAML
+ *   deno run --allow-read --allow-env mod.ts render -f mc.yaml   a MiniCluster's children, as YAML
  *
  * As a library, this module exports the pieces an embedding program or a test needs: the API types
  * and defaulting, the reconciler and its wiring, and the runtime's manager and options.
@@ -44,9 +44,11 @@ export { FLAGS, parseOptions } from "./controllers/minicluster/operator_flags.ts
 export type { OperatorOptions } from "./controllers/minicluster/operator_flags.ts";
 export { KubeClient } from "./runtime/client.ts";
 
-/** What the operator does, as --help says it. */
+/** What the operator does, as --help says it, with the one command it has besides running. */
 const SUMMARY =
-  "Reconciles MiniClusters (flux-framework.org/v1alpha2) into Flux Framework clusters.";
+  "Reconciles MiniClusters (flux-framework.org/v1alpha2) into Flux Framework clusters.\n" +
+  `\`${PROGRAM} render -f FILE\` prints instead, as YAML, the children it would create\n` +
+  "for the MiniClusters of FILE, and exits (render --help: its flags).";
 
 /** A manager with the MiniCluster controller registered, ready to `run()`. */
 export async function createOperator(opts: OperatorOptions): Promise<Manager> {

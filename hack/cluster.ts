@@ -20,7 +20,7 @@ const USAGE = `usage: deno task cluster <up|down|status> [options]
            --audit-policy FILE    the apiserver's audit policy (log: <dir>/logs/audit.log)
            --real-nodes N         real nodes beside them (kubelet + containerd, cluster DNS);
                                   needs root; builds the local images on first use
-           --kueue                Kueue (built from its Go module) on the first real node,
+           --kueue                Kueue (built from its Go module) on the last real node,
                                   installed from its chart; needs --real-nodes 1 or more
   down     stop every process of the cluster (and those recorded in its *.pid files), undo
            what real nodes changed on the machine, and remove its state

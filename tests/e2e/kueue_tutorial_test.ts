@@ -1,6 +1,8 @@
 // docs/kueue.md works as written on a cluster with the real Kueue: its queues, its two MiniClusters
 // run one after the other, the urgent one preempts, and suspending it gives the quota back. The
-// page's manifests are applied as they are, in the scenario's namespace instead of `default`.
+// page's manifests are applied as they are, in the scenario's namespace instead of `default`, and
+// what `kubectl get minicluster` prints at each step is the page's table: the same columns, and
+// the same size, ready pods and status for each MiniCluster (not the age).
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
 import { kubectl as kubectlWith } from "../../hack/kubectl.ts";
@@ -14,20 +16,31 @@ import {
   waitForRunningPods,
 } from "./env.ts";
 import { kueueAvailable } from "./kueue_env.ts";
+import { parseTable, type PrintedTable, tableDifferences, tablesOf } from "../printed_table.ts";
 
 const PAGE = new URL("../../docs/kueue.md", import.meta.url);
 
 /** The page's YAML blocks, in order, each as its objects. */
-async function manifests(): Promise<Record<string, unknown>[][]> {
-  const markdown = await Deno.readTextFile(PAGE);
+function manifests(markdown: string): Record<string, unknown>[][] {
   return [...markdown.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) =>
     parseAllDocuments(m[1]).map((d) => d.toJSON() as Record<string, unknown>)
   );
 }
 
 e2eTest("e2e kueue: docs/kueue.md works as written", async (env) => {
-  const [queues, pair, urgent] = await manifests();
+  const markdown = await Deno.readTextFile(PAGE);
+  const [queues, pair, urgent] = manifests(markdown);
   assert.ok(queues && pair && urgent, "the page has three YAML blocks");
+  const [pairTable, preemptedTable] = tablesOf(markdown, "kubectl get minicluster");
+  assert.ok(pairTable && preemptedTable, "the page shows two tables of kubectl get minicluster");
+  // The page's `first` is the one Kueue admitted first, whichever that is here.
+  const printedAs = (shown: PrintedTable, names: Record<string, string>) =>
+    eventually(async () => {
+      const printed = parseTable(
+        await kubectlWith(env.kubeconfig, ["get", "minicluster", "--namespace", env.namespace]),
+      );
+      assert.deepEqual(tableDifferences(shown, printed, { names, ignore: ["AGE"] }), []);
+    }, { timeoutMs: 30_000, intervalMs: 500 });
   const inScenario = (objs: Record<string, unknown>[]) =>
     objs.map((o) => {
       const metadata = o.metadata as { namespace?: string };
@@ -64,6 +77,8 @@ e2eTest("e2e kueue: docs/kueue.md works as written", async (env) => {
       conditionOf(held, "Suspended")!.message ?? "",
       /suspended by queue user-queue.*insufficient unused quota for cpu in flavor default-flavor/,
     );
+    const names = { first: running, second: waiting };
+    await printedAs(pairTable, names);
 
     await apply(urgent);
     await waitForRunningPods(env, "urgent", 2, 60_000);
@@ -72,6 +87,7 @@ e2eTest("e2e kueue: docs/kueue.md works as written", async (env) => {
       status: "True",
       reason: "WaitingForAdmission",
     });
+    await printedAs(preemptedTable, names);
 
     // Suspending the urgent one gives its quota back: one of the others runs again.
     await env.client.patch(
