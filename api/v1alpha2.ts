@@ -540,7 +540,7 @@ export interface FluxSpec {
    */
   logLevel?: number;
   /**
-   * A ZeroMQ CURVE certificate to use instead of generating one (needed when several clusters must share one overlay network). It holds the secret key in the MiniCluster itself, which everyone who may read MiniClusters sees (the view role included) while the Secrets are forbidden to them: prefer curveCertSecretRef. An operator started with --inline-curve-cert=refuse refuses it.
+   * A ZeroMQ CURVE certificate to use instead of generating one (needed when several clusters must share one overlay network). It holds the secret key in the MiniCluster itself, which everyone who may read MiniClusters sees (the view role included) while the Secrets are forbidden to them: prefer curveCertSecretRef. The install's admission policy refuses it unless the namespace is labelled flux-framework.org/inline-curve-cert=allow; an operator started with --inline-curve-cert=refuse refuses it everywhere.
    */
   curveCert?: string;
   /**
@@ -1269,7 +1269,7 @@ export interface DefaultedFluxSpec {
    */
   logLevel: number;
   /**
-   * A ZeroMQ CURVE certificate to use instead of generating one (needed when several clusters must share one overlay network). It holds the secret key in the MiniCluster itself, which everyone who may read MiniClusters sees (the view role included) while the Secrets are forbidden to them: prefer curveCertSecretRef. An operator started with --inline-curve-cert=refuse refuses it.
+   * A ZeroMQ CURVE certificate to use instead of generating one (needed when several clusters must share one overlay network). It holds the secret key in the MiniCluster itself, which everyone who may read MiniClusters sees (the view role included) while the Secrets are forbidden to them: prefer curveCertSecretRef. The install's admission policy refuses it unless the namespace is labelled flux-framework.org/inline-curve-cert=allow; an operator started with --inline-curve-cert=refuse refuses it everywhere.
    */
   curveCert?: string;
   /**

@@ -115,6 +115,9 @@ function templated(obj: Obj): Obj {
     if (subject.namespace === NAMESPACE) subject.namespace = namespace;
   }
   if (out.roleRef) out.roleRef.name = rename(out.roleRef.name);
+  if (out.kind === "ValidatingAdmissionPolicyBinding") {
+    out.spec.policyName = rename(out.spec.policyName);
+  }
   for (const rule of out.rules ?? []) {
     if (rule.resourceNames) rule.resourceNames = rule.resourceNames.map(rename);
     // The Lease's name is the release's unless flags.leaderElectionId names another.
@@ -177,6 +180,7 @@ export function values(deployment: Obj): Obj {
     leaderElection: { enabled: env("OPERATOR_LEADER_ELECT") === "true" },
     watchNamespaces: [],
     aggregatedRoles: { enabled: true },
+    inlineCurveCertPolicy: { enabled: true },
     logLevel: env("OPERATOR_LOG_LEVEL"),
     logFormat: env("OPERATOR_LOG_FORMAT"),
     flags: Object.fromEntries(
@@ -209,7 +213,9 @@ const VALUES_HEADER =
 # ClusterRoleBinding); otherwise the operator watches these (OPERATOR_NAMESPACES) and gets a
 # RoleBinding to its ClusterRole in each. aggregatedRoles: <release>-view and <release>-edit,
 # aggregated into the built-in view, edit and admin roles, so that those who may use a namespace
-# may use its MiniClusters. metrics.serviceMonitor needs the Prometheus Operator's CRDs.
+# may use its MiniClusters. inlineCurveCertPolicy: the ValidatingAdmissionPolicy refusing
+# spec.flux.curveCert except in namespaces labelled flux-framework.org/inline-curve-cert=allow
+# (README "Security"). metrics.serviceMonitor needs the Prometheus Operator's CRDs.
 #
 # flags: the operator's other flags (controllers/minicluster/operator_flags.ts; \`minicluster-operator --help\`), each
 # given to the operator as --<flag>=<value> unless empty (the operator's default). healthPort is
@@ -313,6 +319,13 @@ function objectTemplate(path: string, obj: Obj): string {
   }
   if (isAggregated(obj)) {
     return `${header}{{- if .Values.aggregatedRoles.enabled }}\n${text}{{- end }}\n`;
+  }
+  // The policy against the inline CURVE certificate and its binding: on unless switched off.
+  if (
+    obj.kind.startsWith("ValidatingAdmissionPolicy") &&
+    obj.metadata.name.endsWith("-inline-curve-cert")
+  ) {
+    return `${header}{{- if .Values.inlineCurveCertPolicy.enabled }}\n${text}{{- end }}\n`;
   }
   return header + text;
 }

@@ -26,6 +26,7 @@ export const SOURCES = [
   "deploy/cluster-role-binding.yaml",
   "deploy/leader-election-role.yaml",
   "deploy/aggregate-roles.yaml",
+  "deploy/inline-curve-cert-policy.yaml",
   "deploy/deployment.yaml",
   "deploy/metrics-service.yaml",
 ];

@@ -86,7 +86,12 @@ export function testNamespaceName(testName: string): string {
 export function integrationTest(
   name: string,
   fn: (env: TestEnv) => Promise<void>,
-  opts: { timeoutMs?: number; ignore?: boolean } = {},
+  opts: {
+    timeoutMs?: number;
+    ignore?: boolean;
+    /** Labels of the test's namespace besides the harness's own (e.g. an admission opt-in). */
+    namespaceLabels?: Record<string, string>;
+  } = {},
 ): void {
   Deno.test({
     name,
@@ -97,7 +102,10 @@ export function integrationTest(
       const namespace = testNamespaceName(name);
       try {
         await client.create(Namespaces, {
-          metadata: { name: namespace, labels: { "minicluster.flux-framework.org/test": "true" } },
+          metadata: {
+            name: namespace,
+            labels: { ...opts.namespaceLabels, "minicluster.flux-framework.org/test": "true" },
+          },
         });
         // The controller manager creates it too, but pods are rejected until it exists, and a
         // control-plane-only cluster has no controller manager.

@@ -6,8 +6,12 @@
  * MiniClusters sees (the `view` role aggregates `minicluster-view`) while the Secrets holding the
  * same key are forbidden to them. The reference keeps it in a Secret: the operator reads that
  * Secret from the API (the label-selected Secret cache holds only the operator's own children)
- * each reconcile, so the cluster's CURVE Secret follows it. `--inline-curve-cert=refuse` refuses
- * the inline field.
+ * each reconcile, so the cluster's CURVE Secret follows it.
+ *
+ * The install refuses the inline field at admission (deploy/inline-curve-cert-policy.yaml) except
+ * in namespaces labelled with INLINE_CURVE_CERT_OPT_IN, so by default the operator uses what the
+ * API server admitted (`--inline-curve-cert=allow`); `refuse` refuses it in every namespace, the
+ * opted-in ones and clusters without the policy included, after it is stored (SpecInvalid).
  *
  * The text is checked as the inline one is (desired.ts) and is never logged nor put in a message.
  */
@@ -18,6 +22,15 @@ import type { Problem } from "../../runtime/dependents.ts";
 import { errorMessage, isNotFound, isRetryable } from "../../runtime/errors.ts";
 import { Secrets } from "../../runtime/resources.ts";
 import { CURVE_CERT_KEY } from "./children/scripts/paths.ts";
+
+/**
+ * The namespace label that lets `spec.flux.curveCert` through the install's admission policy
+ * (deploy/inline-curve-cert-policy.yaml selects these namespaces out of its binding).
+ */
+export const INLINE_CURVE_CERT_OPT_IN = {
+  label: "flux-framework.org/inline-curve-cert",
+  value: "allow",
+} as const;
 
 /** What `--inline-curve-cert` lets through. */
 export type InlineCurveCertPolicy = "allow" | "refuse";

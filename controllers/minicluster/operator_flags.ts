@@ -26,7 +26,9 @@ export interface OperatorOptions extends ManagerOptions {
   podSecurity: PodSecurityLevel;
   /**
    * Whether a MiniCluster may carry its CURVE certificate inline (`spec.flux.curveCert`, readable
-   * by everyone who may read MiniClusters): "refuse" makes it SpecInvalid.
+   * by everyone who may read MiniClusters): "refuse" makes it SpecInvalid. The default "allow"
+   * leaves the choice to the install's admission policy, which refuses it outside opted-in
+   * namespaces before it is stored (deploy/inline-curve-cert-policy.yaml).
    */
   inlineCurveCert: InlineCurveCertPolicy;
 }
@@ -57,9 +59,9 @@ const INLINE_CURVE_CERT: FlagSpec<OperatorOptions> = {
   key: "inlineCurveCert",
   kind: "string",
   choices: ["allow", "refuse"],
-  help: "allow or refuse spec.flux.curveCert, a CURVE secret key inline in the MiniCluster " +
-    "(readable by everyone who may read MiniClusters); refused ones are SpecInvalid. " +
-    "spec.flux.curveCertSecretRef is always accepted.",
+  help: "spec.flux.curveCert (a CURVE secret key inline, read by all who read MiniClusters): " +
+    "allow uses what admission let through (the install refuses it unless the namespace has " +
+    "flux-framework.org/inline-curve-cert=allow); refuse makes it SpecInvalid everywhere.",
   default: "allow",
 };
 

@@ -381,4 +381,10 @@ export async function startOurOperator(kubeconfig: string): Promise<RunningOpera
   };
 }
 
+/**
+ * Our side installs the CRDs alone, not deploy/install.yaml: without its admission policy against
+ * the inline CURVE certificate, the fixtures that carry the Go operator's `flux.curveCert` are
+ * compared as the Go operator runs them (our operator's --inline-curve-cert defaults to allow).
+ * The policy's refusal: tests/integration/inline_curve_cert_policy_test.ts.
+ */
 export const OUR_CRD = CRD_FILES.map((file) => join(REPO, file));

@@ -97,6 +97,27 @@ Deno.test("chart: another release, watched namespaces, scheduling values and a S
   const monitor = rendered.find((o) => o.kind === "ServiceMonitor")!;
   assert.equal(monitor.metadata.labels.release, "prometheus");
   assert.equal(monitor.spec.endpoints[0].port, "http-metrics");
+  // The admission policy against the inline CURVE certificate follows the release; its binding
+  // binds that very policy (cluster-scoped, so two releases keep one each).
+  assert.ok(
+    kinds.includes("ValidatingAdmissionPolicy//mc-helm-inline-curve-cert"),
+    kinds.join(" "),
+  );
+  const binding = rendered.find((o) => o.kind === "ValidatingAdmissionPolicyBinding")!;
+  assert.equal(binding.metadata.name, "mc-helm-inline-curve-cert");
+  assert.equal(binding.spec.policyName, "mc-helm-inline-curve-cert");
+});
+
+Deno.test("chart: inlineCurveCertPolicy.enabled=false leaves the admission policy out", async () => {
+  const rendered = objects(
+    await render("minicluster-operator", "minicluster-system", [
+      "--set",
+      "inlineCurveCertPolicy.enabled=false",
+    ]),
+  );
+  const kinds = rendered.map((o) => o.kind);
+  assert.ok(kinds.includes("Deployment"));
+  assert.ok(!kinds.some((k) => k.startsWith("ValidatingAdmissionPolicy")), kinds.join(" "));
 });
 
 /** A value for each operator flag that is not its default and passes the operator's checks. */

@@ -11,6 +11,7 @@ import { ApiError } from "../../runtime/errors.ts";
 import { resourcePath } from "../../runtime/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import type { KubeClient } from "../../runtime/client.ts";
+import { INLINE_CURVE_CERT_OPT_IN } from "../../controllers/minicluster/curve_source.ts";
 import { eventually, integrationTest, kubectl } from "../harness.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -115,6 +116,11 @@ integrationTest("valid MiniClusters are accepted and read back with defaults", a
     "name",
   );
   assert.equal(out.trim().split("\n").length, valid.length);
+}, {
+  // The Go operator's examples carry flux.curveCert, accepted by the CRD unchanged; the install's
+  // admission policy (tests/integration/inline_curve_cert_policy_test.ts) refuses it where the
+  // namespace has not opted in.
+  namespaceLabels: { [INLINE_CURVE_CERT_OPT_IN.label]: INLINE_CURVE_CERT_OPT_IN.value },
 });
 
 integrationTest("invalid MiniClusters are rejected with a clear message", async (env) => {

@@ -18,6 +18,7 @@ import type { MiniCluster } from "../../api/mod.ts";
 import { KubeClient } from "../../runtime/client.ts";
 import { Pods } from "../../runtime/resources.ts";
 import { JOB_NAME_LABEL } from "../../controllers/minicluster/children/names.ts";
+import { INLINE_CURVE_CERT_OPT_IN } from "../../controllers/minicluster/curve_source.ts";
 import { REAL_NODE_LABEL } from "../../hack/cluster/real_node_config.ts";
 import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "../../hack/images/refs.ts";
 import { eventually, type TestEnv, withTimeout } from "../harness.ts";
@@ -127,8 +128,15 @@ function inClusterOperator(): Promise<void> {
     ]).catch(async (e) => {
       throw new Error(`${e.message}\n${await podsReport(OPERATOR_NAMESPACE)}`);
     });
+    // Opted in to spec.flux.curveCert, which the install's admission policy refuses elsewhere:
+    // the scenarios run the Go operator's field on real Flux on purpose (tests/real/flux_test.ts).
+    const optIn = { [INLINE_CURVE_CERT_OPT_IN.label]: INLINE_CURVE_CERT_OPT_IN.value };
     await kubectl(["apply", "-f", "-"], {
-      stdin: stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: REAL_NAMESPACE } }),
+      stdin: stringify({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: REAL_NAMESPACE, labels: optIn },
+      }),
     });
   })();
 }
