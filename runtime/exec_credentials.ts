@@ -16,6 +16,7 @@
  * Running a program needs Deno's `--allow-run`, which `deno task dev` grants and the operator's
  * image does not: a kubeconfig with a plugin belongs on a developer's machine.
  */
+import { type Clock, systemClock, type TimerId } from "./clock.ts";
 import { KubeconfigError } from "./kubeconfig_error.ts";
 import { type RuntimeLog, silentLog } from "./log.ts";
 
@@ -173,6 +174,8 @@ export interface ExecTokenSourceOptions {
   timeoutMs?: number;
   /** Where a failed run is reported (with the command and the timeout). */
   log?: RuntimeLog;
+  /** Times the run; default the system clock (tests pass a fake one). */
+  clock?: Clock;
 }
 
 /** Tokens of one plugin: cached, shared by concurrent callers, renewed when expired or refused. */
@@ -184,6 +187,7 @@ export class ExecTokenSource {
   readonly #now: () => number;
   readonly #timeoutMs: number;
   readonly #log: RuntimeLog;
+  readonly #clock: Clock;
   readonly #stop = new AbortController();
 
   constructor(
@@ -202,6 +206,7 @@ export class ExecTokenSource {
     this.#now = now;
     this.#timeoutMs = opts.timeoutMs ?? EXEC_PLUGIN_TIMEOUT_MS;
     this.#log = opts.log ?? silentLog;
+    this.#clock = opts.clock ?? systemClock;
   }
 
   /**
@@ -239,15 +244,23 @@ export class ExecTokenSource {
   async #fetch(): Promise<ExecCredentialStatus> {
     const { command, user } = this.config;
     const timeout = new AbortController();
-    const timer = setTimeout(() => {
-      timeout.abort(
-        new KubeconfigError(
-          `exec plugin ${command} (user "${user}") did not finish in ${
-            this.#timeoutMs / 1000
-          } s; killed`,
-        ),
-      );
-    }, this.#timeoutMs);
+    // The clock bounds a timer's delay to about 24.8 days (a longer one would fire at once), so a
+    // longer timeout is reached by setting the timer again until the deadline has passed.
+    const deadline = this.#clock.now() + this.#timeoutMs;
+    let timer: TimerId | undefined;
+    const untilDeadline = () => {
+      timer = this.#clock.setTimeout(() => {
+        if (this.#clock.now() < deadline) return untilDeadline();
+        timeout.abort(
+          new KubeconfigError(
+            `exec plugin ${command} (user "${user}") did not finish in ${
+              this.#timeoutMs / 1000
+            } s; killed`,
+          ),
+        );
+      }, deadline - this.#clock.now());
+    };
+    untilDeadline();
     try {
       this.#stop.signal.throwIfAborted();
       const out = await this.#run(
@@ -277,7 +290,7 @@ export class ExecTokenSource {
       }
       throw e;
     } finally {
-      clearTimeout(timer);
+      if (timer !== undefined) this.#clock.clearTimeout(timer);
     }
   }
 }

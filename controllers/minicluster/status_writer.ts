@@ -4,8 +4,8 @@
  * The status itself is a pure function of observations (status.ts): the Job and its pods as the
  * cache shows them after this reconcile's writes, the sizes and the problems the reconcile met. It
  * is written by server-side apply of the status subresource only when it differs from the stored
- * one, together with an Event for every condition that changed status or reason, so an unchanged
- * MiniCluster costs nothing. Two pacing rules (timing.ts):
+ * one, followed (once the server stored it) by an Event for every condition that changed status or
+ * reason, so an unchanged MiniCluster costs nothing. Two pacing rules (timing.ts):
  *
  * - right after creating the Job the status could only say "no pods yet": it is first written
  *   `firstStatusDelayMs` later, with whatever the pods have done by then (`--pacing-off=
@@ -103,29 +103,30 @@ export class StatusWriter {
   }
 
   /**
-   * Writes the planned `status` of `mc` and the Events of the conditions that changed, behind
-   * `fence`. When no write of this reconcile has read the fence yet, the status write is the fence
-   * itself: it carries the view's resourceVersion, and only a refusal (the MiniCluster changed
-   * since the view) reads the live object, which must still have the view's generation.
+   * Writes the planned `status` of `mc` behind `fence`, then, once it is stored, the Events of the
+   * conditions that changed. When no write of this reconcile has read the fence yet, the status
+   * write is the fence itself: it carries the view's resourceVersion, and only a refusal (the
+   * MiniCluster changed since the view) reads the live object, which must still have the view's
+   * generation.
    */
   async write(mc: MiniCluster, status: MiniClusterStatus, fence: FreshnessFence): Promise<void> {
     const now = this.#nowMs();
     const events = conditionEvents(mc.status?.conditions, status.conditions);
+    let stored: boolean;
     if (fence.confirmed) {
-      // The Events go out with the status write, not after it: one round trip instead of two (an
-      // Event is best-effort, a failed status write is retried).
-      await Promise.all([this.#apply(mc, status), this.recorder.emitAll(mc, events)]);
+      stored = await this.#apply(mc, status);
     } else {
       try {
-        await this.#apply(mc, status, mc.metadata?.resourceVersion);
+        stored = await this.#apply(mc, status, mc.metadata?.resourceVersion);
       } catch (e) {
         if (!isConflict(e)) throw e;
         await fence.check();
-        await this.#apply(mc, status);
+        stored = await this.#apply(mc, status);
       }
-      // After the write: a view the server refused must not announce its conditions.
-      await this.recorder.emitAll(mc, events);
     }
+    // Only once the status is stored: an Event must not announce a condition the server refused
+    // (a stale view, a denying admission policy, a failing etcd) or a MiniCluster that is gone.
+    if (stored) await this.recorder.emitAll(mc, events);
     this.#writtenAt.set(keyOf(mc), now);
   }
 
@@ -167,11 +168,12 @@ export class StatusWriter {
     return { status, recheckMs: failure.recheckMs };
   }
 
+  /** Applies `status`; false when the MiniCluster is gone (nothing stored, nothing to retry). */
   async #apply(
     mc: MiniCluster,
     status: MiniClusterStatus,
     resourceVersion?: string,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const { name, namespace } = mc.metadata ?? {};
     try {
       await this.client.apply<MiniCluster>(
@@ -185,8 +187,9 @@ export class StatusWriter {
         // A report: it waits behind the writes that make the children (runtime/pacing.ts).
         { fieldManager: FIELD_MANAGER, force: true, subresource: "status", priority: "low" },
       );
+      return true;
     } catch (e) {
-      if (isNotFound(e)) return; // deleted meanwhile
+      if (isNotFound(e)) return false; // deleted meanwhile
       // A status the API refuses (or may not be written by us) will be refused again: record it
       // once instead of retrying in a loop; the next change of the MiniCluster tries again.
       if (e instanceof ApiError && !isRetryable(e) && !isConflict(e)) {

