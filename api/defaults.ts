@@ -19,6 +19,7 @@ import type {
   FluxSpec,
   MiniCluster,
   MiniClusterContainer,
+  MiniClusterSpec,
 } from "./v1alpha2.ts";
 
 /** CRD defaults, the same values as the `default:` entries of crds/minicluster.yaml. */
@@ -42,6 +43,24 @@ export const DEFAULTS = {
 /** Derived default: Job backoffLimit when spec.backoffLimit is 0 or unset (Go operator parity). */
 export const DEFAULT_BACKOFF_LIMIT = 100;
 
+/** The sizes a spec asks for, with their defaults. */
+export interface SpecSizes {
+  /** spec.size, the CRD's default when unset; not clamped (the status says when it is below 1). */
+  size: number;
+  /** spec.maxSize, where 0 or unset means size (v1alpha2). */
+  maxSize: number;
+}
+
+/**
+ * spec.size and spec.maxSize with their defaults. withDefaults takes them from here, and so does a
+ * status report of a spec that cannot be defaulted or validated: one definition of what the user
+ * asked for.
+ */
+export function specSizes(spec: Pick<MiniClusterSpec, "size" | "maxSize"> | undefined): SpecSizes {
+  const size = spec?.size ?? DEFAULTS.size;
+  return { size, maxSize: spec?.maxSize || size };
+}
+
 /** Name of the bursting cluster at `index` when it has none: burst-0, burst-1, ... */
 const burstClusterName = (index: number): string => `burst-${index}`;
 
@@ -53,7 +72,7 @@ export function withDefaults(mc: MiniCluster): DefaultedMiniCluster {
   const name = mc.metadata?.name;
   if (!name) throw new Error("withDefaults: MiniCluster has no metadata.name");
   const spec = mc.spec;
-  const size = spec.size ?? DEFAULTS.size;
+  const { size, maxSize } = specSizes(spec);
   const containers = spec.containers ?? [];
   const { gang, ...given } = spec;
   const defaulted: DefaultedMiniClusterSpec = {
@@ -78,8 +97,8 @@ export function withDefaults(mc: MiniCluster): DefaultedMiniCluster {
     },
     cleanup: spec.cleanup ?? DEFAULTS.cleanup,
     size,
-    // 0 means "not set" in v1alpha2 for both.
-    maxSize: spec.maxSize || size,
+    maxSize,
+    // 0 means "not set" in v1alpha2.
     backoffLimit: spec.backoffLimit || DEFAULT_BACKOFF_LIMIT,
     tasks: spec.tasks ?? DEFAULTS.tasks,
     deadlineSeconds: spec.deadlineSeconds ?? DEFAULTS.deadlineSeconds,

@@ -14,7 +14,8 @@ import { MiniClusters } from "../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../api/workspace.ts";
 import { childrenInOrder } from "../controllers/minicluster/child_kinds.ts";
 import { desiredChildren } from "../controllers/minicluster/desired.ts";
-import { buildWorkspace } from "../controllers/minicluster/workspace.ts";
+import { specSizing } from "../controllers/minicluster/children/sizing.ts";
+import { buildWorkspace, workspaceAt } from "../controllers/minicluster/workspace.ts";
 import {
   buildCurveSecret,
   curveMetadataFor,
@@ -34,11 +35,10 @@ export interface ChildObject {
  */
 export async function childObjects(mc: MiniCluster): Promise<ChildObject[]> {
   const defaulted = withDefaults(mc);
-  const size = defaulted.spec.size;
-  const maxSize = defaulted.spec.maxSize || size;
-  const desired = await desiredChildren(defaulted, { size, maxSize });
+  const sizing = specSizing(defaulted);
+  const desired = await desiredChildren(defaulted, sizing);
   const out: ChildObject[] = [
-    { rt: MiniClusterWorkspaces, object: buildWorkspace(mc, { maxSize, size }) },
+    { rt: MiniClusterWorkspaces, object: buildWorkspace(mc, workspaceAt(sizing)) },
   ];
   if (!desired.curveSecret) {
     const cert = await generateCurveCertificate(curveMetadataFor(defaulted));

@@ -12,7 +12,7 @@ import type { KubeObject, Store } from "../../runtime/store.ts";
 import { CHILD_KINDS, childWaves, type DependentsInput } from "./child_kinds.ts";
 import type { DesiredChildren } from "./desired.ts";
 import type { MiniClusterStores } from "./stores.ts";
-import { confirms, type Sizes, workspaceDependent } from "./workspace.ts";
+import { confirms, type Sizes, workspaceAt, workspaceDependent } from "./workspace.ts";
 
 export { type CurveBuilders, defaultCurve } from "./curve_builders.ts";
 
@@ -38,7 +38,7 @@ export function miniClusterDependents(
   const workspace = workspaceDependent(
     mc,
     stores.workspaces,
-    sizes.unconfirmed?.workspace ?? { maxSize: sizes.maximumSize, size: sizes.effectiveSize },
+    sizes.unconfirmed?.workspace ?? workspaceAt(sizes),
   );
   const input: DependentsInput = { mc, desired, stores, workspace, io };
   // A wave stays when it has no dependents (no Job yet for a MiniCluster suspended from the start),

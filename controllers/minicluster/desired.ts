@@ -23,6 +23,7 @@ import { ownerReference } from "./children/owner.ts";
 import { buildPortServices } from "./children/port_services.ts";
 import { buildHeadlessService } from "./children/service.ts";
 import { buildServicesPod } from "./children/services_pod.ts";
+import type { Sizing } from "./children/sizing.ts";
 import { hashOf, withDesiredHash } from "./diff.ts";
 
 /**
@@ -44,12 +45,6 @@ export interface DesiredChildren {
    * elsewhere.
    */
   curveSecret?: Secret;
-}
-
-/** The sizes decided by the reconciler (clamped scaling, the bootstrapped maximum). */
-export interface Sizing {
-  size: number;
-  maxSize: number;
 }
 
 /** A builder cannot make a valid child from this spec: a spec problem, not an operator failure. */
@@ -84,11 +79,7 @@ export async function desiredChildren(
   sizing: Sizing,
   opts: DesiredOptions = {},
 ): Promise<DesiredChildren> {
-  const sized: DefaultedMiniCluster = {
-    ...mc,
-    spec: { ...mc.spec, size: sizing.size, maxSize: sizing.maxSize },
-  };
-  const brokers = inSubdomain(sized, opts.runningSubdomain);
+  const brokers = inSubdomain(mc, opts.runningSubdomain);
   const given = opts.given ?? inlineCurveCert(mc);
   let built: DesiredChildren;
   try {
@@ -97,19 +88,18 @@ export async function desiredChildren(
       if (problems.length > 0) throw new BuildError(`${given.field}: ${problems.join("; ")}`);
     }
     const servicesPod = buildServicesPod(brokers);
-    const podGroup = opts.unganged ? undefined : buildPodGroup(sized, sizing.size);
+    const podGroup = opts.unganged ? undefined : buildPodGroup(mc, sizing);
     built = {
-      configMap: buildEntrypointConfigMap(brokers),
+      configMap: buildEntrypointConfigMap(brokers, sizing),
       services: [buildHeadlessService(brokers), ...buildPortServices(brokers)],
-      job: buildJob(sized, {
-        size: sizing.size,
+      job: buildJob(mc, sizing, {
         unganged: opts.unganged,
         suspend: opts.suspend,
         queue: opts.queue,
       }),
       ...(podGroup ? { podGroup } : {}),
       ...(servicesPod ? { servicesPod } : {}),
-      ...(given ? { curveSecret: buildCurveSecret(sized, given.text) } : {}),
+      ...(given ? { curveSecret: buildCurveSecret(mc, given.text) } : {}),
     };
   } catch (e) {
     if (e instanceof BuildError) throw e;

@@ -41,6 +41,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import {
   type DefaultedMiniCluster,
   type MiniCluster,
+  specSizes,
   validateSpec,
   withDefaults,
 } from "../../api/mod.ts";
@@ -192,7 +193,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   ): Promise<Stage<Applied>> {
     const spec = validate(mc);
     if (spec.stop) return spec;
-    const sizes = await this.#sizes(spec.value, mc.spec?.size ?? 1);
+    const sizes = await this.#sizes(spec.value);
     if (sizes.stop) return sizes;
     const desired = await this.#build(spec.value, sizes.value);
     if (desired.stop) return desired;
@@ -207,9 +208,10 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
    * Sizes: the workspace's (workspace.ts), read from the cache or, when it is not there, from the
    * API server; no write.
    */
-  async #sizes(spec: DefaultedMiniCluster, requestedSize: number): Promise<Stage<Sizes>> {
-    const sizes = await this.#workspace.sizes(spec, requestedSize);
+  async #sizes(spec: DefaultedMiniCluster): Promise<Stage<Sizes>> {
+    const sizes = await this.#workspace.sizes(spec);
     if ("problem" in sizes) {
+      const requestedSize = spec.spec.size;
       return stop({ requestedSize, unappliable: sizes.problem }, sizes.requeueAfterMs);
     }
     return proceed(sizes);
@@ -500,7 +502,7 @@ function failing(ctx: ReconcileContext): boolean {
 
 /** Validate: the defaulted MiniCluster, or why its spec cannot be used; no IO. */
 function validate(mc: MiniCluster): Stage<DefaultedMiniCluster> {
-  const requestedSize = mc.spec?.size ?? 1;
+  const requestedSize = specSizes(mc.spec).size;
   const invalid = (message: string) =>
     stop({ requestedSize, invalid: { reason: "ValidationFailed", message } });
   try {
@@ -522,8 +524,7 @@ async function built(
   opts: DesiredOptions,
 ): Promise<Stage<DesiredChildren>> {
   try {
-    const sizing = { size: sizes.effectiveSize, maxSize: sizes.maximumSize };
-    return proceed(await desiredChildren(mc, sizing, opts));
+    return proceed(await desiredChildren(mc, sizes, opts));
   } catch (e) {
     if (!(e instanceof BuildError)) throw e;
     return stop({ ...sized(sizes), invalid: { reason: "BuildFailed", message: e.message } });

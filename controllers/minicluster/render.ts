@@ -19,7 +19,8 @@ import {
 import { childrenInOrder } from "./child_kinds.ts";
 import { BuildError, desiredChildren, owned } from "./desired.ts";
 import { DESIRED_HASH_ANNOTATION } from "./diff.ts";
-import { buildWorkspace } from "./workspace.ts";
+import { specSizing } from "./children/sizing.ts";
+import { buildWorkspace, workspaceAt } from "./workspace.ts";
 
 /** The uid rendered objects' ownerReferences carry until the MiniCluster exists. */
 export const PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000";
@@ -54,16 +55,15 @@ export async function renderChildren(
   const problems = validateSpec(mc);
   if (problems.length > 0) throw new RenderError(problems.join("; "));
   const defaulted = withDefaults(mc);
-  const size = defaulted.spec.size;
-  const maxSize = defaulted.spec.maxSize;
+  const sizing = specSizing(defaulted);
   let desired;
   try {
-    desired = await desiredChildren(defaulted, { size, maxSize });
+    desired = await desiredChildren(defaulted, sizing);
   } catch (e) {
     if (e instanceof BuildError) throw new RenderError(e.message);
     throw e;
   }
-  const workspace = buildWorkspace(defaulted, { size, maxSize });
+  const workspace = buildWorkspace(defaulted, workspaceAt(sizing));
   const generated: Secret[] = [];
   if (!userCurveCert(defaulted)) {
     const text = opts.withSecrets

@@ -18,7 +18,7 @@
  * The write goes behind the reconcile's freshness fence (reconciler.ts, finish), as a precondition
  * on the view's resourceVersion when no other write of the reconcile read the fence.
  */
-import type { MiniCluster } from "../../api/mod.ts";
+import { type MiniCluster, specSizes } from "../../api/mod.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
 import type { FreshnessFence } from "../../runtime/freshness_fence.ts";
 import { Action, TerminalError } from "../../runtime/controller.ts";
@@ -153,7 +153,8 @@ export class StatusWriter {
       selector: scaleSelector(mc),
       requestedSize: report.requestedSize,
       effectiveSize: report.effectiveSize ?? report.requestedSize,
-      maximumSize: report.maximumSize ?? (mc.spec?.maxSize || mc.spec?.size || 1),
+      // A reconcile that stopped before the sizes shows the spec's.
+      maximumSize: report.maximumSize ?? specSizes(mc.spec).maxSize,
       invalid: report.invalid,
       unappliable: report.unappliable,
       job,

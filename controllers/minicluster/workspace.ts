@@ -32,15 +32,17 @@ import { isNotFound } from "../../runtime/errors.ts";
 import { controllerOf, type KubeObject, type Store } from "../../runtime/store.ts";
 import { CHILD_KINDS } from "./child_kinds.ts";
 import { workspaceName } from "./children/names.ts";
+import type { Sizing } from "./children/sizing.ts";
 import { owned } from "./desired.ts";
 import type { MiniClusterStores } from "./stores.ts";
 import { recoverWorkspace, type Workspace } from "./workspace_recovery.ts";
 
-/** The sizes a reconcile builds for: the user's, the maximum, and the one applied. */
-export interface Sizes {
+/**
+ * The sizes a reconcile builds for: the user's (spec.size as defaulted), and the sizing the
+ * children are built at (the workspace's maximum, the user's clamped to it).
+ */
+export interface Sizes extends Sizing {
   requestedSize: number;
-  effectiveSize: number;
-  maximumSize: number;
   /** No workspace holds them yet: created with the first children, it must confirm them. */
   unconfirmed?: Unconfirmed;
 }
@@ -54,6 +56,11 @@ export interface Unconfirmed {
 
 interface Owner {
   metadata?: { name?: string; namespace?: string; uid?: string };
+}
+
+/** What a workspace made for brokers started at `sizing` holds. */
+export function workspaceAt(sizing: Sizing): Workspace {
+  return { maxSize: sizing.maximumSize, size: sizing.effectiveSize };
 }
 
 /** The workspace holding `ws` for `mc`. */
@@ -124,13 +131,13 @@ export class WorkspaceResolver {
   ) {}
 
   /**
-   * The sizes of `mc` (`requestedSize`: its spec.size as written), or why there are none. Reads
-   * the API server only when the cache does not show the workspace; never writes.
+   * The sizes of `mc`, or why there are none. Reads the API server only when the cache does not
+   * show the workspace; never writes.
    */
   async sizes(
     mc: DefaultedMiniCluster,
-    requestedSize: number,
   ): Promise<Sizes | { problem: Problem; requeueAfterMs?: number }> {
+    const requestedSize = mc.spec.size;
     const sized = (maxSize: number, unconfirmed?: Unconfirmed): Sizes => ({
       requestedSize,
       effectiveSize: Math.min(Math.max(requestedSize, 1), maxSize),
@@ -139,8 +146,7 @@ export class WorkspaceResolver {
     });
     if (this.#isNew(mc)) {
       const sizes = sized(mc.spec.maxSize);
-      const workspace = { maxSize: sizes.maximumSize, size: sizes.effectiveSize };
-      return { ...sizes, unconfirmed: { workspace, from: "new" } };
+      return { ...sizes, unconfirmed: { workspace: workspaceAt(sizes), from: "new" } };
     }
     const name = workspaceName(mc);
     const found = this.stores.workspaces.get(mc.metadata?.namespace, name) ??

@@ -654,7 +654,7 @@ async function builtPods(name: string, spec: Partial<MiniClusterSpec>): Promise<
     spec: { size: 2, containers: spec.containers ?? [{ name: "app", image: IMAGE }], ...spec },
   };
   assert.deepEqual(validateSpec(mc), [], `${name}: the MiniCluster is valid`);
-  const desired = await desiredChildren(withDefaults(mc), { size: 2, maxSize: 2 });
+  const desired = await desiredChildren(withDefaults(mc), { effectiveSize: 2, maximumSize: 2 });
   const template = desired.job.spec!.template;
   const out: Case[] = [{
     name: `MiniCluster ${name}: Job pod`,

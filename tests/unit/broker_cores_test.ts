@@ -9,6 +9,7 @@ import { buildEntrypointConfigMap } from "../../controllers/minicluster/children
 import { inSandbox, runLead } from "./lead_sandbox.ts";
 import { miniCluster } from "./entrypoint_cases.ts";
 import { quotaCpus, resourceRow } from "../real/flux_resources.ts";
+import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
 
 const image = "rockylinux:9";
 const cores = (resources: MiniClusterContainer["resources"]) =>
@@ -83,7 +84,7 @@ Deno.test("every broker's script encodes the same R: the count comes from the sp
     size: 3,
     containers: [{ image, command: "hostname", resources: { requests: { cpu: "2" } } }],
   });
-  const script = buildEntrypointConfigMap(mc).data?.["wait-0"] ?? "";
+  const script = buildEntrypointConfigMap(mc, specSizing(mc)).data?.["wait-0"] ?? "";
   // One script for every pod, and the count is a literal in it, not read from the pod.
   assert.match(script, /flux R encode --hosts="\$\{hosts\}" --cores=0-1 "\$\{gpuIds\[@\]\}"/);
   assert.ok(!script.includes("--local >"), "no rank is written from its own node's cores");

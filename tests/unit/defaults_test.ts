@@ -15,6 +15,7 @@ import {
 
 import { resolveSettings } from "../../controllers/minicluster/children/scripts/settings.ts";
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
+import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const VALID_DIR = new URL("tests/fixtures/manifests/valid/", ROOT);
@@ -259,10 +260,13 @@ Deno.test("what the Go operator's Python SDK sends for unset fields means unset"
   // Kept as stored (the apiserver stores the ""s), read as unset by the builders.
   assert.equal(defaulted.spec.tasks, 0);
   assert.equal(defaulted.spec.flux.connectTimeout, "");
-  const settings = resolveSettings(defaulted);
+  const settings = resolveSettings(defaulted, specSizing(defaulted));
   assert.equal(settings.flux.queuePolicy, "fcfs");
   assert.equal(settings.flux.connectTimeout, "");
-  assert.equal(buildJob(defaulted, { size: 1 }).spec?.template.spec?.containers[0].name, "sdk");
+  assert.equal(
+    buildJob(defaulted, specSizing(defaulted)).spec?.template.spec?.containers[0].name,
+    "sdk",
+  );
   assert.deepEqual(validateSpec(defaulted), []);
   // No spec.flux: Flux's connect timeout; a given one: the CRD's default.
   assert.equal(withDefaults(mc({ containers: [{}] })).spec.flux.connectTimeout, "");

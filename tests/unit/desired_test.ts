@@ -23,7 +23,7 @@ function mc(spec: Partial<MiniCluster["spec"]> = {}): MiniCluster {
 }
 
 Deno.test("desired: every child is owned, labelled and hashed", async () => {
-  const d = await desiredChildren(withDefaults(mc()), { size: 2, maxSize: 4 });
+  const d = await desiredChildren(withDefaults(mc()), { effectiveSize: 2, maximumSize: 4 });
   const all = [...childrenInOrder(d).map((c) => c.object), d.job];
   assert.deepEqual(childrenInOrder(d).map((c) => `${c.kind}/${c.object.metadata?.name}`), [
     "ConfigMap/flux-entrypoint",
@@ -45,17 +45,20 @@ Deno.test("desired: every child is owned, labelled and hashed", async () => {
 });
 
 Deno.test("desired: the hostlist is written for the bootstrapped maximum, not the spec's", async () => {
-  const d = await desiredChildren(withDefaults(mc({ maxSize: 10 })), { size: 2, maxSize: 4 });
+  const d = await desiredChildren(withDefaults(mc({ maxSize: 10 })), {
+    effectiveSize: 2,
+    maximumSize: 4,
+  });
   const scripts = Object.values(d.configMap.data ?? {}).join("\n");
   assert.match(scripts, /flux-\[0-3\]/);
   assert.doesNotMatch(scripts, /flux-\[0-9\]/);
 });
 
 Deno.test("desired: equal specs give equal hashes; scaling keeps the template hash", async () => {
-  const a = await desiredChildren(withDefaults(mc()), { size: 2, maxSize: 4 });
-  const b = await desiredChildren(withDefaults(mc()), { size: 2, maxSize: 4 });
+  const a = await desiredChildren(withDefaults(mc()), { effectiveSize: 2, maximumSize: 4 });
+  const b = await desiredChildren(withDefaults(mc()), { effectiveSize: 2, maximumSize: 4 });
   assert.deepEqual(a, b);
-  const scaled = await desiredChildren(withDefaults(mc()), { size: 3, maxSize: 4 });
+  const scaled = await desiredChildren(withDefaults(mc()), { effectiveSize: 3, maximumSize: 4 });
   assert.equal(scaled.job.spec?.parallelism, 3);
   assert.equal(
     scaled.job.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION],
@@ -67,7 +70,7 @@ Deno.test("desired: equal specs give equal hashes; scaling keeps the template ha
   );
   const image = await desiredChildren(
     withDefaults(mc({ containers: [{ image: "other", command: "hostname" }] })),
-    { size: 2, maxSize: 4 },
+    { effectiveSize: 2, maximumSize: 4 },
   );
   assert.notEqual(
     image.job.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION],
@@ -84,7 +87,7 @@ Deno.test("desired: services pod and per-container Services", async () => {
       ],
       services: [{ name: "api", image: "nginx", ports: [80] }],
     })),
-    { size: 2, maxSize: 4 },
+    { effectiveSize: 2, maximumSize: 4 },
   );
   assert.deepEqual(childrenInOrder(d).map((c) => `${c.kind}/${c.object.metadata?.name}`), [
     "ConfigMap/flux-entrypoint",
@@ -103,8 +106,8 @@ Deno.test("desired: an AppArmor annotation naming a container no pod has is a bu
       pod: { annotations },
     }));
   const e = await desiredChildren(spec({ [`${apparmor}apii`]: "runtime/default" }), {
-    size: 2,
-    maxSize: 4,
+    effectiveSize: 2,
+    maximumSize: 4,
   }).then(() => undefined, (e) => e);
   assert.ok(e instanceof BuildError, "accepted an annotation naming no container");
   assert.equal(
@@ -113,23 +116,23 @@ Deno.test("desired: an AppArmor annotation naming a container no pod has is a bu
   );
   // Each container named by its own pod's annotation is fine.
   await desiredChildren(spec({ [`${apparmor}flux`]: "runtime/default", [`${apparmor}api`]: "" }), {
-    size: 2,
-    maxSize: 4,
+    effectiveSize: 2,
+    maximumSize: 4,
   });
 });
 
 Deno.test("desired: a broken curveCert is a build error, a given one becomes the Secret", async () => {
   await assert.rejects(
     desiredChildren(withDefaults(mc({ flux: { curveCert: "not a certificate" } })), {
-      size: 2,
-      maxSize: 4,
+      effectiveSize: 2,
+      maximumSize: 4,
     }),
     BuildError,
   );
   const cert = (await generateCurveCertificate()).text;
   const d = await desiredChildren(withDefaults(mc({ flux: { curveCert: cert } })), {
-    size: 2,
-    maxSize: 4,
+    effectiveSize: 2,
+    maximumSize: 4,
   });
   assert.equal(d.curveSecret?.metadata?.name, "flux-curve-cert");
   assert.equal(d.curveSecret?.metadata?.ownerReferences?.[0].uid, "mc-uid");
@@ -140,8 +143,8 @@ Deno.test("desired: a curveCert real Flux would refuse is a build error saying w
   const [a, b] = await Promise.all([generateCurveCertificate(), generateCurveCertificate()]);
   const refused = async (curveCert: string) => {
     const e = await desiredChildren(withDefaults(mc({ flux: { curveCert } })), {
-      size: 2,
-      maxSize: 4,
+      effectiveSize: 2,
+      maximumSize: 4,
     }).then(() => undefined, (e) => e);
     assert.ok(e instanceof BuildError, `accepted: ${curveCert}`);
     assert.ok(!e.message.includes(a.secretKey) && !e.message.includes(b.secretKey));
@@ -170,12 +173,15 @@ Deno.test("desired: builder failures surface as BuildError", async () => {
       },
     }],
   });
-  await assert.rejects(desiredChildren(withDefaults(bad), { size: 2, maxSize: 4 }), BuildError);
+  await assert.rejects(
+    desiredChildren(withDefaults(bad), { effectiveSize: 2, maximumSize: 4 }),
+    BuildError,
+  );
 });
 
 Deno.test("desired: beside a running Job, the brokers' children keep its subdomain", async () => {
   const renamed = withDefaults(mc({ network: { headlessName: "brokers" } }));
-  const sizing = { size: 2, maxSize: 4 };
+  const sizing = { effectiveSize: 2, maximumSize: 4 };
   const fresh = await desiredChildren(renamed, sizing);
   const running = await desiredChildren(renamed, sizing, { runningSubdomain: "flux" });
   const domains = (cm: typeof fresh.configMap) =>
@@ -189,4 +195,47 @@ Deno.test("desired: beside a running Job, the brokers' children keep its subdoma
   assert.equal(running.job.spec?.template.spec?.subdomain, "brokers");
   assert.deepEqual(running.job, fresh.job);
   assert.deepEqual(await desiredChildren(renamed, sizing, { runningSubdomain: "brokers" }), fresh);
+});
+
+Deno.test("desired: the hashes are the released operator's, so an upgrade rewrites no child", async () => {
+  // Recorded from the operator before the sizing became a builder argument: a child whose hash
+  // changes is applied again on upgrade (diff.ts), so these change only with what is built.
+  const spec = mc({
+    containers: [
+      { name: "app", image: "app", command: "hostname", runFlux: true },
+      { name: "db", image: "db", ports: [5432] },
+    ],
+    gang: {},
+    services: [{ name: "svc", image: "svc" }],
+  });
+  const hashes = async (effectiveSize: number) => {
+    const d = await desiredChildren(withDefaults(spec), { effectiveSize, maximumSize: 4 });
+    return Object.fromEntries([
+      ...[...childrenInOrder(d).map((c) => c.object), d.job]
+        .filter((c) => c !== d.podGroup) // applied as built, without a hash
+        .map((
+          c,
+        ) => [`${c.kind}/${c.metadata?.name}`, c.metadata?.annotations?.[DESIRED_HASH_ANNOTATION]]),
+      ["template", d.job.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION]],
+      ["PodGroup minCount", d.podGroup?.spec?.schedulingPolicy?.gang?.minCount],
+    ]);
+  };
+  const unchanged = {
+    "Service/flux": "fd6e81a4163898ebb2b00523",
+    "Service/flux-db": "2294a96bef1b07a56048465b",
+    "Pod/flux-services": "f217f82991ca4dda46e52efa",
+    template: "af6c64a16c2adc68662ec0c2",
+  };
+  assert.deepEqual(await hashes(2), {
+    ...unchanged,
+    "ConfigMap/flux-entrypoint": "8361c18ba6fe9c5e5dd39b18",
+    "Job/flux": "dc74164832b5eccfd98edcab",
+    "PodGroup minCount": 2,
+  });
+  assert.deepEqual(await hashes(3), {
+    ...unchanged,
+    "ConfigMap/flux-entrypoint": "19717e26416184c263871c8b",
+    "Job/flux": "7687573c6ae8ee05bb9c9999",
+    "PodGroup minCount": 2,
+  });
 });

@@ -143,7 +143,10 @@ Deno.test("diff: canonical JSON and hash are the ones existing children carry", 
   for (const mcSize of [1, 3]) {
     const mc = sampleMiniCluster("hash", "ns", { size: mcSize });
     mc.metadata = { ...mc.metadata, uid: "0b9c-uid" };
-    const d = await desiredChildren(withDefaults(mc), { size: mcSize, maxSize: mcSize + 2 });
+    const d = await desiredChildren(withDefaults(mc), {
+      effectiveSize: mcSize,
+      maximumSize: mcSize + 2,
+    });
     values.push(d.configMap, d.job, ...d.services);
   }
   for (const v of values) {

@@ -32,9 +32,12 @@ async function built(spec: Spec, initial: Spec): Promise<Observed> {
   const maxSize = maximumOf(initial);
   const size = Math.min(spec.size ?? 1, maxSize);
   // The Job's template stays as it was created; what its brokers depend on keeps its subdomain.
-  const first = await desiredChildren(withDefaults({ ...mc, spec: initial }), { size, maxSize });
+  const first = await desiredChildren(withDefaults({ ...mc, spec: initial }), {
+    effectiveSize: size,
+    maximumSize: maxSize,
+  });
   const subdomain = first.job.spec!.template.spec!.subdomain;
-  const d = await desiredChildren(withDefaults(mc), { size, maxSize }, {
+  const d = await desiredChildren(withDefaults(mc), { effectiveSize: size, maximumSize: maxSize }, {
     runningSubdomain: subdomain,
   });
   const job = { ...d.job, spec: { ...d.job.spec!, template: first.job.spec!.template } };

@@ -6,7 +6,8 @@ import { jobPodGroup } from "../../controllers/minicluster/children/gang.ts";
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
 import { LEAD_FAILED_EXIT_CODE } from "../../controllers/minicluster/children/scripts/lead-finished.ts";
 import { assertGolden } from "../golden.ts";
-import { defaultedMiniCluster } from "./fixtures.ts";
+import { defaultedMiniCluster, specSized } from "./fixtures.ts";
+import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
 
 const miniCluster = defaultedMiniCluster;
 
@@ -172,7 +173,7 @@ const cases: Record<string, MiniClusterSpec> = {
 
 for (const [name, spec] of Object.entries(cases)) {
   Deno.test(`buildJob golden: ${name}`, async () => {
-    await assertGolden(`job/${name}.yaml`, buildJob(deepFreeze(miniCluster(spec))));
+    await assertGolden(`job/${name}.yaml`, buildJob(...specSized(deepFreeze(miniCluster(spec)))));
   });
 }
 
@@ -187,7 +188,7 @@ const allContainers = (job: Job): Container[] => [
 
 Deno.test("buildJob: every mount names a volume of the pod, no path is mounted twice", () => {
   for (const spec of Object.values(cases)) {
-    const job = buildJob(miniCluster(spec));
+    const job = buildJob(...specSized(miniCluster(spec)));
     const volumes = new Set(podSpec(job).volumes!.map((v) => v.name));
     assert.equal(volumes.size, podSpec(job).volumes!.length, "volume names are unique");
     for (const c of allContainers(job)) {
@@ -201,7 +202,7 @@ Deno.test("buildJob: every mount names a volume of the pod, no path is mounted t
 });
 
 Deno.test("buildJob: Indexed, completions = parallelism = size, pods in the headless subdomain", () => {
-  const job = buildJob(miniCluster(cases["custom-headless-name"]));
+  const job = buildJob(...specSized(miniCluster(cases["custom-headless-name"])));
   assert.equal(job.spec!.completionMode, "Indexed");
   assert.equal(job.spec!.completions, 2);
   assert.equal(job.spec!.parallelism, 2);
@@ -209,8 +210,10 @@ Deno.test("buildJob: Indexed, completions = parallelism = size, pods in the head
   assert.equal(podSpec(job).setHostnameAsFQDN, false);
 });
 
-Deno.test("buildJob: the size option overrides spec.size (scaling is clamped by the reconciler)", () => {
-  const job = buildJob(miniCluster(cases.minimal), { size: 2 });
+Deno.test("buildJob: pods at the sizing's effective size, not spec.size (the reconciler clamps)", () => {
+  const mc = miniCluster({ ...cases.minimal, size: 4, maxSize: 6 });
+  const job = buildJob(mc, { effectiveSize: 2, maximumSize: 6 });
+  assert.equal(mc.spec.size, 4);
   assert.equal(job.spec!.completions, 2);
   assert.equal(job.spec!.parallelism, 2);
 });
@@ -218,23 +221,23 @@ Deno.test("buildJob: the size option overrides spec.size (scaling is clamped by 
 Deno.test("buildJob: with spec.gang the pods name the MiniCluster's PodGroup, unless unganged", () => {
   const containers = cases.minimal.containers;
   assert.equal(
-    jobPodGroup(buildJob(miniCluster(cases.minimal))),
+    jobPodGroup(buildJob(...specSized(miniCluster(cases.minimal)))),
     undefined,
     "no gang unless asked",
   );
   const ganged = miniCluster({ size: 4, gang: {}, containers });
-  assert.equal(jobPodGroup(buildJob(ganged)), "flux-sample");
-  assert.equal(jobPodGroup(buildJob(ganged, { unganged: true })), undefined);
+  assert.equal(jobPodGroup(buildJob(ganged, specSizing(ganged))), "flux-sample");
+  assert.equal(jobPodGroup(buildJob(ganged, specSizing(ganged), { unganged: true })), undefined);
 });
 
 Deno.test("buildJob: defaults backoffLimit 100 and deadline 31500000", () => {
-  const job = buildJob(miniCluster(cases.minimal));
+  const job = buildJob(...specSized(miniCluster(cases.minimal)));
   assert.equal(job.spec!.backoffLimit, 100);
   assert.equal(job.spec!.activeDeadlineSeconds, 31500000);
 });
 
 Deno.test("buildJob: the Flux container is named after the MiniCluster and runs its wait script", () => {
-  const job = buildJob(miniCluster(cases["multi-container"]));
+  const job = buildJob(...specSized(miniCluster(cases["multi-container"])));
   const [flux, nginx, sidecar, plain] = podSpec(job).containers;
   assert.equal(flux.name, "flux-sample");
   assert.deepEqual(flux.command, ["/bin/bash", "/flux_operator/wait-0.sh"]);
@@ -244,7 +247,7 @@ Deno.test("buildJob: the Flux container is named after the MiniCluster and runs 
 });
 
 Deno.test("buildJob: the init container stays when the view is disabled (it writes the config)", () => {
-  const job = buildJob(miniCluster(cases["disable-view"]));
+  const job = buildJob(...specSized(miniCluster(cases["disable-view"])));
   const [init] = podSpec(job).initContainers!;
   assert.equal(init.name, "flux-config");
   assert.deepEqual(init.command, ["/bin/bash", "/flux_operator/flux-init.sh"]);
@@ -252,18 +255,19 @@ Deno.test("buildJob: the init container stays when the view is disabled (it writ
 });
 
 Deno.test("buildJob: child labels win over jobLabels; pod labels keep the user's", () => {
-  const job = buildJob(miniCluster(cases["job-labels"]));
+  const job = buildJob(...specSized(miniCluster(cases["job-labels"])));
   assert.equal(job.metadata!.labels!["app.kubernetes.io/managed-by"], "minicluster-operator");
   assert.equal(job.metadata!.labels!["kueue.x-k8s.io/queue-name"], "user-queue");
   const labels = job.spec!.template.metadata!.labels!;
   assert.equal(labels["hpa-selector"], "flux-sample");
   assert.equal(labels["app.kubernetes.io/name"], "flux-sample");
-  const pod = buildJob(miniCluster(cases["pod-options"])).spec!.template.metadata!.labels!;
+  const pod = buildJob(...specSized(miniCluster(cases["pod-options"]))).spec!.template.metadata!
+    .labels!;
   assert.equal(pod["example.com/group"], "group-a");
 });
 
 Deno.test("buildJob: controller ownerReference to the MiniCluster", () => {
-  const job = buildJob(miniCluster(cases.minimal));
+  const job = buildJob(...specSized(miniCluster(cases.minimal)));
   assert.deepEqual(job.metadata!.ownerReferences, [{
     apiVersion: "flux-framework.org/v1alpha2",
     kind: "MiniCluster",
@@ -276,13 +280,13 @@ Deno.test("buildJob: controller ownerReference to the MiniCluster", () => {
 });
 
 Deno.test("buildJob: a failed run of the lead broker fails the Job at once (podFailurePolicy)", () => {
-  const job = buildJob(miniCluster({
+  const job = buildJob(...specSized(miniCluster({
     size: 2,
     containers: [{ image: "app", runFlux: true, command: "mpirun ./a.out" }, {
       name: "side",
       image: "app",
     }],
-  }));
+  })));
   assert.equal(job.spec!.template.spec!.restartPolicy, "Never");
   assert.deepEqual(job.spec!.podFailurePolicy, {
     rules: [{
@@ -296,18 +300,18 @@ Deno.test("buildJob: a failed run of the lead broker fails the Job at once (podF
   });
   // With restartPolicy OnFailure the API allows no podFailurePolicy: the script fails each
   // restart of the lead broker at once instead (scripts/lead-finished.ts).
-  const onFailure = buildJob(miniCluster({
+  const onFailure = buildJob(...specSized(miniCluster({
     containers: [{ image: "app", runFlux: true }],
     pod: { restartPolicy: "OnFailure" },
-  }));
+  })));
   assert.equal(onFailure.spec!.template.spec!.restartPolicy, "OnFailure");
   assert.equal(onFailure.spec!.podFailurePolicy, undefined);
 });
 
 Deno.test("buildJob: deterministic and JSON-clean (no undefined left for apply)", () => {
   for (const spec of Object.values(cases)) {
-    const a = buildJob(miniCluster(spec));
-    const b = buildJob(miniCluster(spec));
+    const a = buildJob(...specSized(miniCluster(spec)));
+    const b = buildJob(...specSized(miniCluster(spec)));
     assert.deepEqual(a, b);
     assert.deepEqual(JSON.parse(JSON.stringify(a)), a);
   }
@@ -317,41 +321,47 @@ Deno.test("buildJob: a user volume named like an operator volume is refused", ()
   const mc = miniCluster({
     containers: [{ image: "rockylinux:9", volumes: { "flux-view": { emptyDir: true } } }],
   });
-  assert.throws(() => buildJob(mc), /flux-view/);
+  assert.throws(() => buildJob(mc, specSizing(mc)), /flux-view/);
 });
 
 Deno.test("buildJob: a container named like the Flux container or the view is refused", () => {
   const clash = miniCluster({
     containers: [{ image: "a", runFlux: true }, { name: "flux-sample", image: "b" }],
   });
-  assert.throws(() => buildJob(clash), /container name flux-sample is used twice/);
+  assert.throws(
+    () => buildJob(clash, specSizing(clash)),
+    /container name flux-sample is used twice/,
+  );
   const view = miniCluster({
     containers: [{ image: "a", runFlux: true }, { name: "flux-view", image: "b" }],
   });
-  assert.throws(() => buildJob(view), /container name flux-view is used twice/);
+  assert.throws(() => buildJob(view, specSizing(view)), /container name flux-view is used twice/);
 });
 
 Deno.test("buildJob: a user volume on an operator path (or two on one path) is refused", () => {
   const mc = miniCluster({
     containers: [{ image: "a", volumes: { sw: { hostPath: "/sw", path: "/opt/software" } } }],
   });
-  assert.throws(() => buildJob(mc), /mount path of container flux-sample: \/opt\/software/);
+  assert.throws(
+    () => buildJob(mc, specSizing(mc)),
+    /mount path of container flux-sample: \/opt\/software/,
+  );
   const shm = miniCluster({
     containers: [{ image: "a", volumes: { a: { emptyDir: true }, b: { emptyDir: true } } }],
   });
-  assert.throws(() => buildJob(shm), /\/dev\/shm is used twice/);
+  assert.throws(() => buildJob(shm, specSizing(shm)), /\/dev\/shm is used twice/);
 });
 
 Deno.test("buildJob: a non-Flux container without a name is refused", () => {
   const mc = miniCluster({
     containers: [{ image: "a", runFlux: true }, { image: "b" }],
   });
-  assert.throws(() => buildJob(mc), /spec\.containers\[1\] needs a name/);
+  assert.throws(() => buildJob(mc, specSizing(mc)), /spec\.containers\[1\] needs a name/);
 });
 
 Deno.test("buildJob: an AppArmor annotation naming a services container stays off the pods", () => {
   const apparmor = "container.apparmor.security.beta.kubernetes.io/";
-  const job = buildJob(miniCluster({
+  const job = buildJob(...specSized(miniCluster({
     containers: [{ image: "app", runFlux: true }, { name: "side", image: "app" }],
     services: [{ name: "api", image: "nginx" }],
     pod: {
@@ -363,7 +373,7 @@ Deno.test("buildJob: an AppArmor annotation naming a services container stays of
         "example.com/note": "every pod",
       },
     },
-  }));
+  })));
   // The apiserver refuses a pod template whose AppArmor annotation names a container it lacks.
   assert.deepEqual(job.spec!.template.metadata!.annotations, {
     [`${apparmor}flux-sample`]: "runtime/default",

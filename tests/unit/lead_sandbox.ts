@@ -6,6 +6,7 @@ import type { MiniClusterContainer, MiniClusterSpec } from "../../api/mod.ts";
 import { buildEntrypointConfigMap } from "../../controllers/minicluster/children/entrypoint.ts";
 import { relocateCurveCert, run, scriptProblems } from "../generated/script_checks.ts";
 import { miniCluster } from "./entrypoint_cases.ts";
+import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
 
 const image = "rockylinux:9";
 
@@ -27,7 +28,7 @@ export async function runLead(
     "mc",
     "ns",
   );
-  const data = buildEntrypointConfigMap(mc).data ?? {};
+  const data = buildEntrypointConfigMap(mc, specSizing(mc)).data ?? {};
   const script = data["wait-0"];
   const problems = await scriptProblems("wait-0", script, "error");
   const bin = `${root}/bin`;

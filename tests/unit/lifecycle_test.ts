@@ -10,6 +10,7 @@ import { buildServicesPod } from "../../controllers/minicluster/children/service
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
 import { withDefaults } from "../../api/mod.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
+import { specSized } from "./fixtures.ts";
 
 const job = (suspend: boolean | undefined, extra: Partial<Job> = {}): Job => ({
   metadata: { labels: { "kueue.x-k8s.io/queue-name": "q1" } },
@@ -80,9 +81,17 @@ Deno.test("lifecycle: suspend only when asked; priority on the Job's pods and th
       }),
       metadata: { name: "mc", namespace: "ns", uid: "u1" },
     });
-  assert.equal(buildJob(mc({})).spec?.suspend, undefined, "unset: the field is not ours");
-  assert.equal(buildJob(mc({ suspend: false })).spec?.suspend, undefined, "false: not ours");
-  assert.equal(buildJob(mc({ suspend: true })).spec?.suspend, true);
-  assert.equal(buildJob(mc({})).spec?.template.spec?.priorityClassName, "hpc");
+  assert.equal(
+    buildJob(...specSized(mc({}))).spec?.suspend,
+    undefined,
+    "unset: the field is not ours",
+  );
+  assert.equal(
+    buildJob(...specSized(mc({ suspend: false }))).spec?.suspend,
+    undefined,
+    "false: not ours",
+  );
+  assert.equal(buildJob(...specSized(mc({ suspend: true }))).spec?.suspend, true);
+  assert.equal(buildJob(...specSized(mc({}))).spec?.template.spec?.priorityClassName, "hpc");
   assert.equal(buildServicesPod(mc({}))?.spec?.priorityClassName, "hpc");
 });

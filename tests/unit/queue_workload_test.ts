@@ -13,6 +13,7 @@ import {
   queueReport,
 } from "../../controllers/minicluster/queue_workload.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
+import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
 
 const QUEUE = { "kueue.x-k8s.io/queue-name": "lq" };
 
@@ -52,10 +53,10 @@ Deno.test("queue: a Job labelled for a Kueue queue never carries spec.suspend", 
     });
   const queued = mc({ suspend: true, jobLabels: QUEUE });
   assert.equal(kueueQueueOf(queued), "lq");
-  assert.equal(buildJob(queued).spec?.suspend, undefined);
+  assert.equal(buildJob(queued, specSizing(queued)).spec?.suspend, undefined);
   const plain = mc({ suspend: true });
   assert.equal(kueueQueueOf(plain), undefined);
-  assert.equal(buildJob(plain).spec?.suspend, true);
+  assert.equal(buildJob(plain, specSizing(plain)).spec?.suspend, true);
 });
 
 Deno.test("queue: spec.suspend deactivates the Workload; only the operator's deactivation is undone", () => {

@@ -15,6 +15,8 @@ import { expandingWord } from "../../controllers/minicluster/children/scripts/vi
 import { relocateCurveCert, run, scriptProblems } from "../generated/script_checks.ts";
 import { cases, hostileMiniCluster, miniCluster, nasty } from "./entrypoint_cases.ts";
 import { inSandbox, runLead } from "./lead_sandbox.ts";
+import { specSized } from "./fixtures.ts";
+import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
 
 /** bash -n and shellcheck (every severity, unless told) find nothing in one script. */
 async function assertCleanScript(label: string, script: string, severity = "style") {
@@ -107,7 +109,7 @@ Deno.test("multi-line commands join the way word splitting joins them", () => {
 
 Deno.test("every script of every golden manifest passes bash -n and shellcheck", async () => {
   for (const [name, spec] of Object.entries(cases)) {
-    const data = buildEntrypointConfigMap(miniCluster(spec)).data ?? {};
+    const data = buildEntrypointConfigMap(...specSized(miniCluster(spec))).data ?? {};
     for (const [key, script] of Object.entries(data)) {
       await assertCleanScript(`${name}/${key}`, script);
     }
@@ -115,7 +117,8 @@ Deno.test("every script of every golden manifest passes bash -n and shellcheck",
 });
 
 Deno.test("scripts of a hostile manifest pass bash -n and shellcheck", async () => {
-  const data = buildEntrypointConfigMap(hostileMiniCluster("/work", "pwned")).data ?? {};
+  const data = buildEntrypointConfigMap(...specSized(hostileMiniCluster("/work", "pwned"))).data ??
+    {};
   for (const [key, script] of Object.entries(data)) {
     await assertCleanScript(`hostile/${key}`, script, "warning");
   }
@@ -138,7 +141,9 @@ Deno.test("scripts of user commands with quotes, pipes and heredoc markers pass 
       { name: "side", command: 'echo "$fluxsocket" && sleep 1', commands: { script: "echo x" } },
     ],
   });
-  for (const [key, script] of Object.entries(buildEntrypointConfigMap(mc).data ?? {})) {
+  for (
+    const [key, script] of Object.entries(buildEntrypointConfigMap(mc, specSizing(mc)).data ?? {})
+  ) {
     const syntax = await run("bash", ["-n"], { stdin: script });
     assert.equal(syntax.code, 0, `${key}: ${syntax.stderr}`);
   }
@@ -179,7 +184,7 @@ Deno.test("hostile values never run and reach Flux as single arguments", async (
     const marker = "pwned";
     const evil = nasty(marker);
     const mc = hostileMiniCluster(root, marker);
-    const data = buildEntrypointConfigMap(mc).data ?? {};
+    const data = buildEntrypointConfigMap(mc, specSizing(mc)).data ?? {};
     const bin = await stubDir(root);
     const log = `${root}/calls`;
     const mountPath = mc.spec.flux.container.mountPath;

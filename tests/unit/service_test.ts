@@ -9,6 +9,7 @@ import { buildPortServices } from "../../controllers/minicluster/children/port_s
 import { buildServicesPod } from "../../controllers/minicluster/children/services_pod.ts";
 import { assertGolden } from "../golden.ts";
 import { defaultedMiniCluster } from "./fixtures.ts";
+import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
 
 const miniCluster = defaultedMiniCluster;
 
@@ -37,7 +38,7 @@ Deno.test("headless Service selects the Job's pods and the services pod", () => 
   const mc = miniCluster({ containers, services: [{ name: "db", image: "mongo" }] });
   const selector = buildHeadlessService(mc).spec!.selector!;
   assert.deepEqual(selector, headlessSelector(mc));
-  assert.ok(selects(selector, buildJob(mc).spec!.template.metadata!.labels!));
+  assert.ok(selects(selector, buildJob(mc, specSizing(mc)).spec!.template.metadata!.labels!));
   assert.ok(selects(selector, buildServicesPod(mc)!.metadata!.labels!));
   assert.equal(buildHeadlessService(mc).spec!.clusterIP, "None");
 });
@@ -46,7 +47,10 @@ Deno.test("minimal Service selects index 0 of this Job only, with the Job contro
   const mc = miniCluster({ containers, flux: { minimalService: true } });
   const svc = buildHeadlessService(mc);
   assert.deepEqual(svc.spec!.selector, brokerSelector(mc));
-  const ours = { ...buildJob(mc).spec!.template.metadata!.labels!, "job-name": "flux-sample" };
+  const ours = {
+    ...buildJob(mc, specSizing(mc)).spec!.template.metadata!.labels!,
+    "job-name": "flux-sample",
+  };
   const broker = { ...ours, "batch.kubernetes.io/job-completion-index": "0" };
   const worker = { ...ours, "batch.kubernetes.io/job-completion-index": "1" };
   const other = { "job-name": "other", "batch.kubernetes.io/job-completion-index": "0" };
@@ -81,7 +85,7 @@ Deno.test("no Service of a MiniCluster selects another MiniCluster's pods, whate
       assert.ok(!selects(svc.spec!.selector!, spoofed), svc.metadata!.name);
       // The Job's own pods: the template's labels plus the Job controller's.
       const pod = {
-        ...buildJob(mc).spec!.template.metadata!.labels!,
+        ...buildJob(mc, specSizing(mc)).spec!.template.metadata!.labels!,
         "job-name": "flux-sample",
         "batch.kubernetes.io/job-completion-index": "0",
       };
@@ -93,5 +97,5 @@ Deno.test("no Service of a MiniCluster selects another MiniCluster's pods, whate
 Deno.test("headless Service: name and subdomain of the Job agree", () => {
   const mc = miniCluster({ containers, network: { headlessName: "flux-net" } });
   assert.equal(buildHeadlessService(mc).metadata!.name, "flux-net");
-  assert.equal(buildJob(mc).spec!.template.spec!.subdomain, "flux-net");
+  assert.equal(buildJob(mc, specSizing(mc)).spec!.template.spec!.subdomain, "flux-net");
 });

@@ -14,6 +14,7 @@ import {
   userVolumes,
   wrapsEntrypoint,
 } from "../../controllers/minicluster/children/volumes.ts";
+import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
 
 function miniCluster(spec: MiniClusterSpec) {
   return withDefaults({
@@ -110,7 +111,7 @@ Deno.test("the CURVE certificate is mounted only into the Flux containers", () =
       { name: "bare", image: "z", noWrapEntrypoint: true },
     ],
   });
-  const job = buildJob(mc);
+  const job = buildJob(mc, specSizing(mc));
   const pod = job.spec!.template.spec!;
   const certVolumes = pod.volumes!.filter((v) =>
     v.projected?.sources?.some((s) => s.secret?.name === "flux-sample-curve-cert")
@@ -135,7 +136,9 @@ Deno.test("without a Flux container no volume holds the certificate", () => {
   const mc = miniCluster({
     containers: [{ name: "a", image: "x" }, { name: "b", image: "y" }],
   });
-  assert.ok(!JSON.stringify(buildJob(mc).spec!.template.spec!.volumes).includes("curve"));
+  assert.ok(
+    !JSON.stringify(buildJob(mc, specSizing(mc)).spec!.template.spec!.volumes).includes("curve"),
+  );
 });
 
 Deno.test("userVolume: the Go operator's precedence csi > secret > emptyDir > hostPath > configMap > claim", () => {

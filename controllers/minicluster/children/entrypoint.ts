@@ -20,6 +20,7 @@ import { entrypointConfigMapName } from "./names.ts";
 import { childMetadata } from "./owner.ts";
 import type { MiniClusterInput } from "./scripts/input.ts";
 import { EntrypointSpecError, resolveSettings } from "./scripts/settings.ts";
+import type { Sizing } from "./sizing.ts";
 import { wrapsEntrypoint } from "./volumes.ts";
 import { fluxViewInitScript } from "./scripts/flux-view-init.ts";
 import { waitScript } from "./scripts/wait.ts";
@@ -36,8 +37,9 @@ export { type EntrypointItem, entrypointItems, wrapsEntrypoint } from "./volumes
 const waitKey = (index: number) => `wait-${index}`;
 const startKey = (index: number) => `start-${index}`;
 
-export function buildEntrypointConfigMap(mc: MiniClusterInput): ConfigMap {
-  const settings = resolveSettings(mc);
+/** The scripts of `mc`'s brokers at `sizing` (the hostlist is written for its maximum). */
+export function buildEntrypointConfigMap(mc: MiniClusterInput, sizing: Sizing): ConfigMap {
+  const settings = resolveSettings(mc, sizing);
   const data: Record<string, string> = {};
   settings.containers.forEach((container, index) => {
     if (container.runFlux) data[waitKey(index)] = waitScript(settings, index);

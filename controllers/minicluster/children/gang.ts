@@ -18,6 +18,7 @@ import type { Condition, ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { DefaultedMiniCluster } from "../../../api/mod.ts";
 import { childMetadata } from "./owner.ts";
 import { podGroupName } from "./names.ts";
+import type { Sizing } from "./sizing.ts";
 
 /** A scheduling.k8s.io/v1beta1 PodGroup (newer than the kubernetes-types package). */
 export interface PodGroup {
@@ -33,15 +34,15 @@ export interface SchedulingGroup {
   podGroupName: string;
 }
 
-/** The gang's minCount for a Job of `size` pods, or undefined when the spec asks for none. */
-export function gangMinCount(mc: DefaultedMiniCluster, size: number): number | undefined {
+/** The gang's minCount for the Job's pods at `sizing`, or undefined when the spec asks for none. */
+export function gangMinCount(mc: DefaultedMiniCluster, sizing: Sizing): number | undefined {
   const gang = mc.spec.gang;
-  return gang ? Math.max(1, Math.min(gang.minCount, size)) : undefined;
+  return gang ? Math.max(1, Math.min(gang.minCount, sizing.effectiveSize)) : undefined;
 }
 
-/** The MiniCluster's PodGroup for a Job of `size` pods, or undefined without a gang. */
-export function buildPodGroup(mc: DefaultedMiniCluster, size: number): PodGroup | undefined {
-  const minCount = gangMinCount(mc, size);
+/** The MiniCluster's PodGroup for the Job's pods at `sizing`, or undefined without a gang. */
+export function buildPodGroup(mc: DefaultedMiniCluster, sizing: Sizing): PodGroup | undefined {
+  const minCount = gangMinCount(mc, sizing);
   if (minCount === undefined) return undefined;
   return {
     apiVersion: "scheduling.k8s.io/v1beta1",

@@ -1,6 +1,7 @@
 /**
  * The Indexed Job that runs the MiniCluster: one pod per Flux broker, completions = parallelism
- * = size, pods named `<name>-<index>` in the headless Service's DNS subdomain.
+ * = the sizing's effective size (sizing.ts), pods named `<name>-<index>` in the headless Service's
+ * DNS subdomain.
  *
  * Lifecycle (docs/queueing.md):
  * - the Job succeeds when the lead broker (index 0) succeeds (`successPolicy`): the lead broker's
@@ -19,6 +20,7 @@ import type { Job, PodFailurePolicy, SuccessPolicy } from "kubernetes-types/batc
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
 import { fluxViewContainer, jobContainers } from "./containers.ts";
 import { schedulingGroup } from "./gang.ts";
+import type { Sizing } from "./sizing.ts";
 import { headlessServiceName, jobName } from "./names.ts";
 import { KUEUE_QUEUE_LABEL, kueueQueueOf } from "./queue.ts";
 import { childMetadata } from "./owner.ts";
@@ -38,8 +40,6 @@ import type { DefaultedMiniCluster } from "../../../api/mod.ts";
 import { operatorVolumes, userVolumes } from "./volumes.ts";
 
 export interface JobOptions {
-  /** Pods to run instead of `spec.size` (the reconciler clamps scaling to the allowed range). */
-  size?: number;
   /** Leave spec.gang out: the API server does not serve gang scheduling (gang.ts). */
   unganged?: boolean;
   /**
@@ -51,8 +51,7 @@ export interface JobOptions {
   queue?: string | null;
 }
 
-export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
-  const size = opts.size ?? mc.spec.size;
+export function buildJob(mc: DefaultedMiniCluster, sizing: Sizing, opts: JobOptions = {}): Job {
   const group = opts.unganged ? undefined : schedulingGroup(mc);
   const volumes = [...operatorVolumes(mc), ...userVolumes(mc.spec.containers)];
   assertUnique("volume name", volumes.map((v) => v.name));
@@ -92,8 +91,8 @@ export function buildJob(mc: DefaultedMiniCluster, opts: JobOptions = {}): Job {
     metadata,
     spec: {
       completionMode: "Indexed",
-      completions: size,
-      parallelism: size,
+      completions: sizing.effectiveSize,
+      parallelism: sizing.effectiveSize,
       backoffLimit: mc.spec.backoffLimit,
       activeDeadlineSeconds: mc.spec.deadlineSeconds,
       ...((opts.suspend ?? (mc.spec.suspend === true && !kueueQueueOf(mc)))

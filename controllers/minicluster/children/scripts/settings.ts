@@ -5,6 +5,7 @@
  */
 import type { ContainerInput, MiniClusterInput } from "./input.ts";
 import { BROKER_PORT, headlessServiceName, podHostname } from "../names.ts";
+import type { Sizing } from "../sizing.ts";
 
 const DEFAULT_FLUX_VIEW_NAME = "flux-view";
 export const DEFAULT_MOUNT_PATH = "/mnt/flux";
@@ -20,8 +21,8 @@ export interface Settings {
   headlessName: string;
   /** `<name>-0`, the hostname of the lead broker (Job index 0). */
   mainHost: string;
-  size: number;
-  maxSize: number;
+  /** What the brokers are started for (sizing.ts). */
+  sizing: Sizing;
   tasks: number;
   /** `-Sbroker.quorum` value, or undefined for Flux's default (all ranks). */
   quorum: number | undefined;
@@ -56,15 +57,13 @@ export class EntrypointSpecError extends Error {
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export function resolveSettings(mc: MiniClusterInput): Settings {
+export function resolveSettings(mc: MiniClusterInput, sizing: Sizing): Settings {
   const name = mc.metadata?.name;
   if (!name) throw new EntrypointSpecError("MiniCluster has no metadata.name");
   const namespace = mc.metadata?.namespace;
   if (!namespace) throw new EntrypointSpecError("MiniCluster has no metadata.namespace");
   const spec = mc.spec ?? {};
   const flux = spec.flux ?? {};
-  const size = spec.size || 1;
-  const maxSize = spec.maxSize || size;
   const containers = (spec.containers ?? []).map((c) => ({ ...c }));
   // A lone container runs Flux implicitly (Go operator parity).
   if (containers.length === 1) containers[0].runFlux = true;
@@ -93,11 +92,10 @@ export function resolveSettings(mc: MiniClusterInput): Settings {
     namespace,
     headlessName: headlessServiceName(mc),
     mainHost: podHostname(mc, 0),
-    size,
-    maxSize,
+    sizing,
     tasks: spec.tasks ?? 1,
-    quorum: quorumOf(size, maxSize, spec.minSize),
-    hostlist: hostlistOf(mc, name, size, maxSize),
+    quorum: quorumOf(sizing, spec.minSize),
+    hostlist: hostlistOf(mc, name, sizing.maximumSize),
     interactive: spec.interactive ?? false,
     logging: {
       quiet: spec.logging?.quiet ?? false,
@@ -138,10 +136,10 @@ export function resolveSettings(mc: MiniClusterInput): Settings {
  * of them, which is right when the cluster is bootstrapped at its full size; when it may grow
  * (maxSize > size) only the initial size can be waited for. minSize, when given, wins.
  */
-export function quorumOf(size: number, maxSize: number, minSize?: number): number | undefined {
+export function quorumOf(sizing: Sizing, minSize?: number): number | undefined {
   if (minSize) return minSize;
-  if (maxSize === size) return undefined;
-  return size;
+  if (sizing.maximumSize === sizing.effectiveSize) return undefined;
+  return sizing.effectiveSize;
 }
 
 /** `0` for one host, `start-end` otherwise (Flux hostlist range syntax). */
@@ -154,7 +152,7 @@ export function rangeOf(count: number, start: number): string {
  * when joining a lead broker elsewhere, that broker is rank 0 followed by the rest of the lead
  * cluster; bursted clusters follow in the order given. A custom hostlist replaces all of it.
  */
-function hostlistOf(mc: MiniClusterInput, name: string, size: number, maxSize: number): string {
+function hostlistOf(mc: MiniClusterInput, name: string, maxSize: number): string {
   const bursting = mc.spec?.flux?.bursting;
   if (bursting?.hostlist) return bursting.hostlist;
   const parts: string[] = [];
@@ -168,11 +166,10 @@ function hostlistOf(mc: MiniClusterInput, name: string, size: number, maxSize: n
   } else {
     parts.push(`${name}-[${rangeOf(maxSize, 0)}]`);
   }
-  (bursting?.clusters ?? []).forEach((cluster, index) => {
-    // Defaults applied here as well: the Go operator documents them but sets them on a copy.
-    const clusterName = cluster.name || `burst-${index}`;
-    const clusterSize = cluster.size || size;
-    parts.push(`${clusterName}-[${rangeOf(clusterSize, 0)}]`);
-  });
+  // Named and sized by withDefaults (the Go operator documents those defaults but sets them on a
+  // copy).
+  for (const cluster of bursting?.clusters ?? []) {
+    parts.push(`${cluster.name}-[${rangeOf(cluster.size, 0)}]`);
+  }
   return parts.join(",");
 }

@@ -190,7 +190,7 @@ export function waitScript(settings: Settings, index: number): string {
   const outputDir = container.logs || DEFAULT_OUTPUT_DIR;
   // Words, as Go's unquoted ${flags} made them: an operator in them cannot end the array.
   const optionFlags = commandWords(commandLine(flux.optionFlags));
-  const flags = [...nodeSpec(settings.size, settings.tasks)];
+  const flags = [...nodeSpec(settings.sizing.effectiveSize, settings.tasks)];
   if (optionFlags) flags.push(optionFlags);
   if (logging.debug) flags.push("-vvv");
 
