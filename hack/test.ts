@@ -2,12 +2,15 @@
 //   shellcheck → Kubernetes binaries → Python SDK venv → deno task check → generated code up to date →
 //   ./task demo from a clean state (its cluster: KWOK nodes and a real node, the local images) →
 //   a second real node and Kueue added to its cluster →
-//   deno test -A tests/ (every tier of deno.json's test:* tasks: unit, tooling, integration, faults,
-//   e2e on KWOK, real/ on the two real nodes) with
-//   MC_KUBECONFIG, MC_REAL_NODES=1 and MC_KUEUE=1 → the differential conformance suite (its own
-//   control plane) → deno.lock unchanged by all of it.
+//   deno test -A tests/ but the unit tier (every other tier of deno.json's test:* tasks: tooling,
+//   integration, faults, e2e on KWOK, real/ on the two real nodes) with
+//   MC_KUBECONFIG, MC_REAL_NODES=1 and MC_KUEUE=1 → the cluster stopped → the unit tier as
+//   `deno task test:unit` runs it, timed against its budget (hack/test_unit.ts) on the machine the
+//   cluster no longer loads → the differential conformance suite (its own control plane) →
+//   deno.lock unchanged by all of it.
 // A cluster this script starts is torn down at the end, also on failure or SIGINT/SIGTERM.
-// Ends with the plain line "N passed, N failed": deno test's counts plus one per static step.
+// Ends with the plain line "N passed, N failed": both deno test runs' counts plus one per step
+// (the unit tier's budget is one).
 
 import { join } from "node:path";
 import { ensureBinaries } from "./cluster/binaries.ts";
@@ -20,6 +23,7 @@ import { stopGroups } from "./cluster/processes.ts";
 import { demoOutputProblems } from "./demo.ts";
 import { kubectl } from "./kubectl.ts";
 import { pythonSdk } from "../testing/python_sdk.ts";
+import { budgetVerdict, UNIT_TIER, unitTestArgs } from "./test_unit.ts";
 
 const DENO = Deno.execPath();
 const SHELL_SCRIPTS = [
@@ -112,13 +116,25 @@ function signalTests(signal: Deno.Signal): void {
 }
 
 /**
+ * The two runs of deno test that together cover tests/ once: every tier but the unit tier, on the
+ * cluster, then the unit tier through its runner's arguments, timed against its budget.
+ */
+export const TEST_RUNS = {
+  cluster: ["test", "-A", `--ignore=${UNIT_TIER}`, "tests/"],
+  unit: unitTestArgs(),
+};
+
+/**
  * Runs deno test, echoing its output while keeping it to read the summary. It gets its own
  * process group so that processes tests leave behind (an operator under test, say) are stopped
  * with it rather than outliving the run.
  */
-async function denoTest(env: Record<string, string>): Promise<{ passed: number; failed: number }> {
+async function denoTest(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ passed: number; failed: number }> {
   testChild = new Deno.Command(DENO, {
-    args: ["test", "-A", "tests/"],
+    args,
     env,
     stdin: "null",
     stdout: "piped",
@@ -279,7 +295,7 @@ async function main(): Promise<number> {
       );
     }
 
-    say("deno test -A tests/");
+    say(`deno ${TEST_RUNS.cluster.join(" ")}`);
     const env: Record<string, string> = kubeconfig
       ? {
         MC_KUBECONFIG: kubeconfig,
@@ -287,9 +303,23 @@ async function main(): Promise<number> {
         MC_KUEUE: realNodes ? "1" : "0",
       }
       : {};
-    const tests = await denoTest(env);
+    const clusterTests = await denoTest(TEST_RUNS.cluster, env);
     await teardown();
     if (signaled) return signaled === "SIGINT" ? 130 : 143;
+    say(`the unit tier: deno ${TEST_RUNS.unit.join(" ")}`);
+    const unitStart = performance.now();
+    const unitTests = await denoTest(TEST_RUNS.unit, {});
+    const unitVerdict = budgetVerdict((performance.now() - unitStart) / 1000);
+    if (signaled) return signaled === "SIGINT" ? 130 : 143;
+    await step("the unit tier within its budget (hack/test_unit.ts)", () => {
+      say(unitVerdict.line);
+      if (unitVerdict.over) throw new Error(unitVerdict.line);
+      return Promise.resolve(unitVerdict.line);
+    });
+    const tests = {
+      passed: clusterTests.passed + unitTests.passed,
+      failed: clusterTests.failed + unitTests.failed,
+    };
     // After the tests, on a control plane of its own: it replaces the CRD with the Go operator's
     // for a while, which the tests' cluster must not see. A few minutes (docs/testing.md).
     await step(

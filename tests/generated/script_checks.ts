@@ -10,6 +10,7 @@ import { shellQuote } from "../../controllers/minicluster/children/scripts/shell
 import { VIEW_SOURCE_ROOT } from "../../controllers/minicluster/children/scripts/settings.ts";
 import { DEFAULT_MOUNT_PATH } from "../../controllers/minicluster/children/scripts/settings.ts";
 import { CURVE_CERT_SOURCE } from "../../controllers/minicluster/children/scripts/paths.ts";
+import { CUSTOM_SCRIPT_PATH } from "../../controllers/minicluster/children/scripts/custom-script.ts";
 
 /** The wait scripts' line naming the mounted certificate, moved into a sandbox by replacing it. */
 export function relocateCurveCert(script: string, path: string): string {
@@ -17,6 +18,17 @@ export function relocateCurveCert(script: string, path: string): string {
     `curvesource=${CURVE_CERT_SOURCE}\n`,
     `curvesource=${shellQuote(path)}\n`,
   );
+}
+
+/**
+ * The scripts with `commands.script`'s file moved to `path`: in the shared /tmp, runs at the same
+ * time (test files in parallel, two checkouts' suites) would write and run each other's file. The
+ * path replaces the constant wherever it stands, quoted or not, so it must need no quoting itself
+ * (as a temporary directory's does not).
+ */
+export function relocateCustomScript(script: string, path: string): string {
+  if (!/^[\w/.-]+$/.test(path)) throw new Error(`a path that needs quoting: ${path}`);
+  return script.replaceAll(CUSTOM_SCRIPT_PATH, path);
 }
 
 export interface RunResult {
@@ -135,7 +147,7 @@ export async function pwnedFiles(
  * nothing), then every wait script as the lead broker and as a follower, then every start script.
  * The view mount path, the view source and the mounted CURVE certificate are moved into the
  * sandbox by replacing the one line that sets each (operator constants or the quoted spec value,
- * not the values under test).
+ * not the values under test), and `commands.script`'s file by replacing its path.
  * Returns the problems: a script that failed, or a `pwned-*` file anywhere in the sandbox, its
  * working directory or `extraDirs`.
  */
@@ -153,7 +165,7 @@ export async function runInSandbox(
     const cert = join(root, "curve.cert");
     await Deno.writeTextFile(cert, "", { mode: 0o400 });
     const relocate = (script: string) =>
-      relocateCurveCert(script, cert)
+      relocateCustomScript(relocateCurveCert(script, cert), join(root, "custom-entrypoint.sh"))
         .replaceAll(`viewbase=${shellQuote(mountPath)}\n`, `viewbase=${shellQuote(view)}\n`)
         .replaceAll(`viewroot=${shellQuote(mountPath)}\n`, `viewroot=${shellQuote(view)}\n`)
         .replaceAll(

@@ -1,9 +1,12 @@
 /**
  * The test tiers a developer runs one at a time: every folder of tests/ that holds tests has its
- * `deno task test:<folder>`, the README's Tests section names each, and the unit tier imports
- * nothing that starts or needs a cluster (`deno task test:unit` runs on a machine without one).
+ * `deno task test:<folder>`, the README's Tests section names each, the unit tier imports
+ * nothing that starts or needs a cluster (`deno task test:unit` runs on a machine without one), and
+ * it runs through its budget's runner, in `deno task test:unit` and in `./task test` alike.
  */
 import assert from "node:assert/strict";
+import { TEST_RUNS } from "../../hack/test.ts";
+import { UNIT_TIER, unitTestArgs } from "../../hack/test_unit.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const read = (path: string) => Deno.readTextFileSync(new URL(path, ROOT));
@@ -28,8 +31,17 @@ Deno.test("test tiers: each folder of tests/ with tests is one deno task test:<f
     "a test:<folder> task per folder of tests/ that holds *_test.ts files",
   );
   for (const [name, command] of tiers) {
-    assert.equal(command, `deno test -A tests/${name.slice("test:".length)}/`);
+    const folder = `tests/${name.slice("test:".length)}/`;
+    // The unit tier's runner times it against its budget (hack/test_unit.ts).
+    if (folder === UNIT_TIER) assert.equal(command, "deno run -A hack/test_unit.ts");
+    else assert.equal(command, `deno test -A ${folder}`);
   }
+});
+
+Deno.test("test tiers: ./task test runs the unit tier once, as its runner does, and every other tier", () => {
+  assert.deepEqual(TEST_RUNS.unit, unitTestArgs());
+  assert.equal(TEST_RUNS.unit.at(-1), UNIT_TIER);
+  assert.deepEqual(TEST_RUNS.cluster, ["test", "-A", `--ignore=${UNIT_TIER}`, "tests/"]);
 });
 
 Deno.test("test tiers: the README's Tests section names every tier and its folder", () => {

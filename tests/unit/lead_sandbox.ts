@@ -4,7 +4,12 @@
  */
 import type { MiniClusterContainer, MiniClusterSpec } from "../../api/mod.ts";
 import { buildEntrypointConfigMap } from "../../controllers/minicluster/children/entrypoint.ts";
-import { relocateCurveCert, run, scriptProblems } from "../generated/script_checks.ts";
+import {
+  relocateCurveCert,
+  relocateCustomScript,
+  run,
+  scriptProblems,
+} from "../generated/script_checks.ts";
 import { miniCluster } from "./entrypoint_cases.ts";
 import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
 
@@ -62,7 +67,11 @@ export async function runLead(
   await Deno.writeTextFile(`${mountPath}/config/etc/flux/system/hostlist`, "mc-0");
   // The mounted certificate; a missing one stands for one this uid cannot read.
   if (!opts.noCert) await Deno.writeTextFile(`${root}/curve.cert`, "", { mode: 0o400 });
-  const result = await run("bash", ["-c", relocateCurveCert(script, `${root}/curve.cert`)], {
+  const relocated = relocateCustomScript(
+    relocateCurveCert(script, `${root}/curve.cert`),
+    `${root}/custom-entrypoint.sh`,
+  );
+  const result = await run("bash", ["-c", relocated], {
     env: { PATH: `${bin}:/usr/bin:/bin`, HOME: root, STUB_LOG: log },
     cwd: root,
   });

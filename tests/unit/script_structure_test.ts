@@ -77,7 +77,10 @@ Deno.test("commands.script: a trailing backslash or a joined delimiter never end
       const { problems, result, fluxStart } = await runLead(root, { commands: { script } });
       assert.deepEqual(problems, [], script);
       assert.equal(result.code, 0, `${script}: ${result.stderr}`);
-      assert.deepEqual(fluxStart?.slice(-2), ["/bin/bash", "/tmp/custom-entrypoint.sh"], script);
+      // The file is written and run inside the sandbox, where no other run writes it.
+      const file = `${root}/custom-entrypoint.sh`;
+      assert.deepEqual(fluxStart?.slice(-2), ["/bin/bash", file], script);
+      assert.match(await Deno.readTextFile(file), /^echo one\n/, script);
       assert.match(result.stdout, /Flux finished with exit code 0/, script);
       await assert.rejects(Deno.stat(`${root}/pwned-by-script`), Deno.errors.NotFound, script);
     });
