@@ -100,7 +100,8 @@ export function consistencyProblems(
   spec: Spec,
   initial: Spec,
   observed: Observed,
-  jobFrom: Spec | undefined = initial,
+  /** The spec the Job was made from; null: no Job yet (suspended from the start). */
+  jobFrom: Spec | null = initial,
 ): string[] {
   const problems: string[] = [];
   const bad = (msg: string) => problems.push(msg);
@@ -211,7 +212,9 @@ export function consistencyProblems(
     if (status.maximumSize !== maximum) {
       bad(`status.maximumSize ${status.maximumSize}, want ${maximum}`);
     }
-    if (status.size !== size) bad(`status.size ${status.size}, want ${size}`);
+    // status.size is the Job's parallelism: 0 while there is no Job.
+    const wantSize = jobFrom ? size : 0;
+    if (status.size !== wantSize) bad(`status.size ${status.size}, want ${wantSize}`);
     const cond = (type: string) => status.conditions?.find((c) => c.type === type);
     if (cond("SpecInvalid")?.status !== "False") {
       bad(`SpecInvalid is ${cond("SpecInvalid")?.status}: ${cond("SpecInvalid")?.message}`);

@@ -93,7 +93,7 @@ integrationTest(
               spec,
             };
             const steps: string[] = [`create ${JSON.stringify(spec)}`];
-            let jobFrom: Spec | undefined;
+            let jobFrom: Spec | null = null;
             const check = async (current: Spec) => {
               counts.steps++;
               try {
