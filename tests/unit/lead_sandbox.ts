@@ -14,7 +14,14 @@ export async function runLead(
   root: string,
   container: MiniClusterContainer,
   flux: Omit<NonNullable<MiniClusterSpec["flux"]>, "container"> = {},
-  opts: { noCert?: boolean; fluxExitCode?: number; strict?: boolean; gpus?: number } = {},
+  opts: {
+    noCert?: boolean;
+    fluxExitCode?: number;
+    strict?: boolean;
+    gpus?: number;
+    /** The cores hwloc would find in the container's cpuset; more than any test grants. */
+    hwlocCores?: number;
+  } = {},
 ) {
   const mountPath = `${root}/mnt`;
   const mc = miniCluster(
@@ -41,9 +48,11 @@ export async function runLead(
     // Under a lock: the two ends of a pipeline record at once, and their writes must not interleave.
     `#!/bin/bash\nexec 9>> "$STUB_LOG"\nflock 9\n{ printf '%s\\0' flux "$@"; printf '\\n'; } >&9\n` +
       `exec 9>&-\n` +
-      // `flux R decode --count=gpu` reads its R (as Flux does: the writer gets no SIGPIPE) and
-      // answers the GPUs hwloc would see; other `flux R` calls print an R.
-      `if [ "$1" = R ] && [ "$2" = decode ]; then cat > /dev/null; echo ${opts.gpus ?? 0}; ` +
+      // `flux R decode --count=gpu|core` reads its R (as Flux does: a writer gets no SIGPIPE) and
+      // answers what hwloc would see; other `flux R` calls print an R.
+      `if [ "$1" = R ] && [ "$3" = --count=gpu ]; then cat > /dev/null; echo ${opts.gpus ?? 0}; ` +
+      `elif [ "$1" = R ] && [ "$3" = --count=core ]; then cat > /dev/null; ` +
+      `echo ${opts.hwlocCores ?? 64}; ` +
       `elif [ "$1" = R ]; then echo '{}'; fi\n` +
       `if [ "$1" = start ]; then exit ${opts.fluxExitCode ?? 0}; fi\n`,
     { mode: 0o755 },
