@@ -9,7 +9,7 @@ import { brokerCores } from "../../controllers/minicluster/children/scripts/core
 import { buildEntrypointConfigMap } from "../../controllers/minicluster/children/entrypoint.ts";
 import { inSandbox, runLead } from "./lead_sandbox.ts";
 import { miniCluster } from "./entrypoint_cases.ts";
-import { quotaCpus, resourceRow } from "../real/flux_resources.ts";
+import { quotaCpus, resourceRow, smtTopologyXml } from "../real/flux_resources.ts";
 
 const image = "rockylinux:9";
 const cores = (resources: MiniClusterContainer["resources"]) =>
@@ -156,4 +156,24 @@ Deno.test("the real-node test's readings: flux resource list rows and cgroup CPU
   assert.equal(quotaCpus("200000 100000"), 2);
   assert.equal(quotaCpus("-1 100000"), undefined);
   assert.equal(quotaCpus(" \n"), undefined);
+});
+
+Deno.test("the real-node test's topology: cores of adjacent hardware threads, as lstopo writes it", () => {
+  const xml = smtTopologyXml(2, 2);
+  const objects = (type: string) =>
+    [...xml.matchAll(
+      new RegExp(`<object type="${type}" os_index="(\\d+)" cpuset="(0x[0-9a-f]+)"`, "g"),
+    )]
+      .map((m) => [Number(m[1]), m[2]]);
+  assert.deepEqual(objects("Core"), [[0, "0x00000003"], [1, "0x0000000c"]]);
+  assert.deepEqual(objects("PU"), [[0, "0x00000001"], [1, "0x00000002"], [2, "0x00000004"], [
+    3,
+    "0x00000008",
+  ]]);
+  assert.match(xml, /<object type="Machine" os_index="0" cpuset="0x0000000f"/);
+  assert.match(xml, /^<topology version="2.0">$/m);
+  assert.deepEqual(
+    [...smtTopologyXml(1, 2).matchAll(/type="PU" os_index="(\d)"/g)].map((m) => m[1]),
+    ["0", "1"],
+  );
 });
