@@ -128,20 +128,6 @@ realTest(
       const pods = await runningPods(env, name, 2);
       const [lead, follower] = pods.map((p) => p.metadata!.name!);
 
-      // Each broker's hwloc sees the synthetic topology: `cores` cores, two threads each, in its
-      // cpuset; each advertises the smaller of that and its one granted CPU.
-      const local = "flux R encode --local | flux R decode --count=core\n";
-      for (const pod of [lead, follower]) {
-        const found = await env.exec(pod, name, ["bash", "/mnt/flux/flux-connect.sh"], local);
-        assert.equal(found.trim(), String(cores), `${pod}: hwloc's cores: ${found}`);
-        const written = await env.exec(pod, name, [
-          "sh",
-          "-c",
-          "cat /mnt/flux/config/etc/flux/system/R",
-        ]);
-        assert.match(written, /"core": "0"/, `${pod}: ${written}`);
-      }
-
       // No broker drained: both free with their cores, no drain reason, no "missing resources".
       const onLead = (script: string) =>
         env.exec(lead, name, ["bash", "/mnt/flux/flux-connect.sh"], script);
@@ -156,6 +142,21 @@ realTest(
       assert.equal((await onLead('flux resource drain -no "{ranks} {reason}"\n')).trim(), "");
       for (const pod of [lead, follower]) {
         assert.doesNotMatch(await env.logs(pod, name), /missing resources/);
+      }
+
+      // Each broker's hwloc sees the synthetic topology: `cores` cores, two threads each, in its
+      // cpuset; each advertises the smaller of that and its one granted CPU.
+      const local =
+        "source /mnt/flux/flux-view.sh && flux R encode --local | flux R decode --count=core";
+      for (const pod of [lead, follower]) {
+        const found = await env.exec(pod, name, ["bash", "-c", local]);
+        assert.equal(found.trim(), String(cores), `${pod}: hwloc's cores: ${found}`);
+        const written = await env.exec(pod, name, [
+          "sh",
+          "-c",
+          "cat /mnt/flux/config/etc/flux/system/R",
+        ]);
+        assert.match(written, /"core": "0"/, `${pod}: ${written}`);
       }
 
       // One task per core runs; one per hardware thread hwloc sees (two per core, both brokers)
