@@ -80,22 +80,25 @@ const oursRefusedSpec = (ctx: ManifestContext | undefined) =>
 
 /**
  * A container's flux calls with the resource set written Go's way: where ours encoded CPU cores
- * (`flux R encode --local | flux R decode --count=gpu`, then `--hosts=H --cores=... [--gpus=...]`),
- * the one `flux R encode --hosts=H --local` Go ran. Undefined when ours did not encode cores.
+ * (`flux R encode --local` read by `flux R decode --count=gpu` and `--count=core`, then
+ * `--hosts=H --cores=... [--gpus=...]`), the one `flux R encode --hosts=H --local` Go ran.
+ * Undefined when ours did not encode cores.
  */
 function withGoResourceSet(calls: string[][]): string[][] | undefined {
   const i = calls.findIndex((c) =>
     c[0] === "R" && c[1] === "encode" && c[2]?.startsWith("--hosts=") &&
     /^--cores=\d+(-\d+)?$/.test(c[3] ?? "")
   );
-  if (i < 2) return undefined;
-  const probe = calls.slice(i - 2, i).map((c) => c.join(" ")).sort();
-  if (probe.join("|") !== "R decode --count=gpu|R encode --local") return undefined;
+  if (i < 3) return undefined;
+  const probe = calls.slice(i - 3, i).map((c) => c.join(" ")).sort();
+  if (probe.join("|") !== "R decode --count=core|R decode --count=gpu|R encode --local") {
+    return undefined;
+  }
   const extra = calls[i].slice(4);
   if (extra.length > 1 || (extra.length === 1 && !/^--gpus=\d+(-\d+)?$/.test(extra[0]))) {
     return undefined;
   }
-  return [...calls.slice(0, i - 2), ["R", "encode", calls[i][2], "--local"], ...calls.slice(i + 1)];
+  return [...calls.slice(0, i - 3), ["R", "encode", calls[i][2], "--local"], ...calls.slice(i + 1)];
 }
 
 export const ALLOW_LIST: AllowEntry[] = [

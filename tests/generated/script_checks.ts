@@ -31,6 +31,15 @@ export function relocateCustomScript(script: string, path: string): string {
   return script.replaceAll(CUSTOM_SCRIPT_PATH, path);
 }
 
+/**
+ * The script with the lead broker's staging file for R (`/tmp/R`, the pod's own /tmp) moved to
+ * `path`, so that sandboxes running at once on one host never share it.
+ */
+export function relocateResourceSet(script: string, path: string): string {
+  if (!/^[\w/.-]+$/.test(path)) throw new Error(`a path that needs quoting: ${path}`);
+  return script.replace(/\/tmp\/R(?![\w.-])/g, path);
+}
+
 export interface RunResult {
   code: number;
   stdout: string;
@@ -147,7 +156,7 @@ export async function pwnedFiles(
  * nothing), then every wait script as the lead broker and as a follower, then every start script.
  * The view mount path, the view source and the mounted CURVE certificate are moved into the
  * sandbox by replacing the one line that sets each (operator constants or the quoted spec value,
- * not the values under test), and `commands.script`'s file by replacing its path.
+ * not the values under test), and `commands.script`'s file and R's staging file by their paths.
  * Returns the problems: a script that failed, or a `pwned-*` file anywhere in the sandbox, its
  * working directory or `extraDirs`.
  */
@@ -165,7 +174,10 @@ export async function runInSandbox(
     const cert = join(root, "curve.cert");
     await Deno.writeTextFile(cert, "", { mode: 0o400 });
     const relocate = (script: string) =>
-      relocateCustomScript(relocateCurveCert(script, cert), join(root, "custom-entrypoint.sh"))
+      relocateResourceSet(
+        relocateCustomScript(relocateCurveCert(script, cert), join(root, "custom-entrypoint.sh")),
+        join(root, "R"),
+      )
         .replaceAll(`viewbase=${shellQuote(mountPath)}\n`, `viewbase=${shellQuote(view)}\n`)
         .replaceAll(`viewroot=${shellQuote(mountPath)}\n`, `viewroot=${shellQuote(view)}\n`)
         .replaceAll(

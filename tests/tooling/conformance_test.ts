@@ -216,7 +216,11 @@ Deno.test("classify: documented differences are allowed, anything else is not", 
     ours,
   });
   const goR = ["R", "encode", "--hosts=mc-[0-1]", "--local"];
-  const probe = [["R", "decode", "--count=gpu"], ["R", "encode", "--local"]];
+  const probe = [
+    ["R", "encode", "--local"],
+    ["R", "decode", "--count=gpu"],
+    ["R", "decode", "--count=core"],
+  ];
   const oursR = (...args: string[]) => ["R", "encode", "--hosts=mc-[0-1]", ...args];
   const cores = (go: string[][], ours: string[][]) => classify([calls(go, ours)], ctx)[0].entry;
   assert.equal(cores([goR, start], [...probe, oursR("--cores=0-1"), start]), "pod-cores");
@@ -227,6 +231,8 @@ Deno.test("classify: documented differences are allowed, anything else is not", 
   assert.equal(cores([goR, start], [...probe, oursR("--cores=0-1"), [...start, "x"]]), undefined);
   assert.equal(cores([goR, start], [oursR("--cores=0-1"), start]), undefined);
   assert.equal(cores([goR, start], [...probe, oursR("--cores=0-1", "--local"), start]), undefined);
+  // Without the probe of the cores hwloc finds, it is not the resource set ours writes.
+  assert.equal(cores([goR, start], [...probe.slice(0, 2), oursR("--cores=0-1"), start]), undefined);
 });
 
 Deno.test("every allow-list entry points at docs/differences.md and migration-guide text that exists", async () => {

@@ -7,6 +7,7 @@ import { buildEntrypointConfigMap } from "../../controllers/minicluster/children
 import {
   relocateCurveCert,
   relocateCustomScript,
+  relocateResourceSet,
   run,
   scriptProblems,
 } from "../generated/script_checks.ts";
@@ -20,7 +21,14 @@ export async function runLead(
   root: string,
   container: MiniClusterContainer,
   flux: Omit<NonNullable<MiniClusterSpec["flux"]>, "container"> = {},
-  opts: { noCert?: boolean; fluxExitCode?: number; strict?: boolean; gpus?: number } = {},
+  opts: {
+    noCert?: boolean;
+    fluxExitCode?: number;
+    strict?: boolean;
+    gpus?: number;
+    /** The cores hwloc would find in the container's cpuset; more than any test grants. */
+    hwlocCores?: number;
+  } = {},
 ) {
   const mountPath = `${root}/mnt`;
   const mc = miniCluster(
@@ -47,9 +55,11 @@ export async function runLead(
     // Under a lock: the two ends of a pipeline record at once, and their writes must not interleave.
     `#!/bin/bash\nexec 9>> "$STUB_LOG"\nflock 9\n{ printf '%s\\0' flux "$@"; printf '\\n'; } >&9\n` +
       `exec 9>&-\n` +
-      // `flux R decode --count=gpu` reads its R (as Flux does: the writer gets no SIGPIPE) and
-      // answers the GPUs hwloc would see; other `flux R` calls print an R.
-      `if [ "$1" = R ] && [ "$2" = decode ]; then cat > /dev/null; echo ${opts.gpus ?? 0}; ` +
+      // `flux R decode --count=gpu|core` reads its R (as Flux does: a writer gets no SIGPIPE) and
+      // answers what hwloc would see; other `flux R` calls print an R.
+      `if [ "$1" = R ] && [ "$3" = --count=gpu ]; then cat > /dev/null; echo ${opts.gpus ?? 0}; ` +
+      `elif [ "$1" = R ] && [ "$3" = --count=core ]; then cat > /dev/null; ` +
+      `echo ${opts.hwlocCores ?? 64}; ` +
       `elif [ "$1" = R ]; then echo '{}'; fi\n` +
       `if [ "$1" = start ]; then exit ${opts.fluxExitCode ?? 0}; fi\n`,
     { mode: 0o755 },
@@ -67,9 +77,12 @@ export async function runLead(
   await Deno.writeTextFile(`${mountPath}/config/etc/flux/system/hostlist`, "mc-0");
   // The mounted certificate; a missing one stands for one this uid cannot read.
   if (!opts.noCert) await Deno.writeTextFile(`${root}/curve.cert`, "", { mode: 0o400 });
-  const relocated = relocateCustomScript(
-    relocateCurveCert(script, `${root}/curve.cert`),
-    `${root}/custom-entrypoint.sh`,
+  const relocated = relocateResourceSet(
+    relocateCustomScript(
+      relocateCurveCert(script, `${root}/curve.cert`),
+      `${root}/custom-entrypoint.sh`,
+    ),
+    `${root}/R`,
   );
   const result = await run("bash", ["-c", relocated], {
     env: { PATH: `${bin}:/usr/bin:/bin`, HOME: root, STUB_LOG: log },

@@ -104,18 +104,28 @@ chmod 600 "${curvepath}"
 chown -R "${fluxuid}" "${curvepath}"
 echo "🌟️ Curve certificate installed at ${curvepath}"
 
-# The resource set of all brokers: 2 core(s) each, the Flux container's CPU resources.
-# Core ids are hwloc's logical ids in the container's cpuset (the CPU manager's pinned cores
-# when it pins them); GPUs are the ones hwloc sees here, as with --local.
+# The resource set of all brokers: 2 core(s) each, the Flux container's CPU resources,
+# or the cores hwloc finds in this container's cpuset when they are fewer (a Kubernetes CPU is
+# a hardware thread, Flux counts cores). Core ids are hwloc's logical ids in the cpuset (the
+# CPU manager's pinned cores when it pins them); GPUs are the ones hwloc sees here.
 hosts=$(cat "${configroot}/etc/flux/system/hostlist")
-gpus=$(flux R encode --local | flux R decode --count=gpu)
+localR=$(flux R encode --local)
+gpus=$(flux R decode --count=gpu <<< "${localR}")
+found=$(flux R decode --count=core <<< "${localR}")
+cores=2
+if [ "${found:-0}" -ge 1 ] && [ "${found}" -lt "${cores}" ]; then
+  echo "The Flux container's CPU resources grant 2 CPU(s), but hwloc finds ${found} core(s) in its cpuset (a Kubernetes CPU is a hardware thread): this broker advertises ${found} core(s)" >&2
+  cores=${found}
+fi
+coreIds=0
+if [ "${cores}" -gt 1 ]; then coreIds="0-$((cores - 1))"; fi
 gpuIds=()
 if [ "${gpus:-0}" -eq 1 ]; then gpuIds=(--gpus=0); fi
 if [ "${gpus:-0}" -gt 1 ]; then gpuIds=("--gpus=0-$((gpus - 1))"); fi
 echo
 echo "📦 Resources"
-echo "flux R encode --hosts=${hosts} --cores=0-1 ${gpuIds[*]}"
-flux R encode --hosts="${hosts}" --cores=0-1 "${gpuIds[@]}" > /tmp/R
+echo "flux R encode --hosts=${hosts} --cores=${coreIds} ${gpuIds[*]}"
+flux R encode --hosts="${hosts}" --cores="${coreIds}" "${gpuIds[@]}" > /tmp/R
 mv /tmp/R "${configroot}/etc/flux/system/R"
 cat "${configroot}/etc/flux/system/R"
 
