@@ -241,8 +241,9 @@ Deno.test("request: non-2xx answers become ApiError and a timeout aborts", async
 });
 
 Deno.test("listEach: items as they arrive, pages followed, the timeout bounds a stall only", async () => {
-  // Page 1 arrives in 3-byte chunks 10 ms apart (longer in all than the 50 ms timeout); page 2
-  // (asked for with page 1's continue token) stalls for 200 ms in the middle when "stall" is set.
+  // Page 1 arrives in 30-byte chunks 150 ms apart (longer in all than the 400 ms timeout); page 2
+  // (asked for with page 1's continue token) stalls for 2 s in the middle when "stall" is set. The
+  // margins hold on a loaded machine, where the unit tier runs test files in parallel.
   const items = (from: number) => [0, 1, 2].map((i) => ({ metadata: { name: `cm-${from + i}` } }));
   let page1Sent = Infinity;
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (req) => {
@@ -263,8 +264,8 @@ Deno.test("listEach: items as they arrive, pages followed, the timeout bounds a 
             if (!page2) page1Sent = performance.now();
             return ctrl.close();
           }
-          await new Promise((r) => setTimeout(r, stall && at === 30 ? 200 : page2 ? 0 : 10));
-          ctrl.enqueue(bytes.slice(at, at += 3));
+          await new Promise((r) => setTimeout(r, stall && at === 30 ? 2_000 : page2 ? 0 : 150));
+          ctrl.enqueue(bytes.slice(at, at += 30));
         },
       }),
     );
@@ -272,7 +273,7 @@ Deno.test("listEach: items as they arrive, pages followed, the timeout bounds a 
   const port = (server.addr as Deno.NetAddr).port;
   const client = new KubeClient(
     { server: `http://127.0.0.1:${port}`, namespace: "default" },
-    { timeoutMs: 50 },
+    { timeoutMs: 400 },
   );
   try {
     const seen: string[] = [];
