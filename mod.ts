@@ -66,6 +66,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
       instance: opts.leaderElectionIdentity,
       podSecurity: opts.podSecurity,
       inlineCurveCert: opts.inlineCurveCert,
+      metrics: manager.registry,
     }),
   );
   return manager;

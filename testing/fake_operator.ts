@@ -19,6 +19,7 @@ import { Events, Jobs, Pods, resourceName } from "../runtime/resources.ts";
 import { MiniClusters } from "../api/resource.ts";
 import { Cache, type KubeObject } from "../runtime/store.ts";
 import { silentLog } from "../runtime/log.ts";
+import { Registry } from "../runtime/metrics.ts";
 import { WritePacing } from "../runtime/write_pacing.ts";
 import { FakeApiClient, type FakeRequest, selects } from "./fake_api.ts";
 import { sampleMiniCluster } from "./sample_minicluster.ts";
@@ -29,6 +30,8 @@ export class FakeOperator {
   readonly api = new FakeApiClient();
   readonly caches: Record<keyof MiniClusterStores, Cache<KubeObject>>;
   readonly definition: ReturnType<typeof miniClusterController>;
+  /** What the reconciler puts on /metrics (its stages'). */
+  readonly registry = new Registry();
   /** The time the reconciler sees; tests move it. */
   time = Date.parse("2026-11-22T10:00:00Z");
   #seen = 0;
@@ -65,6 +68,7 @@ export class FakeOperator {
         podSecurity: opts.podSecurity,
         inlineCurveCert: opts.inlineCurveCert,
         cleanupPollMs: 2_000,
+        metrics: this.registry,
       },
     );
   }

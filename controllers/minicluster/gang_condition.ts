@@ -28,11 +28,11 @@ const PLACED_PHASES = new Set(["Running", "Succeeded", "Failed"]);
 /** What the reconcile learnt about the gang. */
 export interface GangReport {
   /** spec.gang is set. */
-  asked: boolean;
+  readonly asked: boolean;
   /** Why the API server does not serve gang scheduling (gang_support.ts). */
-  unavailable?: string;
+  readonly unavailable?: string;
   /** The PodGroup, as read or written in this reconcile. */
-  podGroup?: PodGroupState;
+  readonly podGroup?: PodGroupState;
 }
 
 /** Why the MiniCluster runs unganged where the API lacks gang scheduling. */

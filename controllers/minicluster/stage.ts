@@ -1,6 +1,6 @@
 /**
- * What each stage of the MiniCluster reconcile (reconciler.ts) returns: carry on with a value for
- * the next stage, or stop the pipeline with what the last stage, finish, is to do.
+ * What each stage of the MiniCluster reconcile (pipeline.ts, reconciler.ts) returns: carry on with
+ * the fields it adds to the record, or stop the pipeline with what the last stage, finish, is to do.
  *
  * A Stop carries everything the end of a reconcile can do, as data: the status report to write
  * (none: the status is left as it is), when to look again, the error to throw for the controller's
@@ -11,7 +11,7 @@
 import type { Deletion } from "./finished.ts";
 import type { StatusReport } from "./status_writer.ts";
 
-/** The stage's value, handed to the next stage. */
+/** The stage's fields, added to the record the next stage reads. */
 export interface Continue<T> {
   readonly stop: false;
   readonly value: T;

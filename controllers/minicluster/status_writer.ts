@@ -43,21 +43,21 @@ import type { QueueReport } from "./queue_workload.ts";
 /** What a reconcile found, for the status. */
 export interface StatusReport {
   /** spec.size as the user asked for it. */
-  requestedSize: number;
+  readonly requestedSize: number;
   /** The size applied to the Job (clamped to the maximum); the requested one when unknown. */
-  effectiveSize?: number;
+  readonly effectiveSize?: number;
   /** The maximum the workspace fixed; the spec's when unknown. */
-  maximumSize?: number;
+  readonly maximumSize?: number;
   /** The spec cannot be built. */
-  invalid?: Problem;
+  readonly invalid?: Problem;
   /** Something of the spec could not be applied. */
-  unappliable?: Problem;
+  readonly unappliable?: Problem;
   /** This reconcile created the Job. */
-  jobCreated?: boolean;
+  readonly jobCreated?: boolean;
   /** The gang, when the spec asks for one (gang_condition.ts). */
-  gang?: GangReport;
+  readonly gang?: GangReport;
   /** Kueue's Workload, when the MiniCluster is queued by Kueue (queue_workload.ts). */
-  queue?: QueueReport;
+  readonly queue?: QueueReport;
 }
 
 /** Why a changed status is not written yet (the two pacing rules above). */

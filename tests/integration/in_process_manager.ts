@@ -45,6 +45,7 @@ export async function runManager(
     miniClusterController(client, stores, {
       log: manager.log.child({ controller: "minicluster" }),
       instance: opts.leaderElectionIdentity,
+      metrics: manager.registry,
     }),
   );
   const abort = new AbortController();

@@ -8,6 +8,7 @@ import { parse } from "yaml";
 import { envName } from "../../runtime/options.ts";
 import { Registry } from "../../runtime/metrics.ts";
 import { RuntimeMetrics } from "../../runtime/runtime_metrics.ts";
+import { StageMetrics } from "../../controllers/minicluster/stage_metrics.ts";
 import { FLAGS } from "../../controllers/minicluster/operator_flags.ts";
 import {
   FAILED,
@@ -170,4 +171,13 @@ Deno.test("docs: write-pacing.md has a row for every mechanism --pacing-off name
     assert.ok(doc.includes(`\`${name}`), `docs/write-pacing.md names ${name}`);
     assert.ok(read("docs/architecture.md").includes(`\`${name}`), `architecture.md names ${name}`);
   }
+});
+
+Deno.test("docs: architecture.md names every metric of the reconcile's stages", () => {
+  const registry = new Registry();
+  new StageMetrics(registry);
+  const names = [...registry.render().matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]);
+  assert.ok(names.length >= 2, names.join(", "));
+  const doc = read("docs/architecture.md");
+  for (const name of names) assert.ok(doc.includes(`\`${name}`), `architecture.md names ${name}`);
 });
