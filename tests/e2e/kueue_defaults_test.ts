@@ -2,11 +2,16 @@
 // LocalQueue named `default`, where Kueue labels and queues every new Job whatever the MiniCluster
 // says (LocalQueueDefaulting), and queue labels added to or removed from existing MiniClusters.
 // What must hold: no pod while the user suspends, the Job's spec changed once per user action
-// (nobody writes it back and forth), and no MiniCluster stranded by a label change.
+// (nobody writes it back and forth), no MiniCluster stranded by a label change, and a Workload that
+// is not the Job's never taken for it.
 import assert from "node:assert/strict";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { KUEUE_QUEUE_LABEL } from "../../controllers/minicluster/children/queue.ts";
+import {
+  KUEUE_JOB_UID_LABEL,
+  KueueWorkloads,
+} from "../../controllers/minicluster/queue_workload.ts";
 import type { TestEnv } from "../harness.ts";
 import {
   conditionOf,
@@ -161,4 +166,48 @@ kueueTest(
     assert.ok(workloadCondition(wl, "Admitted"), "c runs admitted by Kueue");
   },
   300_000,
+);
+
+kueueTest(
+  "e2e kueue defaults: a Workload carrying a Job's uid label but not controlled by the Job is left alone",
+  { cpu: 4 },
+  async (env) => {
+    await env.client.create(
+      MiniClusters,
+      twoPods(env, "a", { jobLabels: { [KUEUE_QUEUE_LABEL]: LOCAL_QUEUE } }),
+    );
+    await waitForRunningPods(env, "a", 2, 60_000);
+    const job = await jobOf(env, "a");
+    const uid = job.metadata!.uid!;
+    // Anyone who may create Workloads can copy the label; this one is newer than Kueue's.
+    await env.client.create(KueueWorkloads, {
+      apiVersion: "kueue.x-k8s.io/v1beta2",
+      kind: "Workload",
+      metadata: {
+        name: "forged",
+        namespace: env.namespace,
+        labels: { [KUEUE_JOB_UID_LABEL]: uid },
+      },
+      spec: {
+        queueName: LOCAL_QUEUE,
+        podSets: [{
+          name: "main",
+          count: 1,
+          template: { spec: { containers: [{ name: "c", image: "busybox" }] } },
+        }],
+      },
+    });
+    await patchSpec(env, "a", { suspend: true });
+    await eventually(async () => assert.equal((await podsOf(env, "a")).length, 0));
+    const workloads = await workloadsOf(env, uid);
+    const forged = workloads.find((w) => w.metadata?.name === "forged");
+    const real = workloads.find((w) => w.metadata?.name !== "forged");
+    assert.notEqual(
+      forged?.spec?.active,
+      false,
+      "the forged Workload is not the operator's to touch",
+    );
+    assert.equal(real?.spec?.active, false, "the Job's own Workload is deactivated");
+  },
+  120_000,
 );
