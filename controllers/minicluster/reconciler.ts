@@ -66,12 +66,7 @@ import { curveProblems } from "./curve_integrity.ts";
 import { curveSource, type InlineCurveCertPolicy } from "./curve_source.ts";
 import { Cleanup } from "./cleanup.ts";
 import { type CurveBuilders, defaultCurve, miniClusterDependents } from "./dependents.ts";
-import {
-  BuildError,
-  type DesiredChildren,
-  desiredChildren,
-  type DesiredOptions,
-} from "./desired.ts";
+import { BuildError, desiredChildren, type DesiredOptions } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
 import { afterFinish, type Deletion } from "./finished.ts";
 import { type PodSecurityLevel, policed } from "./pod_security.ts";
@@ -80,7 +75,8 @@ import { HeldSuspensions } from "./held_suspensions.ts";
 import { RecreateBudget } from "./services_pod_drift.ts";
 import { type StatusReport, StatusWriter } from "./status_writer.ts";
 import { proceed, type Stage, type Stop, stop } from "./stage.ts";
-import { type MiniClusterStores, ownJob } from "./stores.ts";
+import type { DesiredChildren, MiniClusterStores } from "./child_kinds.ts";
+import { ownJob } from "./stores.ts";
 import { jobPodGroup, type PodGroup } from "./children/gang.ts";
 import type { GangReport } from "./gang_condition.ts";
 import { GangSupportProbe } from "./gang_support.ts";
@@ -97,7 +93,7 @@ import {
 import { type Sizes, unusable, WorkspaceResolver } from "./workspace.ts";
 import type { MiniClusterWorkspace } from "../../api/workspace.ts";
 
-export type { MiniClusterStores } from "./stores.ts";
+export type { MiniClusterStores } from "./child_kinds.ts";
 
 export interface MiniClusterReconcilerOptions {
   /** The client writes go through (with read-your-writes, see controller.ts). */
