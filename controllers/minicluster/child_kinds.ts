@@ -221,10 +221,8 @@ const needed = <C extends KubeObject>(d: Dependent<C>): Dependent<C> => ({ ...d,
 /** What a dependent does: created by a create-only apply, read when its name is taken, deleted. */
 const WRITTEN: readonly Verb[] = ["get", "list", "watch", "create", "patch", "delete"];
 
-/** Why a dependent needs WRITTEN (runtime/dependents.ts), for the ClusterRole. */
-const AS_DEPENDENT = "created by a create-only server-side apply (create and patch), read from " +
-  "the API only when that apply finds its name taken, applied again when it drifts, deleted " +
-  "on cleanup (cleanup.ts)";
+/** What WRITTEN is for; the ClusterRole's header says what a dependent does (rbac_rules.ts). */
+const AS_DEPENDENT = "a dependent";
 
 // Each row is declared with its type, from which the table's types are derived (below).
 
@@ -263,8 +261,8 @@ const configMaps: ChildKind<"configMaps", ConfigMap, "configMap", ConfigMap> = {
   showsReconciled: true,
   cleanup: {},
   rbac: WRITTEN,
-  rbacReason: `The entrypoint (and an older version's workspace ConfigMap, read from the cache ` +
-    `and deleted once migrated): ${AS_DEPENDENT}; pruned when the spec drops it.`,
+  rbacReason: `The entrypoint, ${AS_DEPENDENT}; pruned when the spec drops it (and an older ` +
+    `version's workspace ConfigMap, read from the cache, is deleted once migrated).`,
 };
 
 const secrets: ChildKind<"secrets", Secret, "curveSecret", Secret | undefined> = {
@@ -292,7 +290,7 @@ const secrets: ChildKind<"secrets", Secret, "curveSecret", Secret | undefined> =
   showsReconciled: true,
   cleanup: {},
   rbac: WRITTEN,
-  rbacReason: `The generated CURVE certificate (created once) or the user's certificate: ` +
+  rbacReason: `The generated CURVE certificate (created once) or the user's certificate, ` +
     `${AS_DEPENDENT}; pruned when the spec drops it.`,
 };
 
@@ -316,7 +314,7 @@ const services: ChildKind<"services", Service, "services", Service[]> = {
   showsReconciled: true,
   cleanup: {},
   rbac: WRITTEN,
-  rbacReason: `The headless and per-container Services: ${AS_DEPENDENT}; re-created when ` +
+  rbacReason: `The headless and per-container Services, each ${AS_DEPENDENT}; re-created when ` +
     `immutable fields changed (service_drift.ts), pruned when the spec drops them.`,
 };
 
@@ -377,7 +375,7 @@ const jobs: ChildKind<"jobs", Job, "job", Job> = {
   // MiniCluster created again under the same name would find its Job's name held.
   cleanup: { propagationPolicy: "Background", runs: podsOf },
   rbac: WRITTEN,
-  rbacReason: `The Indexed Job: ${AS_DEPENDENT}; a running Job takes only what it accepts, by ` +
+  rbacReason: `The Indexed Job, ${AS_DEPENDENT}; a running Job takes only what it accepts, by ` +
     `merge patch (job_drift.ts).`,
 };
 
@@ -409,7 +407,7 @@ const pods: ChildKind<"pods", Pod, "servicesPod", Pod | undefined> = {
   pruned: true,
   cleanup: { runs: (stores, mc) => stores.pods.byIndex("owner", mc.metadata?.uid ?? "") },
   rbac: WRITTEN,
-  rbacReason: `The services pod: ${AS_DEPENDENT}; re-created when its desired spec changed ` +
+  rbacReason: `The services pod, ${AS_DEPENDENT}; re-created when its desired spec changed ` +
     `(services_pod_drift.ts). The Job's pods are watched for status and deleted on cleanup.`,
 };
 
