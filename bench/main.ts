@@ -15,6 +15,7 @@ import { join } from "node:path";
 import type { MiniCluster } from "../api/mod.ts";
 import { KubeClient } from "../runtime/client.ts";
 import { MiniClusters } from "../api/resource.ts";
+import type { ResourceType } from "../runtime/resources.ts";
 import { installCrds } from "../testing/crds.ts";
 import { startPrivateCluster } from "../testing/private_cluster.ts";
 import { diffCounts, groupBy, READ_VERBS, writeCount } from "../testing/metrics_text.ts";
@@ -78,6 +79,8 @@ interface Context {
   kubeconfig: string;
   f: Flags;
   childrenPerMiniCluster: number;
+  /** The kinds of those children, in the order of the table of child kinds. */
+  childKinds: ResourceType[];
 }
 
 async function scaleRun(ctx: Context, n: number, first: boolean) {
@@ -110,7 +113,12 @@ async function scaleRun(ctx: Context, n: number, first: boolean) {
     );
   }
 
-  const observer = await CreationObserver.open(kubeconfig, ns, ctx.childrenPerMiniCluster);
+  const observer = await CreationObserver.open(
+    kubeconfig,
+    ns,
+    ctx.childrenPerMiniCluster,
+    ctx.childKinds,
+  );
   const m0 = await op.metrics();
   const cpu0 = op.cpuSeconds();
   const createdAt = new Map<string, number>();
@@ -195,7 +203,12 @@ async function rawRun(ctx: Context, n: number): Promise<number> {
   const { client, kubeconfig, f } = ctx;
   const ns = `bench-raw-n${n}-${crypto.randomUUID().slice(0, 6)}`;
   await createNamespace(client, ns);
-  const observer = await CreationObserver.open(kubeconfig, ns, ctx.childrenPerMiniCluster);
+  const observer = await CreationObserver.open(
+    kubeconfig,
+    ns,
+    ctx.childrenPerMiniCluster,
+    ctx.childKinds,
+  );
   say(`N=${n}: the same creates by a raw client (namespace ${ns})`);
   let ms: number;
   try {
@@ -315,7 +328,12 @@ async function tenThousand(ctx: Context, present: number): Promise<ResourcePoint
     args: pacingArgs(f),
   });
   await op.ready();
-  const observer = await CreationObserver.open(kubeconfig, ns, ctx.childrenPerMiniCluster);
+  const observer = await CreationObserver.open(
+    kubeconfig,
+    ns,
+    ctx.childrenPerMiniCluster,
+    ctx.childKinds,
+  );
   const stop = progress(observer, n);
   try {
     await pool(names(n), f.createConcurrency, async (name) => {
@@ -370,14 +388,16 @@ async function main(): Promise<number> {
     await ensureNodes(client, nodes);
     const version = await client.request<{ gitVersion: string }>("GET", "/version");
     const probe = benchMiniCluster("x", "x", f.size);
-    const childrenPerMiniCluster = (await childObjects({
+    const children = await childObjects({
       ...probe,
       metadata: { ...probe.metadata, uid: crypto.randomUUID() },
-    } as MiniCluster)).length;
-    const ctx: Context = { client, kubeconfig, f, childrenPerMiniCluster };
+    } as MiniCluster);
+    const childrenPerMiniCluster = children.length;
+    const childKinds = [...new Set(children.map((c) => c.rt))];
+    const ctx: Context = { client, kubeconfig, f, childrenPerMiniCluster, childKinds };
     const notes: string[] = [
       `MiniClusters of size ${f.size} (pods kept Running by KWOK); ${childrenPerMiniCluster} ` +
-      `children each (workspace, entrypoint ConfigMap, CURVE Secret, headless Service, Job).`,
+      `children each (${children.map((c) => c.object.kind).join(", ")}).`,
       `Minimum writes per MiniCluster = ${childrenPerMiniCluster} child creates + finalizer + ` +
       `one status write + one Event (Ready) = ${minimumWrites(childrenPerMiniCluster)}. The ` +
       `operator writes a MiniCluster's status first about 1 s after creating its Job: a cluster ` +

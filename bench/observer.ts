@@ -4,14 +4,11 @@
 import { ChangeWaiter } from "./change_waiter.ts";
 import type { MiniCluster } from "../api/mod.ts";
 import { KubeClient } from "../runtime/client.ts";
-import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../runtime/resources.ts";
+import type { ResourceType } from "../runtime/resources.ts";
 import { MiniClusters } from "../api/resource.ts";
-import { MiniClusterWorkspaces } from "../api/workspace.ts";
 import type { KubeObject } from "../runtime/store.ts";
 import { Watcher } from "../runtime/watcher.ts";
 import { MANAGED_SELECTOR } from "../controllers/minicluster/controller.ts";
-
-const CHILD_KINDS: ResourceType[] = [MiniClusterWorkspaces, ConfigMaps, Secrets, Services, Jobs];
 
 export class CreationObserver {
   readonly #watchers: Watcher<KubeObject>[] = [];
@@ -23,17 +20,20 @@ export class CreationObserver {
   readonly #client: KubeClient;
 
   /**
-   * `childrenPerMiniCluster`: how many children make a MiniCluster complete. The observer gets a
-   * client of its own (closed by `stop()`), so its watch streams never share a connection with
-   * the benchmark's writes.
+   * `childrenPerMiniCluster`: how many children make a MiniCluster complete; `childKinds`: the
+   * kinds they are of (the rows of the table of child kinds a benchmark MiniCluster has children
+   * of, bench/main.ts: no other watch loads the control plane). The observer gets a client of its
+   * own (closed by `stop()`), so its watch streams never share a connection with the benchmark's
+   * writes.
    */
   static async open(
     kubeconfig: string,
     namespace: string,
     childrenPerMiniCluster: number,
+    childKinds: readonly ResourceType[],
   ): Promise<CreationObserver> {
     const client = await KubeClient.fromKubeconfig(kubeconfig);
-    const o = new CreationObserver(client, namespace, childrenPerMiniCluster);
+    const o = new CreationObserver(client, namespace, childrenPerMiniCluster, childKinds);
     await o.#start();
     return o;
   }
@@ -42,9 +42,10 @@ export class CreationObserver {
     client: KubeClient,
     namespace: string,
     readonly childrenPerMiniCluster: number,
+    childKinds: readonly ResourceType[],
   ) {
     this.#client = client;
-    for (const rt of CHILD_KINDS) {
+    for (const rt of childKinds) {
       const w = new Watcher<KubeObject>(client, rt, {
         namespaces: [namespace],
         labelSelector: MANAGED_SELECTOR,

@@ -1,7 +1,8 @@
 /**
- * What the three generators (hack/generate.ts, hack/install-manifest.ts, hack/api-docs.ts) share:
- * their output is formatted exactly as `deno fmt` formats the tree, and `--check` compares it with
- * the committed file instead of writing it, so CI fails when a generated file is stale.
+ * What the generators (hack/generate.ts, hack/cluster-role.ts, hack/install-manifest.ts,
+ * hack/chart.ts, hack/api-docs.ts) share: their output is formatted exactly as `deno fmt` formats
+ * the tree, and `--check` compares it with the committed file instead of writing it, so CI fails
+ * when a generated file is stale.
  */
 
 const ROOT = new URL("../", import.meta.url);

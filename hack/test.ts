@@ -240,7 +240,14 @@ async function main(): Promise<number> {
         () => run(DENO, ["run", "-A", "hack/generate.ts", "--check"]),
       );
     }
-    for (const generator of ["hack/install-manifest.ts", "hack/chart.ts", "hack/api-docs.ts"]) {
+    for (
+      const generator of [
+        "hack/cluster-role.ts",
+        "hack/install-manifest.ts",
+        "hack/chart.ts",
+        "hack/api-docs.ts",
+      ]
+    ) {
       await step(
         `${generator} output is up to date`,
         () => run(DENO, ["run", "-A", generator, "--check"]),

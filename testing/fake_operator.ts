@@ -13,7 +13,7 @@ import { EventRecorder } from "../controllers/minicluster/events.ts";
 import type { PodSecurityLevel } from "../controllers/minicluster/pod_security.ts";
 import type { InlineCurveCertPolicy } from "../controllers/minicluster/curve_source.ts";
 import { WATCHED } from "../controllers/minicluster/child_kinds.ts";
-import type { MiniClusterStores } from "../controllers/minicluster/stores.ts";
+import type { MiniClusterStores } from "../controllers/minicluster/child_kinds.ts";
 import type { Action } from "../runtime/controller.ts";
 import { Events, Jobs, Pods, resourceName } from "../runtime/resources.ts";
 import { MiniClusters } from "../api/resource.ts";

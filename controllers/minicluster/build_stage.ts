@@ -9,18 +9,14 @@ import type { DefaultedMiniCluster } from "../../api/mod.ts";
 import type { ApiClient } from "../../runtime/api_client.ts";
 import { jobPodGroup } from "./children/gang.ts";
 import { curveSource, type InlineCurveCertPolicy } from "./curve_source.ts";
-import {
-  BuildError,
-  type DesiredChildren,
-  desiredChildren,
-  type DesiredOptions,
-} from "./desired.ts";
+import type { DesiredChildren, MiniClusterStores } from "./child_kinds.ts";
+import { BuildError, desiredChildren, type DesiredOptions } from "./desired.ts";
 import type { GangReport } from "./gang_condition.ts";
 import type { GangSupportProbe } from "./gang_support.ts";
 import { type Queueing, readQueueing } from "./queue_stage.ts";
 import { reportedSizes } from "./sizes_stage.ts";
 import { proceed, type Stage, stop } from "./stage.ts";
-import { type MiniClusterStores, ownJob } from "./stores.ts";
+import { ownJob } from "./stores.ts";
 import type { Sizes } from "./workspace.ts";
 
 /**

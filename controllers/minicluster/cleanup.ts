@@ -14,9 +14,8 @@ import { Action } from "../../runtime/controller.ts";
 import { deleteObserved } from "../../runtime/dependents.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
 import type { RuntimeLog } from "../../runtime/log.ts";
-import { childWaves } from "./child_kinds.ts";
+import { childWaves, type MiniClusterStores } from "./child_kinds.ts";
 import type { EventRecorder } from "./events.ts";
-import type { MiniClusterStores } from "./stores.ts";
 
 export type CleanupResult = { done: true } | { done: false; action: Action };
 

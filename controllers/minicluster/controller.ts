@@ -13,8 +13,7 @@ import type { RuntimeLog } from "../../runtime/log.ts";
 import { FINALIZER } from "./children/names.ts";
 import { EventRecorder } from "./events.ts";
 import { MiniClusterReconciler, type MiniClusterReconcilerOptions } from "./reconciler.ts";
-import { CHILD_KINDS, WATCHED } from "./child_kinds.ts";
-import type { MiniClusterStores } from "./stores.ts";
+import { CHILD_KINDS, type MiniClusterStores, WATCHED } from "./child_kinds.ts";
 import { TIMING } from "./timing.ts";
 
 export { miniClusterStores, WATCHED } from "./child_kinds.ts";

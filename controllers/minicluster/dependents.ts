@@ -9,9 +9,14 @@ import type { DefaultedMiniCluster } from "../../api/mod.ts";
 import type { MiniClusterWorkspace } from "../../api/workspace.ts";
 import type { Dependent, DependentPlan, DependentsOutcome } from "../../runtime/dependents.ts";
 import type { KubeObject, Store } from "../../runtime/store.ts";
-import { CHILD_KINDS, childWaves, type DependentsInput } from "./child_kinds.ts";
-import type { DesiredChildren } from "./desired.ts";
-import type { MiniClusterStores } from "./stores.ts";
+import {
+  CHILD_KINDS,
+  childWaves,
+  type DependentsInput,
+  dependentsOf,
+  type DesiredChildren,
+  type MiniClusterStores,
+} from "./child_kinds.ts";
 import { confirms, type Sizes, workspaceAt, workspaceDependent } from "./workspace.ts";
 
 export { type CurveBuilders, defaultCurve } from "./curve_builders.ts";
@@ -43,7 +48,7 @@ export function miniClusterDependents(
   const input: DependentsInput = { mc, desired, stores, workspace, io };
   // A wave stays when it has no dependents (no Job yet for a MiniCluster suspended from the start),
   // so that the workspace is still confirmed before pruning.
-  const waves = childWaves().map((rows) => rows.flatMap((row) => row.dependents?.(input) ?? []));
+  const waves = childWaves().map((rows) => rows.flatMap((row) => dependentsOf(row, input)));
   const pruned = CHILD_KINDS.filter((row) => row.pruned).map((row) => ({
     resource: row.rt,
     store: stores[row.key] as Store<KubeObject>,

@@ -22,7 +22,6 @@ import { jobPodGroup, type PodGroup } from "./children/gang.ts";
 import { curveSecretName, podGroupName } from "./children/names.ts";
 import { curveProblems } from "./curve_integrity.ts";
 import { type CurveBuilders, miniClusterDependents } from "./dependents.ts";
-import type { DesiredChildren } from "./desired.ts";
 import type { EventRecorder } from "./events.ts";
 import type { GangReport } from "./gang_condition.ts";
 import type { HeldSuspensions } from "./held_suspensions.ts";
@@ -33,7 +32,8 @@ import type { RecreateBudget } from "./services_pod_drift.ts";
 import { reportedSizes } from "./sizes_stage.ts";
 import { proceed, type Stage, stop } from "./stage.ts";
 import type { StatusReport } from "./status_writer.ts";
-import { type MiniClusterStores, ownJob } from "./stores.ts";
+import type { DesiredChildren, MiniClusterStores } from "./child_kinds.ts";
+import { ownJob } from "./stores.ts";
 import { type Sizes, unusable } from "./workspace.ts";
 
 export interface DependentsStageOptions {

@@ -1,51 +1,16 @@
 /**
- * Every child a MiniCluster should have, computed from its (defaulted) spec by the pure builders of
- * children/. No IO: the reconciler compares the result with the cache and writes what differs.
- *
- * On top of the builders this adds what every child needs the same way: the controller
- * ownerReference (garbage collection, event mapping), the operator's labels (the watch selectors),
- * and the hash annotation of diff.ts. The Job also gets a hash of its pod template alone, because the
- * template of a Job is immutable: a template change is reported, never applied (the Job's drift
- * policy, `jobDrift` in dependents.ts).
+ * Every child a MiniCluster should have, computed from its (defaulted) spec and its sizing by the
+ * builders of the rows of child_kinds.ts (each row's builder makes its kind's children, owned and
+ * hashed, owned_children.ts). No IO: the reconciler compares the result with the cache and writes
+ * what differs.
  */
-import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { ConfigMap, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
-import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { DefaultedMiniCluster } from "../../api/mod.ts";
+import { CHILD_KINDS, type DesiredChildren } from "./child_kinds.ts";
 import { unknownContainerProblems } from "./children/container_annotations.ts";
-import { buildEntrypointConfigMap } from "./children/entrypoint.ts";
-import { buildCurveSecret, checkCurveCertificate, userCurveCert } from "./children/curve.ts";
+import { checkCurveCertificate, userCurveCert } from "./children/curve.ts";
 import type { GivenCurveCert } from "./curve_source.ts";
-import { buildPodGroup, type PodGroup } from "./children/gang.ts";
-import { buildJob } from "./children/job.ts";
-import { childLabels, headlessServiceName } from "./children/names.ts";
-import { ownerReference } from "./children/owner.ts";
-import { buildPortServices } from "./children/port_services.ts";
-import { buildHeadlessService } from "./children/service.ts";
-import { buildServicesPod } from "./children/services_pod.ts";
+import { headlessServiceName } from "./children/names.ts";
 import type { Sizing } from "./children/sizing.ts";
-import { hashOf, withDesiredHash } from "./diff.ts";
-
-/**
- * Annotation on the Job: hash of the parts a Job cannot change once created (completion mode,
- * success policy, pod template).
- */
-export const TEMPLATE_HASH_ANNOTATION = "flux-framework.org/template-hash";
-
-export interface DesiredChildren {
-  configMap: ConfigMap;
-  /** The headless (or minimal) Service first, then one per non-Flux container with ports. */
-  services: Service[];
-  job: Job;
-  servicesPod?: Pod;
-  /** The gang's PodGroup (spec.gang, when the API server serves it): written by the reconciler. */
-  podGroup?: PodGroup;
-  /**
-   * Only when the user gave a certificate (curve_source.ts); a generated one is created once
-   * elsewhere.
-   */
-  curveSecret?: Secret;
-}
 
 /** A builder cannot make a valid child from this spec: a spec problem, not an operator failure. */
 export class BuildError extends Error {
@@ -81,54 +46,25 @@ export async function desiredChildren(
 ): Promise<DesiredChildren> {
   const brokers = inSubdomain(mc, opts.runningSubdomain);
   const given = opts.given ?? inlineCurveCert(mc);
-  let built: DesiredChildren;
+  const built: Record<string, unknown> = {};
   try {
     if (given) {
       const problems = await checkCurveCertificate(given.text);
       if (problems.length > 0) throw new BuildError(`${given.field}: ${problems.join("; ")}`);
     }
-    const servicesPod = buildServicesPod(brokers);
-    const podGroup = opts.unganged ? undefined : buildPodGroup(mc, sizing);
-    built = {
-      configMap: buildEntrypointConfigMap(brokers, sizing),
-      services: [buildHeadlessService(brokers), ...buildPortServices(brokers)],
-      job: buildJob(mc, sizing, {
-        unganged: opts.unganged,
-        suspend: opts.suspend,
-        queue: opts.queue,
-      }),
-      ...(podGroup ? { podGroup } : {}),
-      ...(servicesPod ? { servicesPod } : {}),
-      ...(given ? { curveSecret: buildCurveSecret(mc, given.text) } : {}),
-    };
+    const job = { unganged: opts.unganged, suspend: opts.suspend, queue: opts.queue };
+    for (const { builder } of CHILD_KINDS) {
+      const children = builder?.build({ mc, brokers, sizing, given, job });
+      if (builder && children !== undefined) built[builder.field] = children;
+    }
   } catch (e) {
     if (e instanceof BuildError) throw e;
     throw new BuildError(e instanceof Error ? e.message : String(e));
   }
-  const stray = unknownContainerProblems(mc.spec.pod.annotations, built.job, built.servicesPod);
+  const desired = built as DesiredChildren;
+  const stray = unknownContainerProblems(mc.spec.pod.annotations, desired.job, desired.servicesPod);
   if (stray.length > 0) throw new BuildError(stray.join("; "));
-  // Compared children carry the hash of what they were applied from (diff.ts); the Job gets it
-  // after the hash of its template.
-  const own = <T extends { metadata?: ObjectMeta }>(obj: T) => withDesiredHash(owned(mc, obj));
-  const job = owned(mc, built.job);
-  const templateHash = hashOf({
-    completionMode: job.spec?.completionMode,
-    successPolicy: job.spec?.successPolicy,
-    podFailurePolicy: job.spec?.podFailurePolicy,
-    template: job.spec?.template,
-  });
-  job.metadata = {
-    ...job.metadata,
-    annotations: { ...job.metadata?.annotations, [TEMPLATE_HASH_ANNOTATION]: templateHash },
-  };
-  return {
-    configMap: own(built.configMap),
-    services: built.services.map(own),
-    job: withDesiredHash(job),
-    ...(built.servicesPod ? { servicesPod: own(built.servicesPod) } : {}),
-    ...(built.podGroup ? { podGroup: built.podGroup } : {}),
-    ...(built.curveSecret ? { curveSecret: own(built.curveSecret) } : {}),
-  };
+  return desired;
 }
 
 /** `flux.curveCert` as a given certificate. */
@@ -146,25 +82,4 @@ function inlineCurveCert(mc: DefaultedMiniCluster): GivenCurveCert | undefined {
 function inSubdomain(mc: DefaultedMiniCluster, subdomain?: string): DefaultedMiniCluster {
   if (!subdomain || subdomain === headlessServiceName(mc)) return mc;
   return { ...mc, spec: { ...mc.spec, network: { ...mc.spec.network, headlessName: subdomain } } };
-}
-
-/**
- * The one place a child gets its owner: the MiniCluster's namespace, the operator's labels (which
- * the watches select on; a builder's labels never override them) and the controller
- * ownerReference, whatever the builder set.
- */
-export function owned<T extends { metadata?: ObjectMeta }>(mc: Owner, obj: T): T {
-  return {
-    ...obj,
-    metadata: {
-      ...obj.metadata,
-      namespace: obj.metadata?.namespace ?? mc.metadata?.namespace,
-      labels: { ...obj.metadata?.labels, ...childLabels(mc) },
-      ownerReferences: [ownerReference(mc)],
-    },
-  };
-}
-
-interface Owner {
-  metadata?: { name?: string; namespace?: string; uid?: string };
 }

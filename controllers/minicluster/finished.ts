@@ -9,7 +9,8 @@
  */
 import type { DefaultedMiniCluster } from "../../api/mod.ts";
 import { jobCondition, ttlRemainingMs } from "./lifecycle.ts";
-import { type MiniClusterStores, ownJob } from "./stores.ts";
+import type { MiniClusterStores } from "./child_kinds.ts";
+import { ownJob } from "./stores.ts";
 
 /** Why the MiniCluster deletes itself: the Event's reason and message. */
 export interface Deletion {

@@ -17,7 +17,7 @@ import { Jobs } from "../../runtime/resources.ts";
 import { jobPodGroup } from "./children/gang.ts";
 import { FIELD_MANAGER } from "./children/names.ts";
 import { DESIRED_HASH_ANNOTATION, differingPaths } from "./diff.ts";
-import { TEMPLATE_HASH_ANNOTATION } from "./desired.ts";
+import { TEMPLATE_HASH_ANNOTATION } from "./owned_children.ts";
 import type { EventRecorder } from "./events.ts";
 import type { HeldSuspensions } from "./held_suspensions.ts";
 import { suspendedOnlyBy } from "./lifecycle.ts";

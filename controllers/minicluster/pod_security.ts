@@ -26,7 +26,7 @@ import type {
 } from "kubernetes-types/core/v1.d.ts";
 import type { Problem } from "../../runtime/dependents.ts";
 import { APPARMOR_ANNOTATION_PREFIX } from "./children/container_annotations.ts";
-import type { DesiredChildren } from "./desired.ts";
+import type { DesiredChildren } from "./child_kinds.ts";
 
 /** `privileged` checks nothing (the default, like the Go operator). */
 export type PodSecurityLevel = "privileged" | "baseline" | "restricted";

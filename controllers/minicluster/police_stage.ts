@@ -3,7 +3,7 @@
  * (pod_security.ts); a pod the level refuses stops the pipeline (`PodSecurity`) before anything is
  * written. No IO, and nothing added to the record.
  */
-import type { DesiredChildren } from "./desired.ts";
+import type { DesiredChildren } from "./child_kinds.ts";
 import { type PodSecurityLevel, policed } from "./pod_security.ts";
 import { reportedSizes } from "./sizes_stage.ts";
 import { proceed, type Stage, stop } from "./stage.ts";

@@ -69,7 +69,7 @@ import { HeldSuspensions } from "./held_suspensions.ts";
 import { RecreateBudget } from "./services_pod_drift.ts";
 import { type StatusReport, StatusWriter } from "./status_writer.ts";
 import { type Stage, type Stop, stop } from "./stage.ts";
-import type { MiniClusterStores } from "./stores.ts";
+import type { MiniClusterStores } from "./child_kinds.ts";
 import { GangSupportProbe } from "./gang_support.ts";
 import { TIMING } from "./timing.ts";
 import { WorkspaceResolver } from "./workspace.ts";
@@ -82,7 +82,7 @@ import { policeStage } from "./police_stage.ts";
 import { type Applied, dependentsStage } from "./dependents_stage.ts";
 import { queueStage } from "./queue_stage.ts";
 
-export type { MiniClusterStores } from "./stores.ts";
+export type { MiniClusterStores } from "./child_kinds.ts";
 
 export interface MiniClusterReconcilerOptions {
   /** The client writes go through (with read-your-writes, see controller.ts). */

@@ -17,7 +17,8 @@ import {
   userCurveCert,
 } from "./children/curve.ts";
 import { childrenInOrder } from "./child_kinds.ts";
-import { BuildError, desiredChildren, owned } from "./desired.ts";
+import { BuildError, desiredChildren } from "./desired.ts";
+import { owned } from "./owned_children.ts";
 import { DESIRED_HASH_ANNOTATION } from "./diff.ts";
 import { specSizing } from "./children/sizing.ts";
 import { buildWorkspace, workspaceAt } from "./workspace.ts";

@@ -33,6 +33,7 @@ import type {
 } from "../../runtime/dependents.ts";
 import { DESIRED_HASH_ANNOTATION, differingPaths } from "./diff.ts";
 import type { EventRecorder } from "./events.ts";
+import type { Matcher } from "./stores.ts";
 
 /** Paths named in a message at most (the rest counted). */
 const MAX_PATHS = 5;
@@ -104,15 +105,23 @@ function metadataPaths(observed: Pod, desired: Pod): string[] {
   );
 }
 
-/** The drift policy of the services pod (see above). */
+/**
+ * The services pod needs no write: created from this desired spec (the same hash), and holding the
+ * operator's labels and annotations (see above). The Pod row's matcher (child_kinds.ts).
+ */
+export function servicesPodMatches(observed: Pod, desired: Pod): boolean {
+  return hashOf(observed) === hashOf(desired) && metadataPaths(observed, desired).length === 0;
+}
+
+/** The drift policy of the services pod (see above); `matches` is its kind's matcher. */
 export function servicesPodDrift(
   mc: MiniCluster,
   recorder: EventRecorder,
   budget: RecreateBudget,
+  matches: Matcher,
 ): DriftPolicy<Pod> {
   return {
-    matches: (observed, desired) =>
-      hashOf(observed) === hashOf(desired) && metadataPaths(observed, desired).length === 0,
+    matches,
     async update(observed, desired, writes): Promise<DependentResult<Pod>> {
       const specPaths = hashOf(observed) === hashOf(desired)
         ? []

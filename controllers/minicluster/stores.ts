@@ -1,7 +1,7 @@
 /**
- * The caches the MiniCluster controller reads, by name, and the lookups a reconcile makes in them.
- * Which kind each cache holds, and how it is watched, transformed, indexed and compared, is the
- * table of child_kinds.ts.
+ * The lookups a reconcile makes in the caches of the MiniCluster controller, and what the watches
+ * select. Which kind each cache holds (`MiniClusterStores`), and how it is watched, transformed,
+ * indexed and compared, is the table of child_kinds.ts.
  *
  * The operator caches MiniClusters and only the objects it labelled itself
  * (app.kubernetes.io/managed-by=minicluster-operator): MiniClusterWorkspaces, ConfigMaps, Secrets,
@@ -10,11 +10,9 @@
  * FailedCreate ones on Jobs (create_failures.ts).
  */
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { ConfigMap, Event, Pod, Secret, Service } from "kubernetes-types/core/v1.d.ts";
+import type { Event, Pod } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import type { ResourceType } from "../../runtime/resources.ts";
-import type { MiniClusterWorkspace } from "../../api/workspace.ts";
-import type { PodGroup } from "./children/gang.ts";
 import { controllerOf, type IndexFunc, type KubeObject, type Store } from "../../runtime/store.ts";
 import type { Transform } from "../../runtime/transforms.ts";
 import {
@@ -24,21 +22,6 @@ import {
   MANAGED_BY_VALUE,
   MINICLUSTER_LABEL,
 } from "./children/names.ts";
-
-/** The caches the reconciler reads (the operator's label-selected watches). */
-export interface MiniClusterStores {
-  miniClusters: Store<MiniCluster>;
-  workspaces: Store<MiniClusterWorkspace>;
-  configMaps: Store<ConfigMap>;
-  secrets: Store<Secret>;
-  services: Store<Service>;
-  jobs: Store<Job>;
-  pods: Store<Pod>;
-  /** The gang's PodGroups; empty where the API server does not serve them (child_kinds.ts). */
-  podGroups: Store<PodGroup>;
-  /** The Job controller's FailedCreate Events on Jobs (create_failures.ts). */
-  jobEvents: Store<Event>;
-}
 
 /** The label selector of every child watch: only what this operator created. */
 export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
@@ -76,7 +59,7 @@ export type WatchFn = <T extends KubeObject>(
 ) => Store<T>;
 
 /** The Job of `mc` as the cache shows it, when `mc` controls it (not a namesake of another). */
-export function ownJob(stores: Pick<MiniClusterStores, "jobs">, mc: MiniCluster): Job | undefined {
+export function ownJob(stores: { jobs: Store<Job> }, mc: MiniCluster): Job | undefined {
   const job = stores.jobs.get(mc.metadata?.namespace, jobName(mc));
   return job && controllerOf(job)?.uid === mc.metadata?.uid ? job : undefined;
 }
@@ -86,7 +69,7 @@ export function ownJob(stores: Pick<MiniClusterStores, "jobs">, mc: MiniCluster)
  * looked up in the pods' index by Job: a scan of the namespace's pods would make every reconcile
  * cost as much as the namespace holds, and a pass over N MiniClusters in one namespace N².
  */
-export function podsOf(stores: Pick<MiniClusterStores, "pods">, mc: MiniCluster): Pod[] {
+export function podsOf(stores: { pods: Store<Pod> }, mc: MiniCluster): Pod[] {
   const name = mc.metadata!.name!;
   return stores.pods.byIndex(JOB_PODS_INDEX, `${mc.metadata?.namespace ?? ""}/${jobName(mc)}`)
     .filter((pod) => pod.metadata?.labels?.[MINICLUSTER_LABEL] === name);

@@ -30,11 +30,10 @@ import type { ApiClient } from "../../runtime/api_client.ts";
 import { type Dependent, NAME_TAKEN_RECHECK_MS, type Problem } from "../../runtime/dependents.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import { controllerOf, type KubeObject, type Store } from "../../runtime/store.ts";
-import { CHILD_KINDS } from "./child_kinds.ts";
+import { CHILD_KINDS, type MiniClusterStores } from "./child_kinds.ts";
 import { workspaceName } from "./children/names.ts";
 import type { Sizing } from "./children/sizing.ts";
-import { owned } from "./desired.ts";
-import type { MiniClusterStores } from "./stores.ts";
+import { owned } from "./owned_children.ts";
 import { recoverWorkspace, type Workspace } from "./workspace_recovery.ts";
 
 /**

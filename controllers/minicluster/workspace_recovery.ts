@@ -26,7 +26,7 @@ import { ConfigMaps, Jobs } from "../../runtime/resources.ts";
 import { controllerOf, type KubeObject } from "../../runtime/store.ts";
 import { entrypointConfigMapName, jobName, workspaceName } from "./children/names.ts";
 import { isWorkspace } from "./legacy_workspace.ts";
-import type { MiniClusterStores } from "./stores.ts";
+import type { MiniClusterStores } from "./child_kinds.ts";
 
 /** The remembered values. */
 export interface Workspace {

@@ -24,11 +24,10 @@ import {
   resourceType,
   Secrets,
   ServiceAccounts,
-  Services,
 } from "../../runtime/resources.ts";
 import { OperatorProcess } from "../../testing/operator_process.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { MiniClusterWorkspaces } from "../../api/workspace.ts";
+import { childWaves } from "../../controllers/minicluster/child_kinds.ts";
 import { runGoOperator } from "../peer/go_operator.ts";
 import { CRD_FILES } from "../crd_files.ts";
 import type { Manifest } from "./manifests.ts";
@@ -97,15 +96,10 @@ const EXTRA_KINDS: Record<string, ResourceType> = {
   PriorityClass: PriorityClasses,
 };
 
-// The workspace kind is ours only: on the Go side's control plane it does not exist (listed as none).
-const CHILD_KINDS: ResourceType[] = [
-  MiniClusterWorkspaces,
-  ConfigMaps,
-  Secrets,
-  Services,
-  Jobs,
-  Pods,
-];
+// Every kind the operator writes, from the table of child kinds. The workspace kind is ours only:
+// on the Go side's control plane it does not exist (listed as none); nor, where the API server does
+// not serve them, PodGroups.
+const CHILD_KINDS: ResourceType[] = childWaves().flat().map((row) => row.rt);
 /** Objects the cluster itself puts in every namespace. */
 const CLUSTER_OWNED = new Set(["ConfigMap/kube-root-ca.crt"]);
 

@@ -3,7 +3,20 @@
 // row, and each row's verbs cover what the row makes the operator do.
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { CHILD_KINDS, childWaves, type Verb } from "../../controllers/minicluster/child_kinds.ts";
+import { withDefaults } from "../../api/mod.ts";
+import {
+  CHILD_KINDS,
+  childWaves,
+  type DependentsInput,
+  dependentsOf,
+  type MiniClusterStores,
+  type Verb,
+} from "../../controllers/minicluster/child_kinds.ts";
+import { generateCurveCertificate } from "../../controllers/minicluster/children/curve.ts";
+import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
+import { desiredChildren } from "../../controllers/minicluster/desired.ts";
+import { Cache, type KubeObject } from "../../runtime/store.ts";
+import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 
 interface Rule {
   apiGroups: string[];
@@ -66,11 +79,64 @@ Deno.test("child kinds: each row's verbs cover what the row makes the operator d
   }
 });
 
-Deno.test("child kinds: the waves in order, what runs pods last (cleanup takes them first)", () => {
-  assert.deepEqual(childWaves().map((wave) => wave.map((row) => row.rt.kind)), [
-    ["MiniClusterWorkspace", "ConfigMap", "Secret", "Service", "PodGroup"],
-    ["Job", "Pod"],
-  ]);
-  const runsPods = CHILD_KINDS.filter((row) => row.cleanup?.runs).map((row) => row.wave);
-  assert.deepEqual(runsPods, [1, 1]);
+Deno.test("child kinds: the waves follow the rows, what runs pods last (cleanup takes it first)", () => {
+  const written = CHILD_KINDS.filter((row) => row.wave !== undefined);
+  // Every written row once, by wave, in the table's order within a wave.
+  assert.deepEqual(
+    childWaves().flat(),
+    written.toSorted((a, b) => a.wave! - b.wave!),
+  );
+  const last = childWaves().length - 1;
+  for (const row of written) {
+    assert.equal(row.cleanup?.runs !== undefined, row.wave === last, `${row.key}: runs pods`);
+  }
+});
+
+Deno.test("child kinds: a row's matcher is the one its dependents compare with", async () => {
+  const spec = withDefaults(sampleMiniCluster("flux", "ns", {
+    services: [{ name: "api", image: "nginx", ports: [80] }],
+    gang: {},
+    flux: { curveCert: (await generateCurveCertificate()).text },
+  }));
+  const mc = { ...spec, metadata: { ...spec.metadata, uid: "mc-uid" } };
+  const desired = await desiredChildren(mc, specSizing(mc));
+  const stores = new Proxy({}, {
+    get: (made: Record<string, Cache<KubeObject>>, key: string) =>
+      made[key] ??= new Cache<KubeObject>(key),
+  }) as unknown as MiniClusterStores;
+  // The workspace is created once (workspace.ts): no matcher to agree with.
+  const workspace = { drift: "createOnce" };
+  const input = { mc, desired, stores, workspace, io: {} } as unknown as DependentsInput;
+  /** Observed objects a matcher may judge either way: as desired, or changed by someone else. */
+  const variants = (d: KubeObject): KubeObject[] => {
+    const changedSpec = structuredClone(d) as KubeObject & { spec?: Record<string, unknown> };
+    const [field] = Object.keys(changedSpec.spec ?? {});
+    changedSpec.spec = { ...changedSpec.spec, [field]: "changed by admission" };
+    const changedLabel = structuredClone(d);
+    changedLabel.metadata = { ...d.metadata, labels: { ...d.metadata?.labels, x: "y" } };
+    const unhashed = structuredClone(d);
+    unhashed.metadata = { ...d.metadata, annotations: {} };
+    return [d, changedSpec, changedLabel, unhashed];
+  };
+  const compared = new Set<string>();
+  for (const row of CHILD_KINDS) {
+    for (const dep of dependentsOf(row, input)) {
+      if (dep.drift === "createOnce") continue;
+      const d = await dep.desired();
+      for (const observed of variants(d)) {
+        assert.equal(
+          dep.drift.matches(observed, d),
+          row.matches!(observed, d),
+          `${row.key}: the row's matcher and its dependent's disagree`,
+        );
+        compared.add(row.key);
+      }
+    }
+  }
+  // Every row with a matcher had a dependent to compare (a ganged MiniCluster with a services pod
+  // and the user's certificate).
+  assert.deepEqual(
+    [...compared],
+    CHILD_KINDS.filter((row) => row.matches).map((row) => row.key),
+  );
 });

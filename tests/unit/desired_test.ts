@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import { type MiniCluster, withDefaults } from "../../api/mod.ts";
-import {
-  BuildError,
-  desiredChildren,
-  TEMPLATE_HASH_ANNOTATION,
-} from "../../controllers/minicluster/desired.ts";
+import { BuildError, desiredChildren } from "../../controllers/minicluster/desired.ts";
+import { TEMPLATE_HASH_ANNOTATION } from "../../controllers/minicluster/owned_children.ts";
 import { childrenInOrder } from "../../controllers/minicluster/child_kinds.ts";
 import { generateCurveCertificate } from "../../controllers/minicluster/children/curve.ts";
 import { DESIRED_HASH_ANNOTATION } from "../../controllers/minicluster/diff.ts";

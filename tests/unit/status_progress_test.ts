@@ -4,7 +4,7 @@ import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import { computeStatus, progressOnly } from "../../controllers/minicluster/status.ts";
 import { StatusWriter } from "../../controllers/minicluster/status_writer.ts";
 import { EventRecorder } from "../../controllers/minicluster/events.ts";
-import type { MiniClusterStores } from "../../controllers/minicluster/stores.ts";
+import type { MiniClusterStores } from "../../controllers/minicluster/child_kinds.ts";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
 import { FakeOperator } from "../../testing/fake_operator.ts";
 import { FreshnessFence } from "../../runtime/freshness_fence.ts";

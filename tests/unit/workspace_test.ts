@@ -7,7 +7,7 @@ import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { parse } from "yaml";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { owned } from "../../controllers/minicluster/desired.ts";
+import { owned } from "../../controllers/minicluster/owned_children.ts";
 import {
   WORKSPACE_ROLE,
   WORKSPACE_ROLE_LABEL,
