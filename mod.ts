@@ -9,7 +9,7 @@
  * and defaulting, the reconciler and its wiring, and the runtime's manager and options.
  */
 import { Manager } from "./runtime/manager.ts";
-import { BURST_PER_SECOND } from "./runtime/burst_yield.ts";
+import { BURST_PER_SECOND } from "./runtime/pacing/burst_yield.ts";
 import { helpText, OptionsError } from "./runtime/options.ts";
 import {
   FLAGS,
@@ -42,7 +42,7 @@ export { Manager } from "./runtime/manager.ts";
 export { helpText } from "./runtime/options.ts";
 export { FLAGS, parseOptions } from "./controllers/minicluster/operator_flags.ts";
 export type { OperatorOptions } from "./controllers/minicluster/operator_flags.ts";
-export { KubeClient } from "./runtime/client.ts";
+export { KubeClient } from "./runtime/client/client.ts";
 
 /** What the operator does, as --help says it, with the one command it has besides running. */
 const SUMMARY =
@@ -78,7 +78,7 @@ export async function main(
   env: Record<string, string | undefined>,
 ): Promise<number> {
   if (args[0] === "render") {
-    const { renderCommand } = await import("./controllers/minicluster/render_command.ts");
+    const { renderCommand } = await import("./controllers/minicluster/render/render_command.ts");
     return await renderCommand(args.slice(1));
   }
   let opts: OperatorOptions;

@@ -1,5 +1,5 @@
-/** The MiniCluster resource on the API server (its REST paths; runtime/resources.ts). */
-import { resourceType } from "../runtime/resources.ts";
+/** The MiniCluster resource on the API server (its REST paths; runtime/client/resources.ts). */
+import { resourceType } from "../runtime/client/resources.ts";
 
 export const MiniClusters = resourceType(
   "flux-framework.org",

@@ -4,7 +4,7 @@
  * (two fields): the CRD is its source of truth, and tests/unit/workspace_test.ts checks they agree.
  */
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
-import { resourceType } from "../runtime/resources.ts";
+import { resourceType } from "../runtime/client/resources.ts";
 
 export interface MiniClusterWorkspace {
   apiVersion?: "flux-framework.org/v1alpha2";

@@ -4,14 +4,14 @@
  * so no controller reacts to the objects), the children of N MiniClusters of size 1 (curve Secret,
  * entrypoint ConfigMap, headless Service, Job; the workspace needs our CRD and is left out) are
  * created by 4 concurrent requests, once by POST and once by server-side apply with a create-only
- * resourceVersion (as `runtime/dependents.ts` creates them), each into a fresh namespace, the order
+ * resourceVersion (as `runtime/controller/dependents.ts` creates them), each into a fresh namespace, the order
  * alternating over the rounds. Prints the wall time and the CPU seconds of kube-apiserver and etcd
  * (from /proc) per round.
  */
 import { parseArgs } from "node:util";
 import { dirname, join } from "node:path";
-import { KubeClient } from "../runtime/client.ts";
-import { CREATE_ONLY_RESOURCE_VERSION } from "../runtime/dependents.ts";
+import { KubeClient } from "../runtime/client/client.ts";
+import { CREATE_ONLY_RESOURCE_VERSION } from "../runtime/controller/dependents.ts";
 import { MiniClusterWorkspaces } from "../api/workspace.ts";
 import type { MiniCluster } from "../api/mod.ts";
 import { FIELD_MANAGER } from "../controllers/minicluster/children/names.ts";

@@ -10,10 +10,10 @@
  */
 import { parseArgs } from "node:util";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import { KubeClient } from "../runtime/client.ts";
-import { Jobs } from "../runtime/resources.ts";
+import { KubeClient } from "../runtime/client/client.ts";
+import { Jobs } from "../runtime/client/resources.ts";
 import { MiniClusters } from "../api/resource.ts";
-import { Watcher } from "../runtime/watcher.ts";
+import { Watcher } from "../runtime/watch/watcher.ts";
 import { installCrds } from "../testing/crds.ts";
 import { OperatorProcess } from "../testing/operator_process.ts";
 import { startPrivateCluster } from "../testing/private_cluster.ts";

@@ -3,9 +3,9 @@
  * MiniCluster it creates, namespaces, enough fake nodes for the pods, and counting pods and Ready
  * pods.
  */
-import type { KubeClient } from "../runtime/client.ts";
-import { isAlreadyExists } from "../runtime/errors.ts";
-import { Jobs, Namespaces, Nodes, Pods, ServiceAccounts } from "../runtime/resources.ts";
+import type { KubeClient } from "../runtime/client/client.ts";
+import { isAlreadyExists } from "../runtime/client/errors.ts";
+import { Jobs, Namespaces, Nodes, Pods, ServiceAccounts } from "../runtime/client/resources.ts";
 import { MANAGED_SELECTOR } from "../controllers/minicluster/controller.ts";
 import { fakeNode, fakeNodeName } from "../hack/cluster/nodes.ts";
 import { KEEP_RUNNING_ANNOTATION } from "../hack/cluster/kwok_stages.ts";

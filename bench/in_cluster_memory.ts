@@ -12,9 +12,9 @@
 import { join } from "node:path";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import { MiniClusters } from "../api/resource.ts";
-import { KubeClient } from "../runtime/client.ts";
-import { isAlreadyExists } from "../runtime/errors.ts";
-import { Pods } from "../runtime/resources.ts";
+import { KubeClient } from "../runtime/client/client.ts";
+import { isAlreadyExists } from "../runtime/client/errors.ts";
+import { Pods } from "../runtime/client/resources.ts";
 import { kubectl } from "../hack/kubectl.ts";
 import { installCrds } from "../testing/crds.ts";
 import {

@@ -13,9 +13,9 @@
 
 import { join } from "node:path";
 import type { MiniCluster } from "../api/mod.ts";
-import { KubeClient } from "../runtime/client.ts";
+import { KubeClient } from "../runtime/client/client.ts";
 import { MiniClusters } from "../api/resource.ts";
-import type { ResourceType } from "../runtime/resources.ts";
+import type { ResourceType } from "../runtime/client/resources.ts";
 import { installCrds } from "../testing/crds.ts";
 import { startPrivateCluster } from "../testing/private_cluster.ts";
 import { diffCounts, groupBy, READ_VERBS, writeCount } from "../testing/metrics_text.ts";

@@ -3,11 +3,11 @@
 
 import { ChangeWaiter } from "./change_waiter.ts";
 import type { MiniCluster } from "../api/mod.ts";
-import { KubeClient } from "../runtime/client.ts";
-import type { ResourceType } from "../runtime/resources.ts";
+import { KubeClient } from "../runtime/client/client.ts";
+import type { ResourceType } from "../runtime/client/resources.ts";
 import { MiniClusters } from "../api/resource.ts";
-import type { KubeObject } from "../runtime/store.ts";
-import { Watcher } from "../runtime/watcher.ts";
+import type { KubeObject } from "../runtime/cache/store.ts";
+import { Watcher } from "../runtime/watch/watcher.ts";
 import { MANAGED_SELECTOR } from "../controllers/minicluster/controller.ts";
 
 export class CreationObserver {

@@ -8,14 +8,14 @@
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import { type MiniCluster, withDefaults } from "../api/mod.ts";
-import type { KubeClient } from "../runtime/client.ts";
-import { Jobs, type ResourceType, Secrets } from "../runtime/resources.ts";
+import type { KubeClient } from "../runtime/client/client.ts";
+import { Jobs, type ResourceType, Secrets } from "../runtime/client/resources.ts";
 import { MiniClusters } from "../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../api/workspace.ts";
-import { childrenInOrder } from "../controllers/minicluster/child_kinds.ts";
-import { desiredChildren } from "../controllers/minicluster/desired.ts";
+import { childrenInOrder } from "../controllers/minicluster/kinds/child_kinds.ts";
+import { desiredChildren } from "../controllers/minicluster/kinds/desired.ts";
 import { specSizing } from "../controllers/minicluster/children/sizing.ts";
-import { buildWorkspace, workspaceAt } from "../controllers/minicluster/workspace.ts";
+import { buildWorkspace, workspaceAt } from "../controllers/minicluster/workspace/workspace.ts";
 import {
   buildCurveSecret,
   curveMetadataFor,

@@ -8,10 +8,16 @@
  */
 import type { MiniCluster } from "../api/mod.ts";
 import { MiniClusters } from "../api/resource.ts";
-import { KubeClient } from "../runtime/client.ts";
-import { isNotFound } from "../runtime/errors.ts";
-import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../runtime/resources.ts";
-import { renderChildren } from "../controllers/minicluster/render.ts";
+import { KubeClient } from "../runtime/client/client.ts";
+import { isNotFound } from "../runtime/client/errors.ts";
+import {
+  ConfigMaps,
+  Jobs,
+  type ResourceType,
+  Secrets,
+  Services,
+} from "../runtime/client/resources.ts";
+import { renderChildren } from "../controllers/minicluster/render/render.ts";
 import { installCrd } from "../hack/conformance/run.ts";
 import { installCrds } from "../testing/crds.ts";
 import { goOperator, ours } from "./peer/contenders.ts";

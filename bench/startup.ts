@@ -12,8 +12,8 @@
 import { join } from "node:path";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import { KubeClient } from "../runtime/client.ts";
-import { Jobs, Pods } from "../runtime/resources.ts";
+import { KubeClient } from "../runtime/client/client.ts";
+import { Jobs, Pods } from "../runtime/client/resources.ts";
 import { MiniClusters } from "../api/resource.ts";
 import type { MiniCluster } from "../api/mod.ts";
 import { installCrd } from "../hack/conformance/run.ts";

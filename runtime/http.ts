@@ -3,7 +3,7 @@
  * metrics (`/metrics`). Kept apart from any API handling so that probes stay cheap and answer
  * even while workers are busy.
  */
-import { CONTENT_TYPE, type Registry } from "./metrics.ts";
+import { CONTENT_TYPE, type Registry } from "./metrics/metrics.ts";
 
 export interface HealthServerOptions {
   /** 0 picks a free port (tests); the chosen one is returned. */

@@ -15,12 +15,12 @@
  *   a standby takes over at its next retry instead of waiting out the lease.
  */
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
-import { withJitter } from "./backoff.ts";
-import type { ApiClient } from "./api_client.ts";
-import { type Clock, sleep, systemClock } from "./clock.ts";
-import { ApiError, isAlreadyExists, isConflict, isNotFound } from "./errors.ts";
-import { Leases } from "./resources.ts";
-import { type RuntimeLog, silentLog } from "./log.ts";
+import { withJitter } from "./pacing/backoff.ts";
+import type { ApiClient } from "./client/api_client.ts";
+import { type Clock, sleep, systemClock } from "./core/clock.ts";
+import { ApiError, isAlreadyExists, isConflict, isNotFound } from "./client/errors.ts";
+import { Leases } from "./client/resources.ts";
+import { type RuntimeLog, silentLog } from "./core/log.ts";
 
 interface LeaderElectionOptions {
   namespace: string;

@@ -1,6 +1,6 @@
 /**
  * The manager wires an operator process together: the API client (its requests counted, its writes
- * paced by runtime/write_pacing.ts), one watcher+store per watched kind, the controllers, leader
+ * paced by runtime/pacing/write_pacing.ts), one watcher+store per watched kind, the controllers, leader
  * election, the health/metrics server and signal handling.
  *
  * Lifecycle of `run()`:
@@ -13,31 +13,31 @@
  *
  * Caches run on standbys too, so a standby that takes over starts reconciling at once.
  */
-import { KubeClient } from "./client.ts";
-import { systemClock, type TimerId } from "./clock.ts";
-import { Controller, type ControllerOptions } from "./controller.ts";
+import { KubeClient } from "./client/client.ts";
+import { systemClock, type TimerId } from "./core/clock.ts";
+import { Controller, type ControllerOptions } from "./controller/controller.ts";
 import { startHealthServer } from "./http.ts";
 import { LeaderElector } from "./leader.ts";
-import { Logger } from "./log.ts";
-import { registerProcessMetrics, Registry } from "./metrics.ts";
-import { Slots } from "./slots.ts";
+import { Logger } from "./core/log.ts";
+import { registerProcessMetrics, Registry } from "./metrics/metrics.ts";
+import { Slots } from "./pacing/slots.ts";
 import type { ManagerOptions } from "./options.ts";
-import { resourceName, type ResourceType } from "./resources.ts";
-import type { IndexFunc, KubeObject, Store } from "./store.ts";
-import type { Transform } from "./transforms.ts";
-import { RuntimeMetrics } from "./runtime_metrics.ts";
-import { Watcher, WatcherError } from "./watcher.ts";
-import { WritePacing } from "./write_pacing.ts";
+import { resourceName, type ResourceType } from "./client/resources.ts";
+import type { IndexFunc, KubeObject, Store } from "./cache/store.ts";
+import type { Transform } from "./cache/transforms.ts";
+import { RuntimeMetrics } from "./metrics/runtime_metrics.ts";
+import { Watcher, WatcherError } from "./watch/watcher.ts";
+import { WritePacing } from "./pacing/write_pacing.ts";
 
 export interface WatchSpec {
   labelSelector?: string;
   fieldSelector?: string;
   /**
-   * What the store keeps of each object (runtime/transforms.ts). One store per kind and selectors
+   * What the store keeps of each object (runtime/cache/transforms.ts). One store per kind and selectors
    * is shared, so every caller must ask for the same transform (`watch` refuses another one).
    */
   transform?: Transform<KubeObject>;
-  /** Extra store indexes (runtime/store.ts), fixed by the first caller like the transform. */
+  /** Extra store indexes (runtime/cache/store.ts), fixed by the first caller like the transform. */
   indexes?: Record<string, IndexFunc<KubeObject>>;
   /** Watched only where the API server serves the kind (watcher.ts), looked at this often. */
   whereServed?: { recheckMs: number };
@@ -76,10 +76,10 @@ export class Manager {
   #controllers: Controller<KubeObject>[] = [];
   /**
    * The client's admission layer: write slots, burst yield, relist budget, and the switches and
-   * reports of the freshness fence and own writes (runtime/write_pacing.ts).
+   * reports of the freshness fence and own writes (runtime/pacing/write_pacing.ts).
    */
   readonly pacing: WritePacing;
-  /** One list at a time, every watcher's: see runtime/slots.ts. */
+  /** One list at a time, every watcher's: see runtime/pacing/slots.ts. */
   readonly #listSlots = new Slots(1);
   #synced = false;
 

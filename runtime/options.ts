@@ -8,8 +8,8 @@
  * Parsing is a pure function of (args, env) so it is unit tested without a process, and the --help
  * text is generated from the same table so it cannot drift from what is parsed.
  */
-import { type Format, type Level, parseFormat, parseLevel } from "./log.ts";
-import { RUNTIME_MECHANISMS } from "./pacing.ts";
+import { type Format, type Level, parseFormat, parseLevel } from "./core/log.ts";
+import { RUNTIME_MECHANISMS } from "./pacing/pacing.ts";
 
 /** What the manager (runtime/manager.ts) is configured with. */
 export interface ManagerOptions {
@@ -20,7 +20,7 @@ export interface ManagerOptions {
   concurrency: number;
   /** Writes in flight at once across the whole client (Lease renewals excepted); 0: no bound. */
   maxWritesInFlight: number;
-  /** Pacing mechanisms switched off by name (runtime/write_pacing.ts, docs/write-pacing.md). */
+  /** Pacing mechanisms switched off by name (runtime/pacing/write_pacing.ts, docs/write-pacing.md). */
   pacingOff: string[];
   leaderElect: boolean;
   /** Namespace of the Lease; undefined = the client's namespace (ServiceAccount or context). */

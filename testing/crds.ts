@@ -7,8 +7,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { CRD_FILES } from "../hack/crd_files.ts";
-import { KubeClient } from "../runtime/client.ts";
-import { CustomResourceDefinitions } from "../runtime/resources.ts";
+import { KubeClient } from "../runtime/client/client.ts";
+import { CustomResourceDefinitions } from "../runtime/client/resources.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const FIELD_MANAGER = "minicluster-tests";

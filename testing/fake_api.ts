@@ -1,5 +1,5 @@
 /**
- * An in-memory API server behind the client contract (runtime/api_client.ts), with just enough of
+ * An in-memory API server behind the client contract (runtime/client/api_client.ts), with just enough of
  * the real one's semantics to unit-test reconcile paths in milliseconds:
  *
  * - objects get a uid, a creationTimestamp and a resourceVersion that moves on every change;
@@ -34,11 +34,11 @@ import type {
   WatchEvent,
   WatchOptions,
   WriteOptions,
-} from "../runtime/api_client.ts";
-import { ApiError } from "../runtime/errors.ts";
-import type { Pacing } from "../runtime/pacing.ts";
-import type { Verb } from "../runtime/request_labels.ts";
-import { apiVersionOf, resourceName, type ResourceType } from "../runtime/resources.ts";
+} from "../runtime/client/api_client.ts";
+import { ApiError } from "../runtime/client/errors.ts";
+import type { Pacing } from "../runtime/pacing/pacing.ts";
+import type { Verb } from "../runtime/client/request_labels.ts";
+import { apiVersionOf, resourceName, type ResourceType } from "../runtime/client/resources.ts";
 
 interface Obj {
   apiVersion?: string;

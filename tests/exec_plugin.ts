@@ -1,5 +1,5 @@
 /**
- * Credential plugin programs for tests (runtime/exec_credentials.ts runs them): a shell script in
+ * Credential plugin programs for tests (runtime/config/exec_credentials.ts runs them): a shell script in
  * the test's directory that records the pid of each run, and whether a run's process still exists.
  */
 import { join } from "node:path";

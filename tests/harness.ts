@@ -10,9 +10,9 @@
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { KubeClient } from "../runtime/client.ts";
-import { isAlreadyExists, isNotFound } from "../runtime/errors.ts";
-import { Namespaces, ServiceAccounts } from "../runtime/resources.ts";
+import { KubeClient } from "../runtime/client/client.ts";
+import { isAlreadyExists, isNotFound } from "../runtime/client/errors.ts";
+import { Namespaces, ServiceAccounts } from "../runtime/client/resources.ts";
 import { status } from "../hack/cluster/lifecycle.ts";
 import { installCrds } from "../testing/crds.ts";
 import { startPrivateCluster } from "../testing/private_cluster.ts";

@@ -6,7 +6,13 @@ import { join } from "node:path";
 import { ensureGoOperator, runGoOperator } from "../../hack/peer/go_operator.ts";
 import { OUR_CRD } from "../../hack/conformance/run.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
-import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../../runtime/resources.ts";
+import {
+  ConfigMaps,
+  Jobs,
+  type ResourceType,
+  Secrets,
+  Services,
+} from "../../runtime/client/resources.ts";
 import type { CpuProfiler } from "../../testing/cpu_profile.ts";
 import { OperatorProcess, readCpuSeconds, readRssBytes } from "../../testing/operator_process.ts";
 

@@ -9,8 +9,8 @@ import { dirname, join } from "node:path";
 import { parse } from "yaml";
 import { issueLeaf } from "../../hack/cluster/pki.ts";
 import { renderKubeconfig } from "../../hack/cluster/kubeconfig.ts";
-import type { KubeClient } from "../../runtime/client.ts";
-import { resourceType } from "../../runtime/resources.ts";
+import type { KubeClient } from "../../runtime/client/client.ts";
+import { resourceType } from "../../runtime/client/resources.ts";
 
 const ClusterRoleBindings = resourceType(
   "rbac.authorization.k8s.io",

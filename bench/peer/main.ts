@@ -6,7 +6,7 @@
  * (identity.ts). Writes `<out>/<date>-peer-size<S>.json`, `.txt` and `.svg`.
  */
 import { dirname, join } from "node:path";
-import { KubeClient } from "../../runtime/client.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
 import { startPrivateCluster } from "../../testing/private_cluster.ts";
 import { restartComponent } from "../../hack/cluster/lifecycle.ts";
 import { childObjects } from "../raw_client.ts";

@@ -6,10 +6,10 @@
  * Ready condition. So the Go operator's MiniClusters are timed exactly like ours.
  */
 import { ChangeWaiter } from "../change_waiter.ts";
-import { KubeClient } from "../../runtime/client.ts";
-import { Pods, type ResourceType } from "../../runtime/resources.ts";
-import type { KubeObject } from "../../runtime/store.ts";
-import { Watcher } from "../../runtime/watcher.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { Pods, type ResourceType } from "../../runtime/client/resources.ts";
+import type { KubeObject } from "../../runtime/cache/store.ts";
+import { Watcher } from "../../runtime/watch/watcher.ts";
 
 interface PodLike extends KubeObject {
   status?: { conditions?: { type: string; status: string }[] };

@@ -6,9 +6,9 @@
  */
 import { MiniClusters } from "../../api/resource.ts";
 import { installCrd } from "../../hack/conformance/run.ts";
-import { KubeClient } from "../../runtime/client.ts";
-import { Namespaces } from "../../runtime/resources.ts";
-import type { KubeObject } from "../../runtime/store.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { Namespaces } from "../../runtime/client/resources.ts";
+import type { KubeObject } from "../../runtime/cache/store.ts";
 import { join } from "node:path";
 import type { CpuProfile } from "../../testing/cpu_profile.ts";
 import { readCpuSeconds } from "../../testing/operator_process.ts";

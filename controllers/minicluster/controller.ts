@@ -4,27 +4,27 @@
  * of its own events it ignores, and the reconciler it drives.
  */
 import type { MiniCluster } from "../../api/mod.ts";
-import type { ApiClient } from "../../runtime/api_client.ts";
-import type { ControllerOptions, Secondary } from "../../runtime/controller.ts";
-import { finalizerAddedOnly } from "../../runtime/finalizer.ts";
-import { OwnWrites } from "../../runtime/own_writes.ts";
-import type { KubeObject, Store, StoreEvent } from "../../runtime/store.ts";
-import type { RuntimeLog } from "../../runtime/log.ts";
+import type { ApiClient } from "../../runtime/client/api_client.ts";
+import type { ControllerOptions, Secondary } from "../../runtime/controller/controller.ts";
+import { finalizerAddedOnly } from "../../runtime/controller/finalizer.ts";
+import { OwnWrites } from "../../runtime/watch/own_writes.ts";
+import type { KubeObject, Store, StoreEvent } from "../../runtime/cache/store.ts";
+import type { RuntimeLog } from "../../runtime/core/log.ts";
 import { FINALIZER } from "./children/names.ts";
-import { EventRecorder } from "./events.ts";
+import { EventRecorder } from "./status/events.ts";
 import { MiniClusterReconciler, type MiniClusterReconcilerOptions } from "./reconciler.ts";
-import { CHILD_KINDS, type MiniClusterStores, WATCHED } from "./child_kinds.ts";
+import { CHILD_KINDS, type MiniClusterStores, WATCHED } from "./kinds/child_kinds.ts";
 import { TIMING } from "./timing.ts";
 
-export { miniClusterStores, WATCHED } from "./child_kinds.ts";
-export { MANAGED_SELECTOR, type WatchFn } from "./stores.ts";
+export { miniClusterStores, WATCHED } from "./kinds/child_kinds.ts";
+export { MANAGED_SELECTOR, type WatchFn } from "./kinds/stores.ts";
 
 export const CONTROLLER_NAME = "minicluster";
 
 /**
  * Reconcile on spec and metadata changes, not on our own writes: a status-only update (same
  * generation, same labels/annotations/finalizers/deletion) carries nothing to act on, and neither
- * does our finalizer appearing on the same object (runtime/finalizer.ts: `finalizerAddedOnly`).
+ * does our finalizer appearing on the same object (runtime/controller/finalizer.ts: `finalizerAddedOnly`).
  */
 export function interestingMiniClusterEvent(event: StoreEvent<MiniCluster>): boolean {
   if (event.type !== "updated" || !event.old) return true;
@@ -49,7 +49,7 @@ export interface MiniClusterControllerOptions
 /**
  * The controller definition (for Manager.addController or a bare runtime Controller). The
  * reconciler reads the stores with this process's recent writes folded in and writes through a
- * client that records them (runtime/own_writes.ts); the primary store is read the same way.
+ * client that records them (runtime/watch/own_writes.ts); the primary store is read the same way.
  */
 export function miniClusterController(
   client: ApiClient,

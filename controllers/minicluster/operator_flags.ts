@@ -9,15 +9,15 @@ import {
   type ManagerOptions,
   parseFlags,
 } from "../../runtime/options.ts";
-import type { InlineCurveCertPolicy } from "./curve_source.ts";
-import { POD_SECURITY_LEVELS, type PodSecurityLevel } from "./pod_security.ts";
+import type { InlineCurveCertPolicy } from "./policy/curve_source.ts";
+import { POD_SECURITY_LEVELS, type PodSecurityLevel } from "./policy/pod_security.ts";
 import { FIRST_STATUS_DELAY } from "./timing.ts";
 
 /** The program's name: its --help, its messages and the default name of its Lease. */
 export const PROGRAM = "minicluster-operator";
 
 export interface OperatorOptions extends ManagerOptions {
-  /** Writes in flight while new MiniClusters arrive in a burst (runtime/burst_yield.ts); 0: off. */
+  /** Writes in flight while new MiniClusters arrive in a burst (runtime/pacing/burst_yield.ts); 0: off. */
   writesInFlightDuringBursts: number;
   /**
    * The Pod Security Standard every MiniCluster's pods must meet ("privileged": no check); a

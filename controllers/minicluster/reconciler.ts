@@ -49,40 +49,44 @@
  * view's resourceVersion as a precondition, for a change made after the fence's read.
  */
 import type { DefaultedMiniCluster, MiniCluster } from "../../api/mod.ts";
-import type { ApiClient } from "../../runtime/api_client.ts";
-import { Action, type ReconcileContext, type Reconciler } from "../../runtime/controller.ts";
-import { deleteUnchanged, DependentResources } from "../../runtime/dependents.ts";
-import { errorMessage } from "../../runtime/errors.ts";
-import { Finalizer } from "../../runtime/finalizer.ts";
-import { type FreshnessFence, StaleViewError } from "../../runtime/freshness_fence.ts";
+import type { ApiClient } from "../../runtime/client/api_client.ts";
+import {
+  Action,
+  type ReconcileContext,
+  type Reconciler,
+} from "../../runtime/controller/controller.ts";
+import { deleteUnchanged, DependentResources } from "../../runtime/controller/dependents.ts";
+import { errorMessage } from "../../runtime/client/errors.ts";
+import { Finalizer } from "../../runtime/controller/finalizer.ts";
+import { type FreshnessFence, StaleViewError } from "../../runtime/controller/freshness_fence.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import type { RuntimeLog } from "../../runtime/log.ts";
-import { Registry } from "../../runtime/metrics.ts";
+import type { RuntimeLog } from "../../runtime/core/log.ts";
+import { Registry } from "../../runtime/metrics/metrics.ts";
 import { FIELD_MANAGER, FINALIZER } from "./children/names.ts";
-import type { InlineCurveCertPolicy } from "./curve_source.ts";
-import { Cleanup } from "./cleanup.ts";
-import { type CurveBuilders, defaultCurve } from "./dependents.ts";
-import type { EventRecorder } from "./events.ts";
-import { afterFinish, type Deletion } from "./finished.ts";
-import type { PodSecurityLevel } from "./pod_security.ts";
-import { HeldSuspensions } from "./held_suspensions.ts";
-import { RecreateBudget } from "./services_pod_drift.ts";
-import { type StatusReport, StatusWriter } from "./status_writer.ts";
-import { type Stage, type Stop, stop } from "./stage.ts";
-import type { MiniClusterStores } from "./child_kinds.ts";
-import { GangSupportProbe } from "./gang_support.ts";
+import type { InlineCurveCertPolicy } from "./policy/curve_source.ts";
+import { Cleanup } from "./lifecycle/cleanup.ts";
+import { type CurveBuilders, defaultCurve } from "./kinds/dependents.ts";
+import type { EventRecorder } from "./status/events.ts";
+import { afterFinish, type Deletion } from "./lifecycle/finished.ts";
+import type { PodSecurityLevel } from "./policy/pod_security.ts";
+import { HeldSuspensions } from "./lifecycle/held_suspensions.ts";
+import { RecreateBudget } from "./kinds/services_pod_drift.ts";
+import { type StatusReport, StatusWriter } from "./status/status_writer.ts";
+import { type Stage, type Stop, stop } from "./pipeline/stage.ts";
+import type { MiniClusterStores } from "./kinds/child_kinds.ts";
+import { GangSupportProbe } from "./gang/gang_support.ts";
 import { TIMING } from "./timing.ts";
-import { WorkspaceResolver } from "./workspace.ts";
-import { measured, Pipeline, type StageWatch } from "./pipeline.ts";
-import { StageMetrics } from "./stage_metrics.ts";
-import { validateStage } from "./validate_stage.ts";
-import { sizesStage } from "./sizes_stage.ts";
-import { buildStage } from "./build_stage.ts";
-import { policeStage } from "./police_stage.ts";
-import { type Applied, dependentsStage } from "./dependents_stage.ts";
-import { queueStage } from "./queue_stage.ts";
+import { WorkspaceResolver } from "./workspace/workspace.ts";
+import { measured, Pipeline, type StageWatch } from "./pipeline/pipeline.ts";
+import { StageMetrics } from "./pipeline/stage_metrics.ts";
+import { validateStage } from "./pipeline/validate_stage.ts";
+import { sizesStage } from "./workspace/sizes_stage.ts";
+import { buildStage } from "./pipeline/build_stage.ts";
+import { policeStage } from "./policy/police_stage.ts";
+import { type Applied, dependentsStage } from "./pipeline/dependents_stage.ts";
+import { queueStage } from "./lifecycle/queue_stage.ts";
 
-export type { MiniClusterStores } from "./child_kinds.ts";
+export type { MiniClusterStores } from "./kinds/child_kinds.ts";
 
 export interface MiniClusterReconcilerOptions {
   /** The client writes go through (with read-your-writes, see controller.ts). */

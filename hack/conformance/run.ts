@@ -11,8 +11,8 @@
  */
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { KubeClient } from "../../runtime/client.ts";
-import { isAlreadyExists, isNotFound } from "../../runtime/errors.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { isAlreadyExists, isNotFound } from "../../runtime/client/errors.ts";
 import {
   ConfigMaps,
   CustomResourceDefinitions,
@@ -24,10 +24,10 @@ import {
   resourceType,
   Secrets,
   ServiceAccounts,
-} from "../../runtime/resources.ts";
+} from "../../runtime/client/resources.ts";
 import { OperatorProcess } from "../../testing/operator_process.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { childWaves } from "../../controllers/minicluster/child_kinds.ts";
+import { childWaves } from "../../controllers/minicluster/kinds/child_kinds.ts";
 import { runGoOperator } from "../peer/go_operator.ts";
 import { CRD_FILES } from "../crd_files.ts";
 import type { Manifest } from "./manifests.ts";

@@ -12,8 +12,8 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Event, Pod } from "kubernetes-types/core/v1.d.ts";
 import type { Condition } from "kubernetes-types/meta/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
-import { KubeClient } from "../../runtime/client.ts";
-import { isAlreadyExists, isNotFound } from "../../runtime/errors.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { isAlreadyExists, isNotFound } from "../../runtime/client/errors.ts";
 import {
   ConfigMaps,
   Events,
@@ -23,7 +23,7 @@ import {
   Secrets,
   ServiceAccounts,
   Services,
-} from "../../runtime/resources.ts";
+} from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MINICLUSTER_LABEL } from "../../controllers/minicluster/children/names.ts";
 import { status } from "../../hack/cluster/lifecycle.ts";

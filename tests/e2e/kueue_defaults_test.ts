@@ -11,7 +11,7 @@ import { KUEUE_QUEUE_LABEL } from "../../controllers/minicluster/children/queue.
 import {
   KUEUE_JOB_UID_LABEL,
   KueueWorkloads,
-} from "../../controllers/minicluster/queue_workload.ts";
+} from "../../controllers/minicluster/lifecycle/queue_workload.ts";
 import type { TestEnv } from "../harness.ts";
 import {
   conditionOf,

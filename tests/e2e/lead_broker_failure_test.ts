@@ -4,7 +4,7 @@
 // new lead broker would wait for followers that the Job controller never starts again.
 import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import { Pods } from "../../runtime/resources.ts";
+import { Pods } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { LEAD_FAILED_EXIT_CODE } from "../../controllers/minicluster/children/scripts/lead-finished.ts";
 import {

@@ -7,11 +7,11 @@
 // minCount follows, the added pods join the gang.
 import assert from "node:assert/strict";
 import type { Node, Pod } from "kubernetes-types/core/v1.d.ts";
-import { Nodes } from "../../runtime/resources.ts";
+import { Nodes } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { fakeNode } from "../../hack/cluster/nodes.ts";
 import type { PodGroup } from "../../controllers/minicluster/children/gang.ts";
-import { INITIALLY_SCHEDULED, PodGroups } from "../../controllers/minicluster/pod_group.ts";
+import { INITIALLY_SCHEDULED, PodGroups } from "../../controllers/minicluster/gang/pod_group.ts";
 import { gangScheduling, gangsNeeded, servesGangs } from "../../testing/gang_cluster.ts";
 import {
   conditionOf,

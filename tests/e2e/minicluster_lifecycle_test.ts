@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { kubectl } from "../harness.ts";
 import type { Node } from "kubernetes-types/core/v1.d.ts";
-import { Nodes } from "../../runtime/resources.ts";
+import { Nodes } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { isNotFound } from "../../runtime/errors.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
 import {
   conditionOf,
   type E2EEnv,

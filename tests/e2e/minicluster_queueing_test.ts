@@ -3,7 +3,7 @@
 // followers still running; scaling down and a crashed follower are not failures.
 import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import { Pods } from "../../runtime/resources.ts";
+import { Pods } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { kubectl } from "../harness.ts";
 import {

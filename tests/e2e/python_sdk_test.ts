@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { isNotFound } from "../../runtime/errors.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
 import { runSdkScript, scriptResult, type SdkRun } from "../../testing/python_sdk.ts";
 import { e2eTest, eventually, podsOf, waitForRunningPods } from "./env.ts";
 

@@ -8,10 +8,10 @@ import { join } from "node:path";
 import { parse, parseAllDocuments } from "yaml";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import type { ResourceType } from "../../runtime/resources.ts";
-import { ConfigMaps, Jobs, Pods, Secrets, Services } from "../../runtime/resources.ts";
+import type { ResourceType } from "../../runtime/client/resources.ts";
+import { ConfigMaps, Jobs, Pods, Secrets, Services } from "../../runtime/client/resources.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
-import { PLACEHOLDER_UID } from "../../controllers/minicluster/render.ts";
+import { PLACEHOLDER_UID } from "../../controllers/minicluster/render/render.ts";
 import { eventually } from "../harness.ts";
 import { e2eTest } from "./env.ts";
 

@@ -13,9 +13,9 @@
  */
 import assert from "node:assert/strict";
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
-import type { KubeClient } from "../../runtime/client.ts";
-import { isNotFound } from "../../runtime/errors.ts";
-import { Secrets } from "../../runtime/resources.ts";
+import type { KubeClient } from "../../runtime/client/client.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
+import { Secrets } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { eventually } from "../harness.ts";

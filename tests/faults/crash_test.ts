@@ -2,7 +2,7 @@
 // delete) is SIGKILLed after its first, middle and last write, restarted, and must converge to the
 // reference end state. The whole matrix (every write) runs with `deno task faults`.
 import assert from "node:assert/strict";
-import { KubeClient } from "../../runtime/client.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
 import { kubeconfigPath } from "../harness.ts";
 import { crashMatrix, PATHS } from "./crash.ts";
 import { printSummary } from "./env.ts";

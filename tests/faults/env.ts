@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
-import type { KubeClient } from "../../runtime/client.ts";
-import { isAlreadyExists, isNotFound } from "../../runtime/errors.ts";
+import type { KubeClient } from "../../runtime/client/client.ts";
+import { isAlreadyExists, isNotFound } from "../../runtime/client/errors.ts";
 import {
   ConfigMaps,
   Jobs,
@@ -13,7 +13,7 @@ import {
   Secrets,
   ServiceAccounts,
   Services,
-} from "../../runtime/resources.ts";
+} from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import {

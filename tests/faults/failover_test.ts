@@ -1,7 +1,7 @@
 // An apiserver restart mid-run (a private etcd + kube-apiserver) and a leader failover between two
 // operator replicas (SIGKILL mid-work): no lost or doubled work.
 import assert from "node:assert/strict";
-import { KubeClient } from "../../runtime/client.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
 import { kubeconfigPath } from "../harness.ts";
 import { apiserverRestart, leaderFailover } from "./failover.ts";
 import { type PlanResult, printSummary } from "./env.ts";

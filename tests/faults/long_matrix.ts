@@ -4,7 +4,7 @@
 // subset beside it: crash_test.ts, views_test.ts, failover_test.ts); `deno task faults` names this
 // file explicitly.
 import assert from "node:assert/strict";
-import { KubeClient } from "../../runtime/client.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
 import { kubeconfigPath } from "../harness.ts";
 import { crashMatrix, PATHS } from "./crash.ts";
 import { apiserverRestart, leaderFailover } from "./failover.ts";

@@ -18,8 +18,8 @@
  * Faults are plain functions the test sets and clears (`rules`, `watchFilter`); the proxy itself
  * decides nothing.
  */
-import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
-import { LineBuffer } from "../../runtime/client.ts";
+import { loadKubeconfig } from "../../runtime/config/kubeconfig.ts";
+import { LineBuffer } from "../../runtime/client/client.ts";
 import type {
   FaultProxyOptions,
   ProxiedRequest,

@@ -11,11 +11,17 @@
  * generated CURVE certificate (compared separately: it must never change, not match a reference).
  */
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
-import type { KubeClient } from "../../runtime/client.ts";
-import { ConfigMaps, Jobs, type ResourceType, Secrets, Services } from "../../runtime/resources.ts";
+import type { KubeClient } from "../../runtime/client/client.ts";
+import {
+  ConfigMaps,
+  Jobs,
+  type ResourceType,
+  Secrets,
+  Services,
+} from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
-import { CURVE_DIGEST_ANNOTATION } from "../../controllers/minicluster/curve_integrity.ts";
+import { CURVE_DIGEST_ANNOTATION } from "../../controllers/minicluster/policy/curve_integrity.ts";
 import {
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,

@@ -3,7 +3,7 @@
 // apiserver, each between the operator process and the apiserver through the fault proxy. The
 // remaining scenarios run with `deno task faults`.
 import assert from "node:assert/strict";
-import { KubeClient } from "../../runtime/client.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
 import { kubeconfigPath } from "../harness.ts";
 import { runViewScenarios } from "./views.ts";
 import { VIEW_SCENARIOS } from "./view_scenarios.ts";

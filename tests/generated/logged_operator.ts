@@ -9,7 +9,7 @@
  * a transient API error (409 conflict, 429, 5xx, a reset connection), or a mapper that threw.
  */
 import { Manager } from "../../runtime/manager.ts";
-import { Logger } from "../../runtime/log.ts";
+import { Logger } from "../../runtime/core/log.ts";
 import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import {
   miniClusterController,

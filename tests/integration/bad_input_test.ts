@@ -17,8 +17,8 @@ import assert from "node:assert/strict";
 import type { ConfigMap, Event } from "kubernetes-types/core/v1.d.ts";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
-import type { KubeClient } from "../../runtime/client.ts";
-import { ApiError, isNotFound } from "../../runtime/errors.ts";
+import type { KubeClient } from "../../runtime/client/client.ts";
+import { ApiError, isNotFound } from "../../runtime/client/errors.ts";
 import {
   ConfigMaps,
   Events,
@@ -27,10 +27,10 @@ import {
   type ResourceType,
   Secrets,
   Services,
-} from "../../runtime/resources.ts";
+} from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
-import { INLINE_CURVE_CERT_OPT_IN } from "../../controllers/minicluster/curve_source.ts";
+import { INLINE_CURVE_CERT_OPT_IN } from "../../controllers/minicluster/policy/curve_source.ts";
 import { eventually, integrationTest } from "../harness.ts";
 import { type CorpusCase, loadCorpus } from "../generated/bad_input_corpus.ts";
 import { withLoggedOperator } from "../generated/logged_operator.ts";

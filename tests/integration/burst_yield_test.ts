@@ -1,4 +1,4 @@
-// The operator's writes give way to a burst of the user's creates (runtime/burst_yield.ts), on the
+// The operator's writes give way to a burst of the user's creates (runtime/pacing/burst_yield.ts), on the
 // real apiserver: while MiniClusters arrive faster than a burst's rate, at most one write of ours
 // is in flight; a second after the last one, the full bound again; every child gets made; and a
 // restart's initial list of as many MiniClusters is no burst. The rate here is 8 a second, not the
@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { Jobs } from "../../runtime/resources.ts";
+import { Jobs } from "../../runtime/client/resources.ts";
 import { eventually, integrationTest } from "../harness.ts";
 import { type InProcessOperator, miniCluster, withOperator } from "./minicluster_operator.ts";
 

@@ -16,9 +16,9 @@ import {
   KubeClient,
   type RequestEvent,
   type WatchEvent,
-} from "../../runtime/client.ts";
-import { inClusterConnection, loadKubeconfig } from "../../runtime/kubeconfig.ts";
-import { ConfigMaps, resourcePath, ServiceAccounts } from "../../runtime/resources.ts";
+} from "../../runtime/client/client.ts";
+import { inClusterConnection, loadKubeconfig } from "../../runtime/config/kubeconfig.ts";
+import { ConfigMaps, resourcePath, ServiceAccounts } from "../../runtime/client/resources.ts";
 import { eventually, integrationTest } from "../harness.ts";
 import { MiniClusters } from "../../api/resource.ts";
 

@@ -4,7 +4,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { CustomResourceDefinitions, Jobs, Namespaces, Pods } from "../../runtime/resources.ts";
+import {
+  CustomResourceDefinitions,
+  Jobs,
+  Namespaces,
+  Pods,
+} from "../../runtime/client/resources.ts";
 import { eventually, fullCluster, integrationTest, kubectl } from "../harness.ts";
 
 interface Condition {

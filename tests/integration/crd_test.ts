@@ -7,11 +7,11 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { type MiniCluster, withDefaults } from "../../api/mod.ts";
-import { ApiError } from "../../runtime/errors.ts";
-import { resourcePath } from "../../runtime/resources.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
+import { resourcePath } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import type { KubeClient } from "../../runtime/client.ts";
-import { INLINE_CURVE_CERT_OPT_IN } from "../../controllers/minicluster/curve_source.ts";
+import type { KubeClient } from "../../runtime/client/client.ts";
+import { INLINE_CURVE_CERT_OPT_IN } from "../../controllers/minicluster/policy/curve_source.ts";
 import { eventually, integrationTest, kubectl } from "../harness.ts";
 
 const ROOT = new URL("../../", import.meta.url);

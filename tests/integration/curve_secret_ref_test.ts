@@ -8,9 +8,9 @@ import {
   curveCertFromSecret,
   generateCurveCertificate,
 } from "../../controllers/minicluster/children/curve.ts";
-import { CURVE_SECRET_RECHECK_MS } from "../../controllers/minicluster/curve_source.ts";
-import { isNotFound } from "../../runtime/errors.ts";
-import { Jobs, Secrets } from "../../runtime/resources.ts";
+import { CURVE_SECRET_RECHECK_MS } from "../../controllers/minicluster/policy/curve_source.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
+import { Jobs, Secrets } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { eventually, integrationTest } from "../harness.ts";
 import {

@@ -9,7 +9,7 @@ import { freeLoopbackPort } from "../../hack/cluster/ports.ts";
 import { groupMembers, stopGroups } from "../../hack/cluster/processes.ts";
 import { eventually, integrationTest } from "../harness.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("./../..", import.meta.url));
 
 integrationTest(
   "deno task dev runs the operator against $KUBECONFIG until stopped",

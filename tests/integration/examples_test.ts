@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { type MiniCluster, validateSpec } from "../../api/mod.ts";
-import { isAlreadyExists } from "../../runtime/errors.ts";
-import { Namespaces } from "../../runtime/resources.ts";
+import { isAlreadyExists } from "../../runtime/client/errors.ts";
+import { Namespaces } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { eventually, integrationTest, kubectl } from "../harness.ts";
 

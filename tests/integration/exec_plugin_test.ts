@@ -4,9 +4,9 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { KubeClient } from "../../runtime/client.ts";
-import { Logger } from "../../runtime/log.ts";
-import { Pods } from "../../runtime/resources.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { Logger } from "../../runtime/core/log.ts";
+import { Pods } from "../../runtime/client/resources.ts";
 import { pluginRuns, processExists, writePlugin } from "../exec_plugin.ts";
 import { eventually, integrationTest, kubectl, withTimeout } from "../harness.ts";
 import { execUser, kubeconfigAs } from "./identity.ts";

@@ -4,7 +4,7 @@
 // such a Job 22 times over 8½ minutes with no status and no Event.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import { Jobs } from "../../runtime/resources.ts";
+import { Jobs } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { FaultProxy } from "../faults/proxy.ts";
 import { eventually, integrationTest } from "../harness.ts";

@@ -4,9 +4,9 @@
 // so about every second, forever.
 import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import { KubeClient } from "../../runtime/client.ts";
-import { isAlreadyExists } from "../../runtime/errors.ts";
-import { Namespaces, Pods, ServiceAccounts } from "../../runtime/resources.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { isAlreadyExists } from "../../runtime/client/errors.ts";
+import { Namespaces, Pods, ServiceAccounts } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { installCrds } from "../../testing/crds.ts";
 import { startPrivateCluster } from "../../testing/private_cluster.ts";

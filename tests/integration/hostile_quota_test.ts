@@ -8,14 +8,14 @@ import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ResourceQuota } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
-import type { KubeObject } from "../../runtime/store.ts";
+import type { KubeObject } from "../../runtime/cache/store.ts";
 import {
   Jobs,
   type ResourceType,
   resourceType,
   Secrets,
   Services,
-} from "../../runtime/resources.ts";
+} from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import {
   curveSecretName,

@@ -18,8 +18,13 @@ import type { PolicyRule } from "kubernetes-types/rbac/v1.d.ts";
 import { parse } from "yaml";
 import { MiniClusters } from "../../api/resource.ts";
 import { jobName } from "../../controllers/minicluster/children/names.ts";
-import { isNotFound } from "../../runtime/errors.ts";
-import { Jobs, Namespaces, type ResourceType, ServiceAccounts } from "../../runtime/resources.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
+import {
+  Jobs,
+  Namespaces,
+  type ResourceType,
+  ServiceAccounts,
+} from "../../runtime/client/resources.ts";
 import { pluginRuns, processExists, writePlugin } from "../exec_plugin.ts";
 import { eventually, integrationTest, type TestEnv } from "../harness.ts";
 import {

@@ -4,8 +4,8 @@
  * ServiceAccount (TokenRequest API), and the RBAC kinds that grant them rights.
  */
 import { stringify } from "yaml";
-import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
-import { resourcePath, resourceType, ServiceAccounts } from "../../runtime/resources.ts";
+import { loadKubeconfig } from "../../runtime/config/kubeconfig.ts";
+import { resourcePath, resourceType, ServiceAccounts } from "../../runtime/client/resources.ts";
 import type { TestEnv } from "../harness.ts";
 
 const RBAC = "rbac.authorization.k8s.io";

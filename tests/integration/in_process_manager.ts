@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { Manager, miniClusterController, miniClusterStores } from "../../mod.ts";
-import { Logger } from "../../runtime/log.ts";
+import { Logger } from "../../runtime/core/log.ts";
 import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import { eventually } from "../harness.ts";
 

@@ -20,10 +20,10 @@ import { parseAllDocuments } from "yaml";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { generateCurveCertificate } from "../../controllers/minicluster/children/curve.ts";
-import { INLINE_CURVE_CERT_OPT_IN } from "../../controllers/minicluster/curve_source.ts";
-import type { KubeClient } from "../../runtime/client.ts";
-import { ApiError, isNotFound } from "../../runtime/errors.ts";
-import { Namespaces, resourceType } from "../../runtime/resources.ts";
+import { INLINE_CURVE_CERT_OPT_IN } from "../../controllers/minicluster/policy/curve_source.ts";
+import type { KubeClient } from "../../runtime/client/client.ts";
+import { ApiError, isNotFound } from "../../runtime/client/errors.ts";
+import { Namespaces, resourceType } from "../../runtime/client/resources.ts";
 import { eventually, integrationTest } from "../harness.ts";
 
 const INSTALL = fileURLToPath(new URL("../../deploy/install.yaml", import.meta.url));

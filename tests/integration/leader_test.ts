@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import { fileURLToPath } from "node:url";
-import type { KubeClient } from "../../runtime/client.ts";
-import { isNotFound } from "../../runtime/errors.ts";
-import { ConfigMaps, Leases } from "../../runtime/resources.ts";
+import type { KubeClient } from "../../runtime/client/client.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
+import { ConfigMaps, Leases } from "../../runtime/client/resources.ts";
 import { CHILD_LABEL, PARENT_LABEL, RECONCILED_BY } from "../fixtures/test_operator.ts";
 import { eventually, integrationTest } from "../harness.ts";
 

@@ -3,11 +3,11 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
-import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/resources.ts";
+import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { FINALIZER } from "../../controllers/minicluster/children/names.ts";
-import { buildWorkspace } from "../../controllers/minicluster/workspace.ts";
+import { buildWorkspace } from "../../controllers/minicluster/workspace/workspace.ts";
 import { eventually, fullCluster, integrationTest } from "../harness.ts";
 import {
   eventsFor,

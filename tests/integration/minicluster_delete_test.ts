@@ -4,8 +4,15 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Event } from "kubernetes-types/core/v1.d.ts";
-import { isNotFound } from "../../runtime/errors.ts";
-import { ConfigMaps, Events, Jobs, Pods, Secrets, Services } from "../../runtime/resources.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
+import {
+  ConfigMaps,
+  Events,
+  Jobs,
+  Pods,
+  Secrets,
+  Services,
+} from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MINICLUSTER_LABEL } from "../../controllers/minicluster/children/names.ts";
 import { eventually, fullCluster, integrationTest } from "../harness.ts";

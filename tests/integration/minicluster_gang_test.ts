@@ -11,13 +11,13 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
-import { isNotFound } from "../../runtime/errors.ts";
-import { Jobs, type ResourceType, resourceType } from "../../runtime/resources.ts";
-import { Watcher } from "../../runtime/watcher.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
+import { Jobs, type ResourceType, resourceType } from "../../runtime/client/resources.ts";
+import { Watcher } from "../../runtime/watch/watcher.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { gangScheduling, servesGangs } from "../../testing/gang_cluster.ts";
 import { jobPodGroup, type PodGroup } from "../../controllers/minicluster/children/gang.ts";
-import { PodGroups } from "../../controllers/minicluster/pod_group.ts";
+import { PodGroups } from "../../controllers/minicluster/gang/pod_group.ts";
 import { eventually, fullCluster, integrationTest, type TestEnv } from "../harness.ts";
 import {
   eventsFor,

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
-import { ConfigMaps, Jobs, Services } from "../../runtime/resources.ts";
+import { ConfigMaps, Jobs, Services } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { eventually, integrationTest, type TestEnv } from "../harness.ts";
 import {

@@ -5,21 +5,21 @@
  * switch" that makes every further API request fail — the closest thing to SIGKILL between two
  * writes that a test can do in-process.
  */
-import type { PodSecurityLevel } from "../../controllers/minicluster/pod_security.ts";
+import type { PodSecurityLevel } from "../../controllers/minicluster/policy/pod_security.ts";
 import type { Event, Secret } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
-import { KubeClient, type RequestEvent, type RequestOptions } from "../../runtime/client.ts";
-import { type Action, Controller } from "../../runtime/controller.ts";
-import { isNotFound } from "../../runtime/errors.ts";
-import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
-import { silentLog } from "../../runtime/log.ts";
-import { Events, type ResourceType, Secrets } from "../../runtime/resources.ts";
+import { KubeClient, type RequestEvent, type RequestOptions } from "../../runtime/client/client.ts";
+import { type Action, Controller } from "../../runtime/controller/controller.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
+import { loadKubeconfig } from "../../runtime/config/kubeconfig.ts";
+import { silentLog } from "../../runtime/core/log.ts";
+import { Events, type ResourceType, Secrets } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
-import type { IndexFunc, KubeObject, Store } from "../../runtime/store.ts";
-import type { Transform } from "../../runtime/transforms.ts";
-import { Watcher } from "../../runtime/watcher.ts";
-import { BURST_PER_SECOND } from "../../runtime/burst_yield.ts";
+import type { IndexFunc, KubeObject, Store } from "../../runtime/cache/store.ts";
+import type { Transform } from "../../runtime/cache/transforms.ts";
+import { Watcher } from "../../runtime/watch/watcher.ts";
+import { BURST_PER_SECOND } from "../../runtime/pacing/burst_yield.ts";
 import {
   miniClusterController,
   miniClusterStores,

@@ -7,8 +7,8 @@
 // - spec.ttlSecondsAfterFinished deletes the MiniCluster once its Job has finished that long.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import { Jobs } from "../../runtime/resources.ts";
-import { isNotFound } from "../../runtime/errors.ts";
+import { Jobs } from "../../runtime/client/resources.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { FIELD_MANAGER } from "../../controllers/minicluster/children/names.ts";
 import { eventually, integrationTest, kubectl, type TestEnv } from "../harness.ts";

@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
-import { isNotFound } from "../../runtime/errors.ts";
-import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/resources.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
+import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { MINICLUSTER_LABEL } from "../../controllers/minicluster/children/names.ts";

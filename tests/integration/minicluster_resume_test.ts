@@ -4,7 +4,7 @@
 // restarted; "waiting for admission" is never said of a Job only the operator suspended.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import { Jobs } from "../../runtime/resources.ts";
+import { Jobs } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { eventually, integrationTest, type TestEnv } from "../harness.ts";
 import {

@@ -3,7 +3,7 @@
 // with the Job is clamped, a condition and an event say so, and the user's spec is left as written.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import { Jobs } from "../../runtime/resources.ts";
+import { Jobs } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { eventually, integrationTest, kubectl } from "../harness.ts";
 import {
@@ -15,7 +15,7 @@ import {
 } from "./minicluster_operator.ts";
 
 async function jobSize(
-  env: { client: import("../../runtime/client.ts").KubeClient; namespace: string },
+  env: { client: import("../../runtime/client/client.ts").KubeClient; namespace: string },
   want: number,
 ) {
   await eventually(async () => {

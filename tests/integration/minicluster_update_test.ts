@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
-import { isNotFound } from "../../runtime/errors.ts";
-import { ConfigMaps, Jobs, Services } from "../../runtime/resources.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
+import { ConfigMaps, Jobs, Services } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { eventually, integrationTest } from "../harness.ts";
 import { eventsFor, miniCluster, waitForCondition, withOperator } from "./minicluster_operator.ts";

@@ -3,10 +3,10 @@
 // children without a restart (the blocker is not in the operator's label-selected cache, so its
 // deletion is no event the operator hears).
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import { Jobs } from "../../runtime/resources.ts";
+import { Jobs } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
-import { NAME_TAKEN_RECHECK_MS } from "../../runtime/dependents.ts";
+import { NAME_TAKEN_RECHECK_MS } from "../../runtime/controller/dependents.ts";
 import { eventually, integrationTest } from "../harness.ts";
 import { miniCluster, waitForCondition, withOperator } from "./minicluster_operator.ts";
 

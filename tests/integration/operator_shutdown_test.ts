@@ -5,7 +5,7 @@
 // reconcile finished).
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import { Jobs, Namespaces } from "../../runtime/resources.ts";
+import { Jobs, Namespaces } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { OperatorProcess } from "../../testing/operator_process.ts";
 import { eventually, integrationTest } from "../harness.ts";
@@ -16,7 +16,7 @@ const N = Number(Deno.env.get("MC_SHUTDOWN_N") ?? 300);
 const EXIT_BUDGET_MS = 3_000;
 
 async function createMany(
-  env: { client: import("../../runtime/client.ts").KubeClient },
+  env: { client: import("../../runtime/client/client.ts").KubeClient },
   ns: string,
   n: number,
 ) {

@@ -23,13 +23,13 @@ import type {
 } from "kubernetes-types/core/v1.d.ts";
 import type { MiniClusterSpec } from "../../api/mod.ts";
 import { validateSpec, withDefaults } from "../../api/mod.ts";
-import { desiredChildren } from "../../controllers/minicluster/desired.ts";
+import { desiredChildren } from "../../controllers/minicluster/kinds/desired.ts";
 import {
   podSecurityFindings,
   type PodSecurityLevel,
-} from "../../controllers/minicluster/pod_security.ts";
-import { ApiError, isConflict } from "../../runtime/errors.ts";
-import { Namespaces, Pods } from "../../runtime/resources.ts";
+} from "../../controllers/minicluster/policy/pod_security.ts";
+import { ApiError, isConflict } from "../../runtime/client/errors.ts";
+import { Namespaces, Pods } from "../../runtime/client/resources.ts";
 import { parseKubernetesVersion } from "../../hack/cluster/kubernetes_version.ts";
 import { integrationTest, type TestEnv } from "../harness.ts";
 

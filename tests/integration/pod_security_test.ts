@@ -9,8 +9,8 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import { isNotFound } from "../../runtime/errors.ts";
-import { Jobs, Namespaces, Pods } from "../../runtime/resources.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
+import { Jobs, Namespaces, Pods } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { eventually, fullCluster, integrationTest, type TestEnv } from "../harness.ts";
 import { eventsFor, miniCluster, waitForCondition, withOperator } from "./minicluster_operator.ts";

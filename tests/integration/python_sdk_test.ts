@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { isNotFound } from "../../runtime/errors.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
 import { runSdkScript, scriptResult } from "../../testing/python_sdk.ts";
 import { eventually, integrationTest } from "../harness.ts";
 

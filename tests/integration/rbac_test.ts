@@ -19,7 +19,7 @@ import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import type { PolicyRule } from "kubernetes-types/rbac/v1.d.ts";
 import { parseAllDocuments } from "yaml";
 import type { Manager } from "../../mod.ts";
-import { isNotFound } from "../../runtime/errors.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
 import {
   ConfigMaps,
   Jobs,
@@ -27,7 +27,7 @@ import {
   Secrets,
   ServiceAccounts,
   Services,
-} from "../../runtime/resources.ts";
+} from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import {
@@ -39,7 +39,7 @@ import {
   workspaceName,
 } from "../../controllers/minicluster/children/names.ts";
 import type { PodGroup } from "../../controllers/minicluster/children/gang.ts";
-import { PodGroups } from "../../controllers/minicluster/pod_group.ts";
+import { PodGroups } from "../../controllers/minicluster/gang/pod_group.ts";
 import { gangScheduling, servesGangs } from "../../testing/gang_cluster.ts";
 import { eventually, fullCluster, integrationTest, type TestEnv } from "../harness.ts";
 import {

@@ -13,8 +13,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseAllDocuments, stringify } from "yaml";
 import { MiniClusters } from "../../api/resource.ts";
-import { ApiError } from "../../runtime/errors.ts";
-import { resourcePath } from "../../runtime/resources.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
+import { resourcePath } from "../../runtime/client/resources.ts";
 import { loadCorpus } from "../generated/bad_input_corpus.ts";
 import { integrationTest } from "../harness.ts";
 

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import { KubeClient } from "../../runtime/client.ts";
-import { Pods } from "../../runtime/resources.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { Pods } from "../../runtime/client/resources.ts";
 import { down, restartComponent, up } from "../../hack/cluster/lifecycle.ts";
 import { fakeNodeName } from "../../hack/cluster/nodes.ts";
 import { isRunning } from "../../hack/cluster/processes.ts";

@@ -12,11 +12,11 @@ import {
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
 } from "../../controllers/minicluster/children/names.ts";
-import type { IndexFunc, KubeObject, Store } from "../../runtime/store.ts";
-import type { ResourceType } from "../../runtime/resources.ts";
-import { Secrets } from "../../runtime/resources.ts";
-import type { Transform } from "../../runtime/transforms.ts";
-import { Watcher } from "../../runtime/watcher.ts";
+import type { IndexFunc, KubeObject, Store } from "../../runtime/cache/store.ts";
+import type { ResourceType } from "../../runtime/client/resources.ts";
+import { Secrets } from "../../runtime/client/resources.ts";
+import type { Transform } from "../../runtime/cache/transforms.ts";
+import { Watcher } from "../../runtime/watch/watcher.ts";
 import { eventually, integrationTest, type TestEnv } from "../harness.ts";
 
 const OPERATORS = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };

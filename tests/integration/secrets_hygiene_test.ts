@@ -20,10 +20,17 @@ import {
   generateCurveCertificate,
   parseCurveCertificate,
 } from "../../controllers/minicluster/children/curve.ts";
-import { isNotFound } from "../../runtime/errors.ts";
-import { ConfigMaps, Events, Jobs, Pods, Secrets, Services } from "../../runtime/resources.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
+import {
+  ConfigMaps,
+  Events,
+  Jobs,
+  Pods,
+  Secrets,
+  Services,
+} from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { INLINE_CURVE_CERT_OPT_IN } from "../../controllers/minicluster/curve_source.ts";
+import { INLINE_CURVE_CERT_OPT_IN } from "../../controllers/minicluster/policy/curve_source.ts";
 import { eventually, integrationTest } from "../harness.ts";
 import { withLoggedOperator } from "../generated/logged_operator.ts";
 

@@ -4,9 +4,9 @@
  * 1,000 MiniClusters). The fault proxy holds lists back as a loaded apiserver would.
  */
 import assert from "node:assert/strict";
-import { KubeClient } from "../../runtime/client.ts";
-import { ConfigMaps } from "../../runtime/resources.ts";
-import { Watcher } from "../../runtime/watcher.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { ConfigMaps } from "../../runtime/client/resources.ts";
+import { Watcher } from "../../runtime/watch/watcher.ts";
 import { FaultProxy } from "../faults/proxy.ts";
 import { integrationTest } from "../harness.ts";
 

@@ -12,17 +12,17 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ConfigMap, Secret } from "kubernetes-types/core/v1.d.ts";
-import { KubeClient } from "../../runtime/client.ts";
-import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { loadKubeconfig } from "../../runtime/config/kubeconfig.ts";
 import {
   ConfigMaps,
   Namespaces,
   resourceType,
   Secrets,
   ServiceAccounts,
-} from "../../runtime/resources.ts";
-import { Watcher, WatcherError } from "../../runtime/watcher.ts";
-import type { RestartReason } from "../../runtime/watch_step.ts";
+} from "../../runtime/client/resources.ts";
+import { Watcher, WatcherError } from "../../runtime/watch/watcher.ts";
+import type { RestartReason } from "../../runtime/watch/watch_step.ts";
 import { apiserverArgs, type ComponentContext } from "../../hack/cluster/components.ts";
 import { renderKubeconfig } from "../../hack/cluster/kubeconfig.ts";
 import { componentContext, down, up } from "../../hack/cluster/lifecycle.ts";

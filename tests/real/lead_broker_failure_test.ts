@@ -13,7 +13,7 @@ import {
   LEAD_FAILED_EXIT_CODE,
   LEAD_FAILED_MESSAGE,
 } from "../../controllers/minicluster/children/scripts/lead-finished.ts";
-import { Jobs } from "../../runtime/resources.ts";
+import { Jobs } from "../../runtime/client/resources.ts";
 import { eventually } from "../harness.ts";
 import { REAL_NAMESPACE, type RealEnv, realMiniCluster, realTest } from "./env.ts";
 

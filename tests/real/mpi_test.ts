@@ -23,7 +23,7 @@ import { parse } from "yaml";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MPI_IMAGE } from "../../hack/images/refs.ts";
-import { Jobs } from "../../runtime/resources.ts";
+import { Jobs } from "../../runtime/client/resources.ts";
 import { eventually } from "../harness.ts";
 import { REAL_NAMESPACE, type RealEnv, realMiniCluster, realTest } from "./env.ts";
 import { ABORT_C, compileRecipe, RING_C, ringLine, SHM_C } from "./mpi_programs.ts";

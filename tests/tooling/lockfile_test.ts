@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("./../..", import.meta.url));
 const LOCK = `${ROOT}deno.lock`;
 
 Deno.test("lockfile: deno.json freezes deno.lock", async () => {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("./../..", import.meta.url));
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
 /** This process's environment without DENO_NO_PACKAGE_JSON, as a Deno user's shell has it. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { Backoff, backoffDelay, WATCH_BACKOFF, withJitter } from "../../runtime/backoff.ts";
-import { FakeClock, sleep } from "../../runtime/clock.ts";
+import { Backoff, backoffDelay, WATCH_BACKOFF, withJitter } from "../../runtime/pacing/backoff.ts";
+import { FakeClock, sleep } from "../../runtime/core/clock.ts";
 
 Deno.test("backoff: doubles from the initial delay and stops at the cap", () => {
   const policy = { initialMs: 800, maxMs: 30_000 };

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { BurstYield } from "../../runtime/burst_yield.ts";
-import { FakeClock } from "../../runtime/clock.ts";
-import { Slots } from "../../runtime/slots.ts";
-import { Cache, type KubeObject } from "../../runtime/store.ts";
+import { BurstYield } from "../../runtime/pacing/burst_yield.ts";
+import { FakeClock } from "../../runtime/core/clock.ts";
+import { Slots } from "../../runtime/pacing/slots.ts";
+import { Cache, type KubeObject } from "../../runtime/cache/store.ts";
 
 const flush = () => new Promise((r) => setTimeout(r, 0));
 

@@ -1,15 +1,24 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Pod, PodCondition, Secret } from "kubernetes-types/core/v1.d.ts";
-import { dataView, digestOf, jobView, podView } from "../../controllers/minicluster/cache_view.ts";
-import { upToDate } from "../../controllers/minicluster/diff.ts";
+import {
+  dataView,
+  digestOf,
+  jobView,
+  podView,
+} from "../../controllers/minicluster/kinds/cache_view.ts";
+import { upToDate } from "../../controllers/minicluster/kinds/diff.ts";
 import {
   WORKSPACE_ROLE,
   WORKSPACE_ROLE_LABEL,
-} from "../../controllers/minicluster/legacy_workspace.ts";
-import { activePods, countReadyPods, podProblems } from "../../controllers/minicluster/status.ts";
-import { Cache, type StoreEvent } from "../../runtime/store.ts";
-import { dropManagedFields } from "../../runtime/transforms.ts";
+} from "../../controllers/minicluster/workspace/legacy_workspace.ts";
+import {
+  activePods,
+  countReadyPods,
+  podProblems,
+} from "../../controllers/minicluster/status/status.ts";
+import { Cache, type StoreEvent } from "../../runtime/cache/store.ts";
+import { dropManagedFields } from "../../runtime/cache/transforms.ts";
 
 const jobOwner = {
   apiVersion: "batch/v1",

@@ -1,4 +1,4 @@
-// The table of child kinds (controllers/minicluster/child_kinds.ts) against what depends on it
+// The table of child kinds (controllers/minicluster/kinds/child_kinds.ts) against what depends on it
 // outside the code: the ClusterRole of deploy/ and of the chart grants exactly the verbs of each
 // row, and each row's verbs cover what the row makes the operator do.
 import assert from "node:assert/strict";
@@ -11,11 +11,11 @@ import {
   dependentsOf,
   type MiniClusterStores,
   type Verb,
-} from "../../controllers/minicluster/child_kinds.ts";
+} from "../../controllers/minicluster/kinds/child_kinds.ts";
 import { generateCurveCertificate } from "../../controllers/minicluster/children/curve.ts";
 import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
-import { desiredChildren } from "../../controllers/minicluster/desired.ts";
-import { Cache, type KubeObject } from "../../runtime/store.ts";
+import { desiredChildren } from "../../controllers/minicluster/kinds/desired.ts";
+import { Cache, type KubeObject } from "../../runtime/cache/store.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 
 interface Rule {

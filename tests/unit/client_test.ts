@@ -15,7 +15,7 @@ import {
   parseWatchLine,
   type RequestEvent,
   type WatchEvent,
-} from "../../runtime/client.ts";
+} from "../../runtime/client/client.ts";
 import {
   apiVersionOf,
   ConfigMaps,
@@ -23,7 +23,7 @@ import {
   Jobs,
   Namespaces,
   resourcePath,
-} from "../../runtime/resources.ts";
+} from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 
 Deno.test("resources: paths for core, grouped, cluster-scoped and subresources", () => {

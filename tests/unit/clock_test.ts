@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock, systemClock } from "../../runtime/clock.ts";
+import { FakeClock, systemClock } from "../../runtime/core/clock.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
 /** The longest delay a timer takes (a signed 32-bit millisecond count); longer ones overflow. */

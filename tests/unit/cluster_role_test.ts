@@ -3,8 +3,8 @@
 // install.yaml and the chart by running the generators, and a hand edit is caught here.
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { CHILD_KINDS } from "../../controllers/minicluster/child_kinds.ts";
-import { clusterRoleRules } from "../../controllers/minicluster/rbac_rules.ts";
+import { CHILD_KINDS } from "../../controllers/minicluster/kinds/child_kinds.ts";
+import { clusterRoleRules } from "../../controllers/minicluster/kinds/rbac_rules.ts";
 import { clusterRoleYaml } from "../../hack/cluster-role.ts";
 import { denoFmt } from "../../hack/generated_file.ts";
 

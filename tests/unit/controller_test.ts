@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
-import { FakeClock } from "../../runtime/clock.ts";
+import { FakeClock } from "../../runtime/core/clock.ts";
 import {
   Action,
   Controller,
@@ -8,8 +8,8 @@ import {
   mapByLabel,
   type ReconcileResult,
   TerminalError,
-} from "../../runtime/controller.ts";
-import { Cache } from "../../runtime/store.ts";
+} from "../../runtime/controller/controller.ts";
+import { Cache } from "../../runtime/cache/store.ts";
 
 function cm(name: string, rv = "1", meta: Partial<ConfigMap["metadata"]> = {}): ConfigMap {
   return { metadata: { namespace: "ns", name, resourceVersion: rv, ...meta } };

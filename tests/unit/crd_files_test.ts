@@ -10,8 +10,8 @@ import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { CRD_FILES } from "../../hack/crd_files.ts";
 import { SOURCES } from "../../hack/install-manifest.ts";
 import { OUR_CRD } from "../../hack/conformance/run.ts";
-import { notServedMessage } from "../../runtime/watcher.ts";
-import { Jobs } from "../../runtime/resources.ts";
+import { notServedMessage } from "../../runtime/watch/watcher.ts";
+import { Jobs } from "../../runtime/client/resources.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const OPERATOR_KINDS = [MiniClusters, MiniClusterWorkspaces];

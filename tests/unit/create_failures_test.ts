@@ -7,9 +7,9 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import {
   createFailure,
   FAILED_CREATE_MAX_AGE_MS,
-} from "../../controllers/minicluster/create_failures.ts";
+} from "../../controllers/minicluster/status/create_failures.ts";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
-import { Events, Jobs } from "../../runtime/resources.ts";
+import { Events, Jobs } from "../../runtime/client/resources.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const PSA =

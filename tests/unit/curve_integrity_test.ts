@@ -3,8 +3,8 @@
 // silently rewritten), both as the Unappliable condition with an Event.
 import assert from "node:assert/strict";
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
-import { CURVE_DIGEST_ANNOTATION } from "../../controllers/minicluster/curve_integrity.ts";
-import { Secrets } from "../../runtime/resources.ts";
+import { CURVE_DIGEST_ANNOTATION } from "../../controllers/minicluster/policy/curve_integrity.ts";
+import { Secrets } from "../../runtime/client/resources.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 async function running(): Promise<FakeOperator> {

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { type MiniCluster, withDefaults } from "../../api/mod.ts";
-import { BuildError, desiredChildren } from "../../controllers/minicluster/desired.ts";
-import { TEMPLATE_HASH_ANNOTATION } from "../../controllers/minicluster/owned_children.ts";
-import { childrenInOrder } from "../../controllers/minicluster/child_kinds.ts";
+import { BuildError, desiredChildren } from "../../controllers/minicluster/kinds/desired.ts";
+import { TEMPLATE_HASH_ANNOTATION } from "../../controllers/minicluster/kinds/owned_children.ts";
+import { childrenInOrder } from "../../controllers/minicluster/kinds/child_kinds.ts";
 import { generateCurveCertificate } from "../../controllers/minicluster/children/curve.ts";
-import { DESIRED_HASH_ANNOTATION } from "../../controllers/minicluster/diff.ts";
+import { DESIRED_HASH_ANNOTATION } from "../../controllers/minicluster/kinds/diff.ts";
 import {
   MANAGED_BY_LABEL,
   MINICLUSTER_LABEL,

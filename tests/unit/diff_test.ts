@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { withDefaults } from "../../api/mod.ts";
-import { desiredChildren } from "../../controllers/minicluster/desired.ts";
+import { desiredChildren } from "../../controllers/minicluster/kinds/desired.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 import {
   canonicalJson,
@@ -12,7 +12,7 @@ import {
   parseQuantity,
   upToDate,
   withDesiredHash,
-} from "../../controllers/minicluster/diff.ts";
+} from "../../controllers/minicluster/kinds/diff.ts";
 
 Deno.test("diff: server defaults and extra fields are not drift", () => {
   const desired = {

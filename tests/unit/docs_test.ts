@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { envName } from "../../runtime/options.ts";
-import { Registry } from "../../runtime/metrics.ts";
-import { RuntimeMetrics } from "../../runtime/runtime_metrics.ts";
-import { StageMetrics } from "../../controllers/minicluster/stage_metrics.ts";
+import { Registry } from "../../runtime/metrics/metrics.ts";
+import { RuntimeMetrics } from "../../runtime/metrics/runtime_metrics.ts";
+import { StageMetrics } from "../../controllers/minicluster/pipeline/stage_metrics.ts";
 import { FLAGS } from "../../controllers/minicluster/operator_flags.ts";
 import {
   FAILED,
@@ -17,7 +17,7 @@ import {
   SPEC_INVALID,
   SUCCEEDED,
   UNAPPLIABLE,
-} from "../../controllers/minicluster/status.ts";
+} from "../../controllers/minicluster/status/status.ts";
 import { renderApiDocs, type Schema } from "../../hack/api-docs.ts";
 import { assemble, SOURCES } from "../../hack/install-manifest.ts";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import type { Condition } from "kubernetes-types/meta/v1.d.ts";
-import { conditionEvents } from "../../controllers/minicluster/events.ts";
-import { errorMessage } from "../../runtime/errors.ts";
-import { ApiError } from "../../runtime/errors.ts";
+import { conditionEvents } from "../../controllers/minicluster/status/events.ts";
+import { errorMessage } from "../../runtime/client/errors.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
 
 const c = (type: string, status: string, reason: string, message = ""): Condition => ({
   type,

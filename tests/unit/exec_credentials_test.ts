@@ -1,4 +1,4 @@
-// Exec credential plugins (runtime/exec_credentials.ts): the protocol with a stand-in runner, and
+// Exec credential plugins (runtime/config/exec_credentials.ts): the protocol with a stand-in runner, and
 // a real plugin program (a shell script) run through a kubeconfig.
 
 import assert from "node:assert/strict";
@@ -9,11 +9,11 @@ import {
   ExecTokenSource,
   parseExecCredential,
   type RunPlugin,
-} from "../../runtime/exec_credentials.ts";
-import { credentialsOf } from "../../runtime/credentials.ts";
-import { loadKubeconfig } from "../../runtime/kubeconfig.ts";
-import { KubeconfigError } from "../../runtime/kubeconfig_error.ts";
-import { FakeClock } from "../../runtime/clock.ts";
+} from "../../runtime/config/exec_credentials.ts";
+import { credentialsOf } from "../../runtime/config/credentials.ts";
+import { loadKubeconfig } from "../../runtime/config/kubeconfig.ts";
+import { KubeconfigError } from "../../runtime/config/kubeconfig_error.ts";
+import { FakeClock } from "../../runtime/core/clock.ts";
 import { pluginRuns, processExists, writePlugin } from "../exec_plugin.ts";
 
 const V1 = "client.authentication.k8s.io/v1";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Pod, PodSpec } from "kubernetes-types/core/v1.d.ts";
-import { conditionEvents } from "../../controllers/minicluster/events.ts";
-import { gangCondition } from "../../controllers/minicluster/gang_condition.ts";
+import { conditionEvents } from "../../controllers/minicluster/status/events.ts";
+import { gangCondition } from "../../controllers/minicluster/gang/gang_condition.ts";
 
 /** A Job whose pods name the PodGroup `flux` (or none), placed by `schedulerName` when given. */
 const job = (

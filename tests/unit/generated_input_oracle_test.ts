@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { validateSpec, withDefaults } from "../../api/mod.ts";
 import type { MiniCluster } from "../../api/mod.ts";
-import { desiredChildren } from "../../controllers/minicluster/desired.ts";
+import { desiredChildren } from "../../controllers/minicluster/kinds/desired.ts";
 import {
   type Change,
   scriptedSequences,

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
-import { INLINE_CURVE_CERT_OPT_IN } from "../../controllers/minicluster/curve_source.ts";
+import { INLINE_CURVE_CERT_OPT_IN } from "../../controllers/minicluster/policy/curve_source.ts";
 import { FLAGS } from "../../controllers/minicluster/operator_flags.ts";
 
 const SOURCE = new URL("../../deploy/inline-curve-cert-policy.yaml", import.meta.url);

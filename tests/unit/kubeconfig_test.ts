@@ -7,8 +7,8 @@ import {
   parseKubeconfig,
   resolveKubeconfig,
   splitKubeconfigList,
-} from "../../runtime/kubeconfig.ts";
-import { KubeconfigError } from "../../runtime/kubeconfig_error.ts";
+} from "../../runtime/config/kubeconfig.ts";
+import { KubeconfigError } from "../../runtime/config/kubeconfig_error.ts";
 
 const b64 = (s: string) => btoa(s);
 

@@ -5,7 +5,7 @@ import {
   suspendedOnlyBy,
   suspendOwners,
   ttlRemainingMs,
-} from "../../controllers/minicluster/lifecycle.ts";
+} from "../../controllers/minicluster/lifecycle/lifecycle.ts";
 import { buildServicesPod } from "../../controllers/minicluster/children/services_pod.ts";
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
 import { withDefaults } from "../../api/mod.ts";

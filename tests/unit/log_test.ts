@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { ApiError } from "../../runtime/errors.ts";
-import { Logger, parseFormat, parseLevel, redact } from "../../runtime/log.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
+import { Logger, parseFormat, parseLevel, redact } from "../../runtime/core/log.ts";
 
 const NOW = () => new Date("2025-01-02T03:04:05.678Z");
 

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Action } from "../../runtime/controller.ts";
+import { Action } from "../../runtime/controller/controller.ts";
 import { Manager } from "../../runtime/manager.ts";
 import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
-import { ConfigMaps } from "../../runtime/resources.ts";
-import { Cache, type KubeObject } from "../../runtime/store.ts";
+import { ConfigMaps } from "../../runtime/client/resources.ts";
+import { Cache, type KubeObject } from "../../runtime/cache/store.ts";
 
 /** A manager connected to an address nothing listens on (nothing here sends a request). */
 async function offlineManager(flags: string[] = []): Promise<Manager> {

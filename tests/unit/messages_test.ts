@@ -5,8 +5,8 @@ import {
   boundedMessage,
   joinedMessages,
   MAX_CONDITION_MESSAGE,
-} from "../../controllers/minicluster/messages.ts";
-import { ApiError } from "../../runtime/errors.ts";
+} from "../../controllers/minicluster/status/messages.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
 import { FakeOperator } from "../../testing/fake_operator.ts";
 
 Deno.test("messages: short ones unchanged, long ones cut with a count", () => {

@@ -6,7 +6,7 @@ import {
   formatValue,
   registerProcessMetrics,
   Registry,
-} from "../../runtime/metrics.ts";
+} from "../../runtime/metrics/metrics.ts";
 import { startHealthServer } from "../../runtime/http.ts";
 
 Deno.test("metrics: counters and gauges render in the 0.0.4 text format", () => {

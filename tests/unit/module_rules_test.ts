@@ -58,17 +58,20 @@ Deno.test("module rules: deno info's graph has type imports and re-exports, not 
 
 Deno.test("module rules: a repository with a cycle and a domain name in runtime/ fails the check", async () => {
   const root = await repository({
-    "mod.ts": `import "./runtime/client.ts";\nimport "./controllers/x.ts";\n`,
-    "runtime/client.ts": `export const userAgent = "flux-operator";\n`,
+    "mod.ts": `import "./runtime/client/client.ts";\nimport "./controllers/x.ts";\n`,
+    "runtime/client/client.ts": `export const userAgent = "flux-operator";\n`,
     "controllers/x.ts": `import { y } from "./y.ts";\nexport const x = 1 + y;\n`,
     "controllers/y.ts": `import { x } from "./x.ts";\nexport const y = () => x;\n`,
   });
   try {
     assert.deepEqual(await checkModuleRules(root), [
       "import cycle: controllers/x.ts → controllers/y.ts → controllers/x.ts",
-      `runtime/client.ts:1: "flux" in runtime/, which knows nothing of MiniClusters`,
+      `runtime/client/client.ts:1: "flux" in runtime/, which knows nothing of MiniClusters`,
     ]);
-    await Deno.writeTextFile(new URL("runtime/client.ts", root), `export const agent = "op";\n`);
+    await Deno.writeTextFile(
+      new URL("runtime/client/client.ts", root),
+      `export const agent = "op";\n`,
+    );
     await Deno.writeTextFile(new URL("controllers/y.ts", root), `export const y = 2;\n`);
     assert.deepEqual(await checkModuleRules(root), []);
   } finally {

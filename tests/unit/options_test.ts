@@ -11,7 +11,7 @@ import {
 } from "../../runtime/options.ts";
 import { FLAGS, parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import { FIRST_STATUS_DELAY } from "../../controllers/minicluster/timing.ts";
-import { RUNTIME_MECHANISMS } from "../../runtime/pacing.ts";
+import { RUNTIME_MECHANISMS } from "../../runtime/pacing/pacing.ts";
 
 Deno.test("options: defaults", () => {
   const o = parseOptions([]);

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
-import { FakeClock } from "../../runtime/clock.ts";
-import { OWN_WRITE_TTL_MS, OwnWrites } from "../../runtime/own_writes.ts";
-import { ConfigMaps, Secrets } from "../../runtime/resources.ts";
-import { Cache } from "../../runtime/store.ts";
+import { FakeClock } from "../../runtime/core/clock.ts";
+import { OWN_WRITE_TTL_MS, OwnWrites } from "../../runtime/watch/own_writes.ts";
+import { ConfigMaps, Secrets } from "../../runtime/client/resources.ts";
+import { Cache } from "../../runtime/cache/store.ts";
 import { FakeApiClient } from "../../testing/fake_api.ts";
 
 const cm = (rv: string, tag = ""): ConfigMap => ({

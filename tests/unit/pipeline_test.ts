@@ -1,13 +1,13 @@
-// The reconcile's pipeline runner (controllers/minicluster/pipeline.ts): stages run in their order
+// The reconcile's pipeline runner (controllers/minicluster/pipeline/pipeline.ts): stages run in their order
 // over one record that no stage changes, a Stop ends the run, and each stage is logged, timed and
 // counted on /metrics (stage_metrics.ts) however it ends, a throw included.
 import assert from "node:assert/strict";
-import { Pipeline } from "../../controllers/minicluster/pipeline.ts";
-import { proceed, stop } from "../../controllers/minicluster/stage.ts";
-import { StageMetrics } from "../../controllers/minicluster/stage_metrics.ts";
-import { StaleViewError } from "../../runtime/freshness_fence.ts";
-import type { RuntimeLog } from "../../runtime/log.ts";
-import { type Counter, type Histogram, Registry } from "../../runtime/metrics.ts";
+import { Pipeline } from "../../controllers/minicluster/pipeline/pipeline.ts";
+import { proceed, stop } from "../../controllers/minicluster/pipeline/stage.ts";
+import { StageMetrics } from "../../controllers/minicluster/pipeline/stage_metrics.ts";
+import { StaleViewError } from "../../runtime/controller/freshness_fence.ts";
+import type { RuntimeLog } from "../../runtime/core/log.ts";
+import { type Counter, type Histogram, Registry } from "../../runtime/metrics/metrics.ts";
 
 /** A log that keeps its debug records, and the stage metrics on a registry of their own. */
 function watched() {

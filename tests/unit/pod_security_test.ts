@@ -9,7 +9,7 @@ import {
   podSecurityFindings,
   podSecurityViolations,
   priorityViolations,
-} from "../../controllers/minicluster/pod_security.ts";
+} from "../../controllers/minicluster/policy/pod_security.ts";
 import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import { FakeOperator } from "../../testing/fake_operator.ts";
 

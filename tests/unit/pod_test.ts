@@ -8,8 +8,8 @@ import {
   jobPodLabels,
   orderedPodSpec,
   servicesPodLabels,
-} from "../../controllers/minicluster/children/pod.ts";
-import { pullPolicy } from "../../controllers/minicluster/children/containers.ts";
+} from "../../controllers/minicluster/children/pod/pod.ts";
+import { pullPolicy } from "../../controllers/minicluster/children/pod/containers.ts";
 
 function miniCluster(spec: Partial<MiniClusterSpec>) {
   return withDefaults({

@@ -6,12 +6,12 @@ import { withDefaults } from "../../api/mod.ts";
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
 import { FIELD_MANAGER } from "../../controllers/minicluster/children/names.ts";
 import { kueueQueueOf } from "../../controllers/minicluster/children/queue.ts";
-import { suspendedCondition } from "../../controllers/minicluster/lifecycle.ts";
+import { suspendedCondition } from "../../controllers/minicluster/lifecycle/lifecycle.ts";
 import {
   activeToWrite,
   type KueueWorkload,
   queueReport,
-} from "../../controllers/minicluster/queue_workload.ts";
+} from "../../controllers/minicluster/lifecycle/queue_workload.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
 

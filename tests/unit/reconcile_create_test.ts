@@ -5,7 +5,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.d.ts";
 import { FINALIZER } from "../../controllers/minicluster/children/names.ts";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
-import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/resources.ts";
+import { ConfigMaps, Jobs, Secrets, Services } from "../../runtime/client/resources.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 

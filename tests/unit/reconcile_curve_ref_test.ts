@@ -8,8 +8,8 @@ import {
   curveCertificateText,
   generateCurveCertificate,
 } from "../../controllers/minicluster/children/curve.ts";
-import { CURVE_SECRET_RECHECK_MS } from "../../controllers/minicluster/curve_source.ts";
-import { Jobs, Secrets } from "../../runtime/resources.ts";
+import { CURVE_SECRET_RECHECK_MS } from "../../controllers/minicluster/policy/curve_source.ts";
+import { Jobs, Secrets } from "../../runtime/client/resources.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const base64 = (text: string) => btoa(text);

@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ConfigMap, Pod, Service } from "kubernetes-types/core/v1.d.ts";
-import { NAME_TAKEN_RECHECK_MS, RECREATE_REQUEUE_MS } from "../../runtime/dependents.ts";
-import { ApiError } from "../../runtime/errors.ts";
-import { ConfigMaps, Jobs, Pods, Services } from "../../runtime/resources.ts";
+import { NAME_TAKEN_RECHECK_MS, RECREATE_REQUEUE_MS } from "../../runtime/controller/dependents.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
+import { ConfigMaps, Jobs, Pods, Services } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";

@@ -1,5 +1,5 @@
 // Every way a MiniCluster reconcile ends (controllers/minicluster/reconciler.ts, its stages, and
-// the finalizer around them, runtime/finalizer.ts) has a test on the fake operator. Each stage
+// the finalizer around them, runtime/controller/finalizer.ts) has a test on the fake operator. Each stage
 // returns Continue or Stop (stage.ts); every Stop ends in finish. This file holds the exits no other
 // file tests; the others are tested where their subject lives:
 //
@@ -43,9 +43,9 @@ import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import type { PodGroup } from "../../controllers/minicluster/children/gang.ts";
-import { PodGroups } from "../../controllers/minicluster/pod_group.ts";
-import { ApiError } from "../../runtime/errors.ts";
-import { ConfigMaps, Jobs, Pods, Secrets, Services } from "../../runtime/resources.ts";
+import { PodGroups } from "../../controllers/minicluster/gang/pod_group.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
+import { ConfigMaps, Jobs, Pods, Secrets, Services } from "../../runtime/client/resources.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const APPARMOR = "container.apparmor.security.beta.kubernetes.io/";

@@ -2,8 +2,8 @@
 // server error ("etcdserver: request is too large", what the real apiserver answers an apply of
 // ~2 MB), which the controller retried 22 times over 8½ minutes with no status and no Event.
 import assert from "node:assert/strict";
-import { ApiError } from "../../runtime/errors.ts";
-import { ConfigMaps, Jobs } from "../../runtime/resources.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
+import { ConfigMaps, Jobs } from "../../runtime/client/resources.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const tooLarge = new ApiError({ code: 500, message: "etcdserver: request is too large" });

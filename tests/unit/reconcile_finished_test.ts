@@ -1,9 +1,9 @@
 // What a finished MiniCluster does next on the fake API server: a time to live far in the future is
 // one requeue, not a loop; cleanup: true waits for the Job to finish.
 import assert from "node:assert/strict";
-import { systemClock } from "../../runtime/clock.ts";
-import { Controller } from "../../runtime/controller.ts";
-import { Events, Jobs, Pods } from "../../runtime/resources.ts";
+import { systemClock } from "../../runtime/core/clock.ts";
+import { Controller } from "../../runtime/controller/controller.ts";
+import { Events, Jobs, Pods } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 

@@ -5,13 +5,13 @@
 // MiniCluster runs unganged, says why once, and asks again only when the answer is old.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import { NAME_TAKEN_RECHECK_MS } from "../../runtime/dependents.ts";
-import { ApiError } from "../../runtime/errors.ts";
-import { Jobs } from "../../runtime/resources.ts";
+import { NAME_TAKEN_RECHECK_MS } from "../../runtime/controller/dependents.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
+import { Jobs } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { jobPodGroup, type PodGroup } from "../../controllers/minicluster/children/gang.ts";
-import { GANG_SUPPORT_TTL_MS } from "../../controllers/minicluster/gang_support.ts";
-import { PodGroups } from "../../controllers/minicluster/pod_group.ts";
+import { GANG_SUPPORT_TTL_MS } from "../../controllers/minicluster/gang/gang_support.ts";
+import { PodGroups } from "../../controllers/minicluster/gang/pod_group.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const job = (op: FakeOperator, name: string) => op.api.peek<Job>(Jobs, NS, name);

@@ -3,7 +3,7 @@
 // made once per version of the Job, not at every reconcile.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import { Jobs } from "../../runtime/resources.ts";
+import { Jobs } from "../../runtime/client/resources.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const jobReads = (op: FakeOperator) =>

@@ -8,13 +8,13 @@ import {
   buildCurveSecret,
   generateCurveCertificate,
 } from "../../controllers/minicluster/children/curve.ts";
-import { buildWorkspace } from "../../controllers/minicluster/workspace.ts";
+import { buildWorkspace } from "../../controllers/minicluster/workspace/workspace.ts";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
-import { ConfigMaps, Jobs, Pods, Secrets } from "../../runtime/resources.ts";
+import { ConfigMaps, Jobs, Pods, Secrets } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
-import { NAME_TAKEN_RECHECK_MS } from "../../runtime/dependents.ts";
+import { NAME_TAKEN_RECHECK_MS } from "../../runtime/controller/dependents.ts";
 
 Deno.test("reconcile lifecycle: an invalid spec is a condition and an event, and builds nothing", async () => {
   const op = new FakeOperator();

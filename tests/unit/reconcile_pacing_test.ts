@@ -3,10 +3,10 @@
 // reconcile's writes (status and Events behind the children).
 import assert from "node:assert/strict";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
-import type { ApplyOptions, WriteOptions } from "../../runtime/api_client.ts";
-import { isConflict } from "../../runtime/errors.ts";
-import type { ResourceType } from "../../runtime/resources.ts";
-import { resourceName } from "../../runtime/resources.ts";
+import type { ApplyOptions, WriteOptions } from "../../runtime/client/api_client.ts";
+import { isConflict } from "../../runtime/client/errors.ts";
+import type { ResourceType } from "../../runtime/client/resources.ts";
+import { resourceName } from "../../runtime/client/resources.ts";
 import { FakeOperator } from "../../testing/fake_operator.ts";
 
 const STATUS = "apply miniclusters.flux-framework.org/status flux";

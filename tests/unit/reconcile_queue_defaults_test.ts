@@ -11,8 +11,8 @@ import {
   KUEUE_JOB_UID_LABEL,
   type KueueWorkload,
   KueueWorkloads,
-} from "../../controllers/minicluster/queue_workload.ts";
-import { Jobs, resourceName } from "../../runtime/resources.ts";
+} from "../../controllers/minicluster/lifecycle/queue_workload.ts";
+import { Jobs, resourceName } from "../../runtime/client/resources.ts";
 import { apiError } from "../../testing/fake_api.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 

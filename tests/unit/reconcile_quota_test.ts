@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
-import { ApiError } from "../../runtime/errors.ts";
-import { ConfigMaps, Jobs, Secrets } from "../../runtime/resources.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
+import { ConfigMaps, Jobs, Secrets } from "../../runtime/client/resources.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const quotaRefusal = new ApiError({

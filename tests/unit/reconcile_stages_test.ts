@@ -1,9 +1,9 @@
-// The reconcile's stages on /metrics (controllers/minicluster/pipeline.ts, stage_metrics.ts), as the
+// The reconcile's stages on /metrics (controllers/minicluster/pipeline/pipeline.ts, stage_metrics.ts), as the
 // operator wires them: every stage of a reconcile is timed and counted by how it ended, so where a
 // reconcile spends its time and where it stops shows by stage.
 import assert from "node:assert/strict";
-import { ApiError } from "../../runtime/errors.ts";
-import { ConfigMaps } from "../../runtime/resources.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
+import { ConfigMaps } from "../../runtime/client/resources.ts";
 import { FakeOperator } from "../../testing/fake_operator.ts";
 
 const STAGES = ["validate", "sizes", "build", "police", "dependents", "queue", "finish"];

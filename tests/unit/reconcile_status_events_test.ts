@@ -2,7 +2,7 @@
 // server refuses must not leave Events behind that tell of conditions nobody can read.
 import assert from "node:assert/strict";
 import { MiniClusters } from "../../api/resource.ts";
-import { ApiError } from "../../runtime/errors.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const STATUS = "miniclusters.flux-framework.org/status";

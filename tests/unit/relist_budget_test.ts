@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { FakeClock } from "../../runtime/clock.ts";
-import { RelistBudget } from "../../runtime/relist_budget.ts";
+import { FakeClock } from "../../runtime/core/clock.ts";
+import { RelistBudget } from "../../runtime/pacing/relist_budget.ts";
 
 Deno.test("relist budget: a burst of one relist per stream, then one per stream per 10 s", async () => {
   const clock = new FakeClock();

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
-import { renderCommand } from "../../controllers/minicluster/render_command.ts";
+import { renderCommand } from "../../controllers/minicluster/render/render_command.ts";
 
 const VALID = `apiVersion: flux-framework.org/v1alpha2
 kind: MiniCluster

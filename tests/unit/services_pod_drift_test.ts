@@ -4,10 +4,10 @@
 // patched back with the same kind of backoff and reported.
 import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import { RECREATE_REQUEUE_MS } from "../../runtime/dependents.ts";
-import { Pods } from "../../runtime/resources.ts";
+import { RECREATE_REQUEUE_MS } from "../../runtime/controller/dependents.ts";
+import { Pods } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { RecreateBudget } from "../../controllers/minicluster/services_pod_drift.ts";
+import { RecreateBudget } from "../../controllers/minicluster/kinds/services_pod_drift.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const services = [{ name: "api", image: "nginx:1", ports: [80] }];

@@ -9,7 +9,7 @@ import { specSizes, withDefaults } from "../../api/mod.ts";
 import { buildEntrypointConfigMap } from "../../controllers/minicluster/children/entrypoint.ts";
 import { buildPodGroup } from "../../controllers/minicluster/children/gang.ts";
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
-import { desiredChildren } from "../../controllers/minicluster/desired.ts";
+import { desiredChildren } from "../../controllers/minicluster/kinds/desired.ts";
 import { defaultedMiniCluster } from "./fixtures.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Slots } from "../../runtime/slots.ts";
+import { Slots } from "../../runtime/pacing/slots.ts";
 
 Deno.test("slots: at most `limit` in flight, the rest served in order", async () => {
   const slots = new Slots(2);

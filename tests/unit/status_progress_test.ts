@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import { computeStatus, progressOnly } from "../../controllers/minicluster/status.ts";
-import { StatusWriter } from "../../controllers/minicluster/status_writer.ts";
-import { EventRecorder } from "../../controllers/minicluster/events.ts";
-import type { MiniClusterStores } from "../../controllers/minicluster/child_kinds.ts";
+import { computeStatus, progressOnly } from "../../controllers/minicluster/status/status.ts";
+import { StatusWriter } from "../../controllers/minicluster/status/status_writer.ts";
+import { EventRecorder } from "../../controllers/minicluster/status/events.ts";
+import type { MiniClusterStores } from "../../controllers/minicluster/kinds/child_kinds.ts";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
 import { FakeOperator } from "../../testing/fake_operator.ts";
-import { FreshnessFence } from "../../runtime/freshness_fence.ts";
+import { FreshnessFence } from "../../runtime/controller/freshness_fence.ts";
 
 const job: Job = { metadata: { uid: "j" }, spec: { parallelism: 4, template: {} } };
 

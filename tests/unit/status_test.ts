@@ -10,7 +10,7 @@ import {
   type Condition,
   sameStatus,
   type StatusInput,
-} from "../../controllers/minicluster/status.ts";
+} from "../../controllers/minicluster/status/status.ts";
 
 const NOW = "2025-01-01T00:00:00Z";
 const LATER = "2025-01-01T00:05:00Z";

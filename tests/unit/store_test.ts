@@ -8,7 +8,7 @@ import {
   objectKey,
   splitKey,
   type StoreEvent,
-} from "../../runtime/store.ts";
+} from "../../runtime/cache/store.ts";
 
 function cm(
   namespace: string,

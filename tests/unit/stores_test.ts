@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import { Cache, type KubeObject } from "../../runtime/store.ts";
-import { podsOf } from "../../controllers/minicluster/stores.ts";
-import { watched } from "../../controllers/minicluster/child_kinds.ts";
+import { Cache, type KubeObject } from "../../runtime/cache/store.ts";
+import { podsOf } from "../../controllers/minicluster/kinds/stores.ts";
+import { watched } from "../../controllers/minicluster/kinds/child_kinds.ts";
 import { JOB_NAME_LABEL, MINICLUSTER_LABEL } from "../../controllers/minicluster/children/names.ts";
 import { sampleMiniCluster } from "../../testing/sample_minicluster.ts";
 

@@ -13,7 +13,7 @@ import {
   userVolume,
   userVolumes,
   wrapsEntrypoint,
-} from "../../controllers/minicluster/children/volumes.ts";
+} from "../../controllers/minicluster/children/pod/volumes.ts";
 import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
 
 function miniCluster(spec: MiniClusterSpec) {

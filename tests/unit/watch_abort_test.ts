@@ -2,9 +2,9 @@
 // MiniClusters, quiet watches took 20 s to notice the abort of their fetch, and kept the process
 // alive that long after SIGTERM).
 import assert from "node:assert/strict";
-import { KubeClient } from "../../runtime/client.ts";
-import { ConfigMaps } from "../../runtime/resources.ts";
-import { abortableReads } from "../../runtime/watch_lines.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { ConfigMaps } from "../../runtime/client/resources.ts";
+import { abortableReads } from "../../runtime/client/watch_lines.ts";
 
 Deno.test("abortableReads: a read ends on abort (at once when aborted already), never before", async () => {
   const ac = new AbortController();

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import v8 from "node:v8";
 import vm from "node:vm";
-import { watchEvents } from "../../runtime/watch_lines.ts";
-import { ConfigMaps } from "../../runtime/resources.ts";
+import { watchEvents } from "../../runtime/client/watch_lines.ts";
+import { ConfigMaps } from "../../runtime/client/resources.ts";
 
 /**
  * V8's `gc()`, exposed in this process: the flag set now applies to contexts made after it, and

@@ -1,9 +1,9 @@
-// The list+watch stream's pacing policy (runtime/watch_pacing.ts): its five rules, with the jitter
+// The list+watch stream's pacing policy (runtime/watch/watch_pacing.ts): its five rules, with the jitter
 // fixed and the relist budget on a fake clock.
 import assert from "node:assert/strict";
-import { FakeClock } from "../../runtime/clock.ts";
-import { RelistBudget } from "../../runtime/relist_budget.ts";
-import { WatchPacing } from "../../runtime/watch_pacing.ts";
+import { FakeClock } from "../../runtime/core/clock.ts";
+import { RelistBudget } from "../../runtime/pacing/relist_budget.ts";
+import { WatchPacing } from "../../runtime/watch/watch_pacing.ts";
 
 const POLICY = { initialMs: 800, maxMs: 30_000, factor: 2, jitter: 0.2 };
 const ERROR = { type: "error" } as const;

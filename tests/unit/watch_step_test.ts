@@ -1,4 +1,4 @@
-// The list+watch stream's state machine (runtime/watch_step.ts): each input from a fresh or a
+// The list+watch stream's state machine (runtime/watch/watch_step.ts): each input from a fresh or a
 // watching stream, and the sequences the watcher lives through (410 streaks, refused namespaces).
 import assert from "node:assert/strict";
 import {
@@ -6,7 +6,7 @@ import {
   type StreamInput,
   type StreamState,
   watchStep,
-} from "../../runtime/watch_step.ts";
+} from "../../runtime/watch/watch_step.ts";
 
 const STOP = { stopOnForbidden: true };
 const RETRY = { stopOnForbidden: false };

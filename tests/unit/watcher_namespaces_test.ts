@@ -1,11 +1,11 @@
-// A watcher of several namespaces when some refuse it (runtime/watcher.ts): the namespaced install
+// A watcher of several namespaces when some refuse it (runtime/watch/watcher.ts): the namespaced install
 // binds the operator by a RoleBinding in each namespace, which goes when the namespace is deleted.
 // The others are served, the refused one is reported and served again once it answers.
 import assert from "node:assert/strict";
 import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
-import { ApiError } from "../../runtime/errors.ts";
-import { ConfigMaps } from "../../runtime/resources.ts";
-import { Watcher, WatcherError } from "../../runtime/watcher.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
+import { ConfigMaps } from "../../runtime/client/resources.ts";
+import { Watcher, WatcherError } from "../../runtime/watch/watcher.ts";
 import { FakeApiClient } from "../../testing/fake_api.ts";
 import { eventually } from "../harness.ts";
 

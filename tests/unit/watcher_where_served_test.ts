@@ -1,12 +1,12 @@
-// A kind watched only where the API server serves it (runtime/watcher.ts `whereServed`, the
-// activation condition of the PodGroup row in controllers/minicluster/child_kinds.ts): a 404 on
+// A kind watched only where the API server serves it (runtime/watch/watcher.ts `whereServed`, the
+// activation condition of the PodGroup row in controllers/minicluster/kinds/child_kinds.ts): a 404 on
 // its list does not fail the watcher; it is synced and empty, and watched once it is served.
 import assert from "node:assert/strict";
-import { ApiError } from "../../runtime/errors.ts";
-import { Watcher, WatcherError } from "../../runtime/watcher.ts";
+import { ApiError } from "../../runtime/client/errors.ts";
+import { Watcher, WatcherError } from "../../runtime/watch/watcher.ts";
 import { FakeApiClient } from "../../testing/fake_api.ts";
 import type { PodGroup } from "../../controllers/minicluster/children/gang.ts";
-import { PodGroups } from "../../controllers/minicluster/pod_group.ts";
+import { PodGroups } from "../../controllers/minicluster/gang/pod_group.ts";
 import { eventually } from "../harness.ts";
 
 const notFound = new ApiError({

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../runtime/clock.ts";
-import { WorkQueue } from "../../runtime/workqueue.ts";
+import { FakeClock } from "../../runtime/core/clock.ts";
+import { WorkQueue } from "../../runtime/controller/workqueue.ts";
 
 /** Whether `p` has settled after pending continuations ran. */
 async function isSettled(p: Promise<unknown>): Promise<boolean> {

@@ -7,13 +7,13 @@ import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { parse } from "yaml";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { owned } from "../../controllers/minicluster/owned_children.ts";
+import { owned } from "../../controllers/minicluster/kinds/owned_children.ts";
 import {
   WORKSPACE_ROLE,
   WORKSPACE_ROLE_LABEL,
-} from "../../controllers/minicluster/legacy_workspace.ts";
-import { maxSizeFromEntrypoint } from "../../controllers/minicluster/workspace_recovery.ts";
-import { ConfigMaps, Jobs } from "../../runtime/resources.ts";
+} from "../../controllers/minicluster/workspace/legacy_workspace.ts";
+import { maxSizeFromEntrypoint } from "../../controllers/minicluster/workspace/workspace_recovery.ts";
+import { ConfigMaps, Jobs } from "../../runtime/client/resources.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const workspaceOf = (op: FakeOperator, name: string) =>

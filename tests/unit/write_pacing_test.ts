@@ -1,15 +1,15 @@
-// The write pacing layer (runtime/write_pacing.ts): priorities at the write slots, the switches of
+// The write pacing layer (runtime/pacing/write_pacing.ts): priorities at the write slots, the switches of
 // every mechanism, the burst yield started and stopped, and what each one shows on /metrics.
 import assert from "node:assert/strict";
-import { FakeClock } from "../../runtime/clock.ts";
-import { KubeClient } from "../../runtime/client.ts";
-import { FreshnessFence, StaleViewError } from "../../runtime/freshness_fence.ts";
-import { Registry } from "../../runtime/metrics.ts";
-import { OwnWrites } from "../../runtime/own_writes.ts";
-import { ConfigMaps } from "../../runtime/resources.ts";
-import { RuntimeMetrics } from "../../runtime/runtime_metrics.ts";
-import { Cache, type KubeObject } from "../../runtime/store.ts";
-import { WritePacing } from "../../runtime/write_pacing.ts";
+import { FakeClock } from "../../runtime/core/clock.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { FreshnessFence, StaleViewError } from "../../runtime/controller/freshness_fence.ts";
+import { Registry } from "../../runtime/metrics/metrics.ts";
+import { OwnWrites } from "../../runtime/watch/own_writes.ts";
+import { ConfigMaps } from "../../runtime/client/resources.ts";
+import { RuntimeMetrics } from "../../runtime/metrics/runtime_metrics.ts";
+import { Cache, type KubeObject } from "../../runtime/cache/store.ts";
+import { WritePacing } from "../../runtime/pacing/write_pacing.ts";
 import { FakeApiClient } from "../../testing/fake_api.ts";
 import { parseMetrics, type Sample } from "../../testing/metrics_text.ts";
 

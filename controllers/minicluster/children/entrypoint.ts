@@ -21,7 +21,7 @@ import { childMetadata } from "./owner.ts";
 import type { MiniClusterInput } from "./scripts/input.ts";
 import { EntrypointSpecError, resolveSettings } from "./scripts/settings.ts";
 import type { Sizing } from "./sizing.ts";
-import { wrapsEntrypoint } from "./volumes.ts";
+import { wrapsEntrypoint } from "./pod/volumes.ts";
 import { fluxViewInitScript } from "./scripts/flux-view-init.ts";
 import { waitScript } from "./scripts/wait.ts";
 import { startScript } from "./scripts/start.ts";
@@ -32,7 +32,7 @@ export { EntrypointSpecError } from "./scripts/settings.ts";
  * The (key, path, mode) items the Job projects from this ConfigMap. One definition, in
  * volumes.ts, decides which containers are wrapped; this builder writes exactly those keys.
  */
-export { type EntrypointItem, entrypointItems, wrapsEntrypoint } from "./volumes.ts";
+export { type EntrypointItem, entrypointItems, wrapsEntrypoint } from "./pod/volumes.ts";
 
 const waitKey = (index: number) => `wait-${index}`;
 const startKey = (index: number) => `start-${index}`;

@@ -18,13 +18,13 @@
  */
 import type { Job, PodFailurePolicy, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
-import { fluxViewContainer, jobContainers } from "./containers.ts";
+import { fluxViewContainer, jobContainers } from "./pod/containers.ts";
 import { schedulingGroup } from "./gang.ts";
 import type { Sizing } from "./sizing.ts";
 import { headlessServiceName, jobName } from "./names.ts";
 import { KUEUE_QUEUE_LABEL, kueueQueueOf } from "./queue.ts";
 import { childMetadata } from "./owner.ts";
-import { sortedMap } from "./pod.ts";
+import { sortedMap } from "./pod/pod.ts";
 import {
   commonPodOptions,
   imagePullSecrets,
@@ -34,10 +34,10 @@ import {
   jobRestartPolicy,
   orderedPodSpec,
   podAnnotations,
-} from "./pod.ts";
+} from "./pod/pod.ts";
 import { LEAD_FAILED_EXIT_CODE } from "./scripts/lead-finished.ts";
 import type { DefaultedMiniCluster } from "../../../api/mod.ts";
-import { operatorVolumes, userVolumes } from "./volumes.ts";
+import { operatorVolumes, userVolumes } from "./pod/volumes.ts";
 
 export interface JobOptions {
   /** Leave spec.gang out: the API server does not serve gang scheduling (gang.ts). */

@@ -3,7 +3,7 @@
  * the headless Service's DNS as `<name>-services.<headlessName>.<namespace>.svc.cluster.local`.
  */
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import { serviceContainers } from "./containers.ts";
+import { serviceContainers } from "./pod/containers.ts";
 import { headlessServiceName, servicesPodName } from "./names.ts";
 import { childMetadata } from "./owner.ts";
 import {
@@ -13,9 +13,9 @@ import {
   podAnnotations,
   servicesPodAffinity,
   servicesPodLabels,
-} from "./pod.ts";
+} from "./pod/pod.ts";
 import type { DefaultedMiniCluster } from "../../../api/mod.ts";
-import { userVolumes } from "./volumes.ts";
+import { userVolumes } from "./pod/volumes.ts";
 
 /** The services pod, or undefined when the MiniCluster has no `spec.services`. */
 export function buildServicesPod(mc: DefaultedMiniCluster): Pod | undefined {

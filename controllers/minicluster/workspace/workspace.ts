@@ -1,0 +1,188 @@
+/**
+ * The workspace: what a MiniCluster must remember between reconciles, kept in the API rather than
+ * in status, and the resolver that finds (or creates) it before anything is built.
+ *
+ * Status is an observation and may be lost or stale; the workspace decides what gets built. It is a
+ * MiniClusterWorkspace (a kind of its own, crds/miniclusterworkspace.yaml, so no user object can
+ * take its name) named like the MiniCluster and owned by it, holding the size the brokers were
+ * bootstrapped with. The broker hostlist is written for maxSize when the cluster starts, so the
+ * cluster can never scale beyond that maxSize, whatever the spec says later.
+ *
+ * It is a create-once dependent (runtime/controller/dependents.ts), never updated, and finding the sizes
+ * writes nothing: the reconcile builds and polices the children before its first write, so a spec
+ * that cannot be built leaves no workspace behind. The cache is trusted when it shows the workspace
+ * owned by this MiniCluster (the operator never changes it, so any version the cache holds is the
+ * one that was created); otherwise the workspace is read from the API server (one the cache does
+ * not show yet, or one without our labels). What a missing workspace is to be created from is
+ * workspace_recovery.ts's business: an older version's ConfigMap workspace (pruned once migrated),
+ * the running cluster's hostlist, or — only when no broker was started — the spec.
+ *
+ * Sizes no workspace holds yet are `unconfirmed`: the workspace is created with them together with
+ * the other children that do not wait for anything, in one round trip instead of one before them.
+ * A MiniCluster of which the cache shows no child at all is new and skips the read: its sizes are
+ * the spec's. The dependents' plan then writes the Job only if the workspace holds the maximum the
+ * children were built for; if one existed after all with another maximum (another process made it
+ * meanwhile), the reconcile stops before the Job and the next one builds everything from it.
+ */
+import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../../api/workspace.ts";
+import type { DefaultedMiniCluster } from "../../../api/mod.ts";
+import type { ApiClient } from "../../../runtime/client/api_client.ts";
+import {
+  type Dependent,
+  NAME_TAKEN_RECHECK_MS,
+  type Problem,
+} from "../../../runtime/controller/dependents.ts";
+import { isNotFound } from "../../../runtime/client/errors.ts";
+import { controllerOf, type KubeObject, type Store } from "../../../runtime/cache/store.ts";
+import { CHILD_KINDS, type MiniClusterStores } from "../kinds/child_kinds.ts";
+import { workspaceName } from "../children/names.ts";
+import type { Sizing } from "../children/sizing.ts";
+import { owned } from "../kinds/owned_children.ts";
+import { recoverWorkspace, type Workspace } from "./workspace_recovery.ts";
+
+/**
+ * The sizes a reconcile builds for: the user's (spec.size as defaulted), and the sizing the
+ * children are built at (the workspace's maximum, the user's clamped to it).
+ */
+export interface Sizes extends Sizing {
+  requestedSize: number;
+  /** No workspace holds them yet: created with the first children, it must confirm them. */
+  unconfirmed?: Unconfirmed;
+}
+
+/** The values a missing workspace is created with, and where they come from. */
+export interface Unconfirmed {
+  workspace: Workspace;
+  /** A new MiniCluster's spec, or what workspace_recovery.ts found. */
+  from: "new" | "spec" | "entrypoint" | "legacy";
+}
+
+interface Owner {
+  metadata?: { name?: string; namespace?: string; uid?: string };
+}
+
+/** What a workspace made for brokers started at `sizing` holds. */
+export function workspaceAt(sizing: Sizing): Workspace {
+  return { maxSize: sizing.maximumSize, size: sizing.effectiveSize };
+}
+
+/** The workspace holding `ws` for `mc`. */
+export function buildWorkspace(mc: Owner, ws: Workspace): MiniClusterWorkspace {
+  return owned(mc, {
+    apiVersion: "flux-framework.org/v1alpha2",
+    kind: "MiniClusterWorkspace",
+    metadata: { name: workspaceName(mc) },
+    spec: { maxSize: ws.maxSize, size: ws.size },
+  });
+}
+
+/** Reads the values back; undefined when the object does not hold a usable workspace. */
+function parseWorkspace(ws: MiniClusterWorkspace): Workspace | undefined {
+  const { maxSize, size } = ws.spec ?? {};
+  if (!Number.isInteger(maxSize) || maxSize < 1) return undefined;
+  return { maxSize, size: Number.isInteger(size) && size >= 1 ? size : maxSize };
+}
+
+/** The workspace of `mc` holding `ws` as a create-once dependent. */
+export function workspaceDependent(
+  mc: DefaultedMiniCluster,
+  workspaces: Store<MiniClusterWorkspace>,
+  ws: Workspace,
+): Dependent<MiniClusterWorkspace> {
+  return {
+    resource: MiniClusterWorkspaces,
+    store: workspaces,
+    namespace: mc.metadata?.namespace,
+    name: workspaceName(mc),
+    desired: () => buildWorkspace(mc, ws),
+    drift: "createOnce",
+  };
+}
+
+/** Whether the workspace `ws` holds the maximum `sizes` were built for. */
+export function confirms(ws: MiniClusterWorkspace | undefined, sizes: Sizes): boolean {
+  return ws !== undefined && parseWorkspace(ws)?.maxSize === sizes.maximumSize;
+}
+
+/** Why the workspace `ws`, found under the MiniCluster's workspace name, is not one to use. */
+export function unusable(
+  mc: Owner,
+  ws: MiniClusterWorkspace,
+): { problem: Problem; requeueAfterMs?: number } | undefined {
+  const name = workspaceName(mc);
+  if (controllerOf(ws)?.uid !== mc.metadata?.uid) {
+    const owner = controllerOf(ws);
+    const message = owner
+      ? `MiniClusterWorkspace ${name} belongs to another object (${owner.kind} ${owner.name}, uid ${owner.uid})`
+      : `MiniClusterWorkspace ${name} exists and is not owned by this MiniCluster`;
+    // Someone else's object may go without an event this operator hears: look again.
+    return {
+      problem: { reason: "WorkspaceInvalid", message },
+      requeueAfterMs: NAME_TAKEN_RECHECK_MS,
+    };
+  }
+  if (parseWorkspace(ws)) return undefined;
+  const message = `MiniClusterWorkspace ${name} does not hold a valid spec.maxSize`;
+  return { problem: { reason: "WorkspaceInvalid", message } };
+}
+
+/** Finds the sizes of a MiniCluster: in its workspace, or what a missing one is to be made of. */
+export class WorkspaceResolver {
+  constructor(
+    readonly client: ApiClient,
+    readonly stores: MiniClusterStores,
+  ) {}
+
+  /**
+   * The sizes of `mc`, or why there are none. Reads the API server only when the cache does not
+   * show the workspace; never writes.
+   */
+  async sizes(
+    mc: DefaultedMiniCluster,
+  ): Promise<Sizes | { problem: Problem; requeueAfterMs?: number }> {
+    const requestedSize = mc.spec.size;
+    const sized = (maxSize: number, unconfirmed?: Unconfirmed): Sizes => ({
+      requestedSize,
+      effectiveSize: Math.min(Math.max(requestedSize, 1), maxSize),
+      maximumSize: maxSize,
+      ...(unconfirmed ? { unconfirmed } : {}),
+    });
+    if (this.#isNew(mc)) {
+      const sizes = sized(mc.spec.maxSize);
+      return { ...sizes, unconfirmed: { workspace: workspaceAt(sizes), from: "new" } };
+    }
+    const name = workspaceName(mc);
+    const found = this.stores.workspaces.get(mc.metadata?.namespace, name) ??
+      await readWorkspace(this.client, mc.metadata?.namespace, name);
+    if (found) return unusable(mc, found) ?? sized(parseWorkspace(found)!.maxSize);
+    const recovered = await recoverWorkspace(mc, this.client, this.stores);
+    if ("problem" in recovered) return recovered;
+    const { workspace, from } = recovered;
+    return sized(workspace.maxSize, { workspace, from });
+  }
+
+  /**
+   * The cache (with our own writes) shows no child of `mc` of a kind that shows a reconcile
+   * (child_kinds.ts): nobody has reconciled it yet.
+   */
+  #isNew(mc: DefaultedMiniCluster): boolean {
+    const uid = mc.metadata?.uid ?? "";
+    return CHILD_KINDS.filter((row) => row.showsReconciled).every(({ key }) =>
+      (this.stores[key] as Store<KubeObject>).byIndex("owner", uid).length === 0
+    );
+  }
+}
+
+/** The workspace as the API server has it; undefined when there is none. */
+async function readWorkspace(
+  client: ApiClient,
+  namespace: string | undefined,
+  name: string,
+): Promise<MiniClusterWorkspace | undefined> {
+  try {
+    return await client.get<MiniClusterWorkspace>(MiniClusterWorkspaces, namespace, name);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
