@@ -9,6 +9,10 @@
  *   flux, curve, broker) in its code or comments. The runtime is a generic controller runtime; what
  *   the operator adds (its flags, kinds, labels, user agent) is handed in from `controllers/` and
  *   `mod.ts`.
+ * - **Each folder imports only what its row allows** (hack/folders.ts): the folders show the
+ *   design only while an import across them is a decision written down, and `runtime/`'s layers
+ *   (core and cache below pacing, the client above them, watch and controller above the client)
+ *   hold only while nothing imports upwards.
  *
  *   deno run --allow-read --allow-write --allow-run --allow-env hack/module_rules.ts
  *
@@ -18,6 +22,8 @@
 
 /** Module → the modules it imports statically; paths relative to the repository root. */
 export type ModuleGraph = ReadonlyMap<string, readonly string[]>;
+
+import { type Folder, FOLDERS, RULED_ROOTS } from "./folders.ts";
 
 /** A word of the operator's domain in a runtime file. */
 export interface ForbiddenName {
@@ -109,6 +115,47 @@ export function forbiddenNames(files: readonly { path: string; text: string }[])
   return found;
 }
 
+/** The folder a module is in (`.` for the root's own files). */
+function folderOf(module: string): string {
+  const slash = module.lastIndexOf("/");
+  return slash < 0 ? "." : module.slice(0, slash);
+}
+
+/** Is `folder` under one of the ruled roots (so that it needs a row)? */
+function isRuled(folder: string): boolean {
+  return RULED_ROOTS.some((root) => folder === root || folder.startsWith(`${root}/`));
+}
+
+/**
+ * Each import of `graph` that leaves a ruled module's folder for a folder (or file) its row does
+ * not list, as `from → to`; sorted.
+ */
+export function forbiddenImports(
+  graph: ModuleGraph,
+  folders: Readonly<Record<string, Folder>> = FOLDERS,
+): string[] {
+  const found: string[] = [];
+  for (const [from, targets] of graph) {
+    const folder = folderOf(from);
+    const row = folders[folder];
+    if (!row) continue;
+    for (const to of targets) {
+      if (folderOf(to) === folder || row.imports.includes(folderOf(to))) continue;
+      if (row.imports.includes(to)) continue;
+      found.push(`${from} → ${to}`);
+    }
+  }
+  return found.sort();
+}
+
+/** The folders of `modules` under a ruled root that have no row; sorted. */
+export function foldersWithoutRules(
+  modules: readonly string[],
+  folders: Readonly<Record<string, Folder>> = FOLDERS,
+): string[] {
+  return [...new Set(modules.map(folderOf))].filter((f) => isRuled(f) && !folders[f]).sort();
+}
+
 /**
  * The static import graph of `modules` (paths relative to `root`) and of what they import inside
  * `root`, as `deno info --json` resolves it with `root`'s deno.json.
@@ -186,9 +233,13 @@ async function tsFiles(root: URL, path: string): Promise<string[]> {
 }
 
 /** The rules' findings for the repository at `root`, one message each; empty when it keeps them. */
-export async function checkModuleRules(root: URL = ROOT): Promise<string[]> {
+export async function checkModuleRules(
+  root: URL = ROOT,
+  folders: Readonly<Record<string, Folder>> = FOLDERS,
+): Promise<string[]> {
   const modules = (await Promise.all(CHECKED.map((p) => tsFiles(root, p)))).flat();
-  const cycles = importCycles(await moduleGraph(root, modules));
+  const graph = await moduleGraph(root, modules);
+  const cycles = importCycles(graph);
   const runtime = modules.filter((m) => m.startsWith(`${RUNTIME_DIR}/`));
   const names = forbiddenNames(
     await Promise.all(
@@ -199,6 +250,10 @@ export async function checkModuleRules(root: URL = ROOT): Promise<string[]> {
     ...cycles.map((c) => `import cycle: ${c.join(" → ")}`),
     ...names.map((n) =>
       `${n.path}:${n.line}: "${n.word}" in runtime/, which knows nothing of MiniClusters`
+    ),
+    ...forbiddenImports(graph, folders).map((i) => `import not allowed by hack/folders.ts: ${i}`),
+    ...foldersWithoutRules(modules, folders).map((f) =>
+      `folder ${f}/ has no row in hack/folders.ts (what it holds, what it may import)`
     ),
   ];
 }

@@ -1,11 +1,14 @@
 /**
- * The module rules `deno task check` enforces (hack/module_rules.ts): an import cycle and a word of
- * the operator's domain in runtime/ are reported, on a graph given by hand and on a small repository
+ * The module rules `deno task check` enforces (hack/module_rules.ts): an import cycle, a word of
+ * the operator's domain in runtime/ and an import its folder's row (hack/folders.ts) does not
+ * allow are reported, on a graph given by hand and on a small repository
  * written to disk and read through `deno info`, as the check reads this one.
  */
 import assert from "node:assert/strict";
 import {
   checkModuleRules,
+  foldersWithoutRules,
+  forbiddenImports,
   forbiddenNames,
   importCycles,
   moduleGraph,
@@ -77,6 +80,55 @@ Deno.test("module rules: a repository with a cycle and a domain name in runtime/
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("module rules: a repository whose runtime imports upwards or out of runtime/ fails the check", async () => {
+  const root = await repository({
+    "mod.ts": `import "./runtime/core/clock.ts";\nimport "./runtime/client/client.ts";\n`,
+    "runtime/core/clock.ts": `import { x } from "../../api/x.ts";\nexport const now = x;\n`,
+    "runtime/client/client.ts": `import { w } from "../watch/w.ts";\nexport const c = w;\n`,
+    "runtime/watch/w.ts": `export const w = 1;\n`,
+    "api/x.ts": `export const x = 1;\n`,
+    "runtime/extra/e.ts": `export const e = 1;\n`,
+  });
+  try {
+    assert.deepEqual(await checkModuleRules(root), [
+      "import not allowed by hack/folders.ts: runtime/client/client.ts → runtime/watch/w.ts",
+      "import not allowed by hack/folders.ts: runtime/core/clock.ts → api/x.ts",
+      "folder runtime/extra/ has no row in hack/folders.ts (what it holds, what it may import)",
+    ]);
+    await Deno.writeTextFile(new URL("runtime/core/clock.ts", root), `export const now = 1;\n`);
+    await Deno.writeTextFile(new URL("runtime/client/client.ts", root), `export const c = 1;\n`);
+    await Deno.remove(new URL("runtime/extra/", root), { recursive: true });
+    assert.deepEqual(await checkModuleRules(root), []);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("module rules: the folders' table allows its listed folders and files, nothing else", () => {
+  const graph = new Map([
+    ["runtime/watch/watcher.ts", ["runtime/client/client.ts", "runtime/watch/watch_step.ts"]],
+    ["runtime/core/log.ts", ["api/mod.ts"]],
+    ["api/resource.ts", ["runtime/client/resources.ts", "runtime/controller/controller.ts"]],
+    ["controllers/minicluster/children/scripts/cores.ts", [
+      "controllers/minicluster/kinds/diff.ts",
+      "controllers/minicluster/kinds/child_kinds.ts",
+    ]],
+    ["controllers/minicluster/render/render.ts", ["runtime/client/client.ts"]],
+    ["controllers/minicluster/reconciler.ts", ["runtime/manager.ts"]],
+    ["tests/unit/a_test.ts", ["runtime/manager.ts"]],
+  ]);
+  assert.deepEqual(forbiddenImports(graph), [
+    "api/resource.ts → runtime/controller/controller.ts",
+    "controllers/minicluster/children/scripts/cores.ts → controllers/minicluster/kinds/child_kinds.ts",
+    "controllers/minicluster/render/render.ts → runtime/client/client.ts",
+    "runtime/core/log.ts → api/mod.ts",
+  ]);
+  assert.deepEqual(
+    foldersWithoutRules(["runtime/new/x.ts", "tests/a.ts", "controllers/minicluster/kinds/a.ts"]),
+    ["runtime/new"],
+  );
 });
 
 /** A temporary repository with a deno.json and the given files; its URL ends in "/". */
