@@ -246,6 +246,7 @@ async function main(): Promise<number> {
         "hack/install-manifest.ts",
         "hack/chart.ts",
         "hack/api-docs.ts",
+        "hack/layout-docs.ts",
       ]
     ) {
       await step(

@@ -1,7 +1,8 @@
 /**
  * The documentation covers every flag and every field: the README's configuration table follows
  * the operator's flag table (controllers/minicluster/operator_flags.ts), docs/api.md has a row for every field of the CRD,
- * and the README names every condition the operator sets.
+ * the README names every condition the operator sets, and docs/architecture.md's layout table is
+ * the folders' table (hack/folders.ts) with the files in the tree.
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
@@ -20,6 +21,7 @@ import {
 } from "../../controllers/minicluster/status/status.ts";
 import { renderApiDocs, type Schema } from "../../hack/api-docs.ts";
 import { assemble, SOURCES } from "../../hack/install-manifest.ts";
+import { layoutTable, withLayout } from "../../hack/layout-docs.ts";
 
 const read = (path: string) => Deno.readTextFileSync(new URL(`../../${path}`, import.meta.url));
 const README = read("README.md");
@@ -180,4 +182,13 @@ Deno.test("docs: architecture.md names every metric of the reconcile's stages", 
   assert.ok(names.length >= 2, names.join(", "));
   const doc = read("docs/architecture.md");
   for (const name of names) assert.ok(doc.includes(`\`${name}`), `architecture.md names ${name}`);
+});
+
+Deno.test("docs: architecture.md's layout table is hack/folders.ts with the files in the tree", async () => {
+  const doc = read("docs/architecture.md");
+  assert.equal(
+    doc,
+    await withLayout(doc, await layoutTable()),
+    "stale: run `deno run -A hack/layout-docs.ts`",
+  );
 });
