@@ -17,7 +17,7 @@ import { CHILD_KINDS, type MiniClusterStores, WATCHED } from "./kinds/child_kind
 import { TIMING } from "./timing.ts";
 
 export { miniClusterStores, WATCHED } from "./kinds/child_kinds.ts";
-export { MANAGED_SELECTOR, type WatchFn } from "./kinds/stores.ts";
+export { MANAGED_SELECTOR, type WatchFn, type WatchSpec } from "./kinds/stores.ts";
 
 export const CONTROLLER_NAME = "minicluster";
 

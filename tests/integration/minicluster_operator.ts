@@ -16,14 +16,14 @@ import { silentLog } from "../../runtime/core/log.ts";
 import { Events, type ResourceType, Secrets } from "../../runtime/client/resources.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
-import type { IndexFunc, KubeObject, Store } from "../../runtime/cache/store.ts";
-import type { Transform } from "../../runtime/cache/transforms.ts";
+import type { KubeObject, Store } from "../../runtime/cache/store.ts";
 import { Watcher } from "../../runtime/watch/watcher.ts";
 import { BURST_PER_SECOND } from "../../runtime/pacing/burst_yield.ts";
 import {
   miniClusterController,
   miniClusterStores,
   type WatchFn,
+  type WatchSpec,
 } from "../../controllers/minicluster/controller.ts";
 import type { MiniClusterReconciler } from "../../controllers/minicluster/reconciler.ts";
 import { curveSecretName, workspaceName } from "../../controllers/minicluster/children/names.ts";
@@ -103,13 +103,7 @@ export async function startOperator(
   const watchers: Watcher<KubeObject>[] = [];
   const watch: WatchFn = <T extends KubeObject>(
     rt: ResourceType,
-    spec?: {
-      labelSelector?: string;
-      fieldSelector?: string;
-      transform?: Transform<KubeObject>;
-      indexes?: Record<string, IndexFunc<KubeObject>>;
-      whereServed?: { recheckMs: number };
-    },
+    spec?: WatchSpec,
   ) => {
     // The same slim caches as the operator process (cache_view.ts), so the tests cover them.
     const w = new Watcher<KubeObject>(client, rt, {

@@ -7,15 +7,14 @@
  */
 import assert from "node:assert/strict";
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
-import { miniClusterStores } from "../../controllers/minicluster/controller.ts";
+import { miniClusterStores, type WatchSpec } from "../../controllers/minicluster/controller.ts";
 import {
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
 } from "../../controllers/minicluster/children/names.ts";
-import type { IndexFunc, KubeObject, Store } from "../../runtime/cache/store.ts";
+import type { KubeObject, Store } from "../../runtime/cache/store.ts";
 import type { ResourceType } from "../../runtime/client/resources.ts";
 import { Secrets } from "../../runtime/client/resources.ts";
-import type { Transform } from "../../runtime/cache/transforms.ts";
 import { Watcher } from "../../runtime/watch/watcher.ts";
 import { eventually, integrationTest, type TestEnv } from "../harness.ts";
 
@@ -51,12 +50,7 @@ integrationTest(
     let watcher: Watcher<KubeObject> | undefined;
     const stores = miniClusterStores(<T extends KubeObject>(
       rt: ResourceType,
-      spec?: {
-        labelSelector?: string;
-        fieldSelector?: string;
-        transform?: Transform<KubeObject>;
-        indexes?: Record<string, IndexFunc<KubeObject>>;
-      },
+      spec?: WatchSpec,
     ) => {
       const w = new Watcher<KubeObject>(env.client, rt, {
         namespaces: [env.namespace],

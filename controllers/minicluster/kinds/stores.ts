@@ -50,18 +50,18 @@ export function involvedUid(event: KubeObject): string[] {
   return uid ? [uid] : [];
 }
 
+/** How a kind is watched: what a row of the child-kind table says of its cache. */
+export interface WatchSpec {
+  labelSelector?: string;
+  fieldSelector?: string;
+  transform?: Transform<KubeObject>;
+  indexes?: Record<string, IndexFunc<KubeObject>>;
+  /** Watched only where the API server serves the kind (runtime/watch/watcher.ts). */
+  whereServed?: { recheckMs: number };
+}
+
 /** Gives the shared store of a kind (the manager's `watch`, or a test's own watchers). */
-export type WatchFn = <T extends KubeObject>(
-  rt: ResourceType,
-  spec?: {
-    labelSelector?: string;
-    fieldSelector?: string;
-    transform?: Transform<KubeObject>;
-    indexes?: Record<string, IndexFunc<KubeObject>>;
-    /** Watched only where the API server serves the kind (runtime/watch/watcher.ts). */
-    whereServed?: { recheckMs: number };
-  },
-) => Store<T>;
+export type WatchFn = <T extends KubeObject>(rt: ResourceType, spec?: WatchSpec) => Store<T>;
 
 /** The Job of `mc` as the cache shows it, when `mc` controls it (not a namesake of another). */
 export function ownJob(stores: { jobs: Store<Job> }, mc: MiniCluster): Job | undefined {
