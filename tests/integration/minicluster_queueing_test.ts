@@ -25,6 +25,10 @@ const QUEUE = "kueue-test";
 
 const getJob = (env: TestEnv, name: string) => env.client.get<Job>(Jobs, env.namespace, name);
 
+/** Sets (or, with null, clears) spec.suspend of the MiniCluster `name`. */
+const setSuspend = (env: TestEnv, name: string, suspend: boolean | null) =>
+  env.client.patch(MiniClusters, env.namespace, name, { spec: { suspend } }, "merge");
+
 /** Managers that own `spec.suspend` of the Job. */
 function suspendOwners(job: Job): string[] {
   return (job.metadata?.managedFields ?? [])
@@ -39,39 +43,21 @@ integrationTest("minicluster queueing: spec.suspend suspends and resumes the Job
     const before = await waitForCondition(env, "paused", "Suspended", "True", "Suspended");
     assert.match(before.message ?? "", /the Job is created when it is false/);
     await assert.rejects(getJob(env, "paused"), /not ?found/i);
-    await env.client.patch(
-      MiniClusters,
-      env.namespace,
-      "paused",
-      { spec: { suspend: false } },
-      "merge",
-    );
+    await setSuspend(env, "paused", false);
     await eventually(async () =>
       assert.notEqual((await getJob(env, "paused")).spec?.suspend, true)
     );
-    await env.client.patch(
-      MiniClusters,
-      env.namespace,
-      "paused",
-      { spec: { suspend: true } },
-      "merge",
-    );
+    await setSuspend(env, "paused", true);
     await eventually(async () => assert.equal((await getJob(env, "paused")).spec?.suspend, true));
     const c = await waitForCondition(env, "paused", "Suspended", "True", "Suspended");
     assert.match(c.message ?? "", /spec\.suspend is true/);
     await waitForCondition(env, "paused", "Ready", "False", "Suspended");
     assert.deepEqual(suspendOwners(await getJob(env, "paused")), [FIELD_MANAGER]);
 
-    await env.client.patch(
-      MiniClusters,
-      env.namespace,
-      "paused",
-      { spec: { suspend: false } },
-      "merge",
-    );
+    await setSuspend(env, "paused", false);
     await eventually(async () => assert.equal((await getJob(env, "paused")).spec?.suspend, false));
     await waitForCondition(env, "paused", "Suspended", "False", "NotSuspended");
-    // An Event goes out beside the status write, so it may land just after the condition shows.
+    // Events go out after the status write, so they may land just after the condition shows.
     await eventually(async () => {
       const events = await eventsFor(env, "paused");
       assert.ok(events.some((e) => e.reason === "Suspended" && e.type === "Normal"));
@@ -79,21 +65,9 @@ integrationTest("minicluster queueing: spec.suspend suspends and resumes the Job
     });
 
     // Suspending again (true → unset → true) works the same way.
-    await env.client.patch(
-      MiniClusters,
-      env.namespace,
-      "paused",
-      { spec: { suspend: true } },
-      "merge",
-    );
+    await setSuspend(env, "paused", true);
     await eventually(async () => assert.equal((await getJob(env, "paused")).spec?.suspend, true));
-    await env.client.patch(
-      MiniClusters,
-      env.namespace,
-      "paused",
-      { spec: { suspend: null } },
-      "merge",
-    );
+    await setSuspend(env, "paused", null);
     await eventually(async () => assert.equal((await getJob(env, "paused")).spec?.suspend, false));
   });
 }, { timeoutMs: 90_000 });
