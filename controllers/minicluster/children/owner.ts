@@ -9,7 +9,11 @@ import { childLabels } from "./names.ts";
 export const MINICLUSTER_API_VERSION = "flux-framework.org/v1alpha2";
 export const MINICLUSTER_KIND = "MiniCluster";
 
-interface Owner {
+/**
+ * What owning a child takes of a MiniCluster: its name, namespace and uid (a MiniCluster, a
+ * defaulted one, or the metadata alone, as a test or `render` has it).
+ */
+export interface Owner {
   metadata?: { name?: string; namespace?: string; uid?: string };
 }
 

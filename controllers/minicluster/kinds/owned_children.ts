@@ -11,7 +11,7 @@
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { childLabels } from "../children/names.ts";
-import { ownerReference } from "../children/owner.ts";
+import { type Owner, ownerReference } from "../children/owner.ts";
 import { hashOf, withDesiredHash } from "./diff.ts";
 
 /**
@@ -19,10 +19,6 @@ import { hashOf, withDesiredHash } from "./diff.ts";
  * success policy, pod template).
  */
 export const TEMPLATE_HASH_ANNOTATION = "flux-framework.org/template-hash";
-
-interface Owner {
-  metadata?: { name?: string; namespace?: string; uid?: string };
-}
 
 /**
  * The one place a child gets its owner: the MiniCluster's namespace, the operator's labels (which

@@ -36,6 +36,7 @@ import { isNotFound } from "../../../runtime/client/errors.ts";
 import { controllerOf, type KubeObject, type Store } from "../../../runtime/cache/store.ts";
 import { CHILD_KINDS, type MiniClusterStores } from "../kinds/child_kinds.ts";
 import { workspaceName } from "../children/names.ts";
+import type { Owner } from "../children/owner.ts";
 import type { Sizing } from "../children/sizing.ts";
 import { owned } from "../kinds/owned_children.ts";
 import { recoverWorkspace, type Workspace } from "./workspace_recovery.ts";
@@ -55,10 +56,6 @@ export interface Unconfirmed {
   workspace: Workspace;
   /** A new MiniCluster's spec, or what workspace_recovery.ts found. */
   from: "new" | "spec" | "entrypoint" | "legacy";
-}
-
-interface Owner {
-  metadata?: { name?: string; namespace?: string; uid?: string };
 }
 
 /** What a workspace made for brokers started at `sizing` holds. */
