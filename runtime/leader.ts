@@ -18,7 +18,8 @@ import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import { withJitter } from "./pacing/backoff.ts";
 import type { ApiClient } from "./client/api_client.ts";
 import { type Clock, sleep, systemClock } from "./core/clock.ts";
-import { ApiError, isAlreadyExists, isConflict, isNotFound } from "./client/errors.ts";
+import { ApiError, isAlreadyExists, isConflict } from "./client/errors.ts";
+import { getOrUndefined } from "./client/get_or_undefined.ts";
 import { Leases } from "./client/resources.ts";
 import { type RuntimeLog, silentLog } from "./core/log.ts";
 
@@ -153,11 +154,11 @@ export class LeaderElector {
     const durationSeconds = Math.max(1, Math.ceil(this.#opts.leaseDurationMs / 1000));
     let lease: Lease | undefined;
     try {
-      lease = await this.#client.get<Lease>(Leases, namespace, name, {
+      lease = await getOrUndefined<Lease>(this.#client, Leases, namespace, name, {
         timeoutMs: this.#requestTimeout(),
       });
     } catch (e) {
-      if (!isNotFound(e)) return this.#failed("get", e);
+      return this.#failed("get", e);
     }
 
     if (!lease) {

@@ -36,6 +36,7 @@ import {
   isRetryable,
 } from "../client/errors.ts";
 import type { FreshnessFence } from "./freshness_fence.ts";
+import { getOrUndefined } from "../client/get_or_undefined.ts";
 import type { ResourceType } from "../client/resources.ts";
 import { controllerOf, type KubeObject, type Store } from "../cache/store.ts";
 
@@ -276,11 +277,9 @@ export class DependentResources {
       return { created };
     } catch (e) {
       if (!isConflict(e) && !isAlreadyExists(e)) throw e;
-      try {
-        return { held: await this.client.get<C>(dep.resource, dep.namespace, dep.name) };
-      } catch (read) {
-        throw isNotFound(read) ? e : read;
-      }
+      const held = await getOrUndefined<C>(this.client, dep.resource, dep.namespace, dep.name);
+      if (!held) throw e;
+      return { held };
     }
   }
 

@@ -12,7 +12,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { MiniCluster } from "../../../api/mod.ts";
 import type { ApiClient } from "../../../runtime/client/api_client.ts";
 import type { DriftPolicy, Problem } from "../../../runtime/controller/dependents.ts";
-import { isNotFound } from "../../../runtime/client/errors.ts";
+import { getOrUndefined } from "../../../runtime/client/get_or_undefined.ts";
 import { Jobs } from "../../../runtime/client/resources.ts";
 import { jobPodGroup } from "../children/gang.ts";
 import { FIELD_MANAGER } from "../children/names.ts";
@@ -89,13 +89,8 @@ export interface JobIo {
 /** The live Job is suspended by the operator alone (not by a queue controller). */
 async function suspendedByUs(io: JobIo, observed: Job): Promise<boolean> {
   const { namespace, name } = observed.metadata ?? {};
-  let live: Job;
-  try {
-    live = await io.client.get<Job>(Jobs, namespace, name!);
-  } catch (e) {
-    if (isNotFound(e)) return false;
-    throw e;
-  }
+  const live = await getOrUndefined<Job>(io.client, Jobs, namespace, name!);
+  if (!live) return false;
   const ours = suspendedOnlyBy(live, FIELD_MANAGER);
   io.held.note(live, live.spec?.suspend === true && !ours);
   return ours;

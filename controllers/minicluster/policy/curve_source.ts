@@ -19,7 +19,8 @@ import type { Secret } from "kubernetes-types/core/v1.d.ts";
 import type { DefaultedMiniCluster } from "../../../api/mod.ts";
 import type { ApiClient } from "../../../runtime/client/api_client.ts";
 import type { Problem } from "../../../runtime/controller/dependents.ts";
-import { errorMessage, isNotFound, isRetryable } from "../../../runtime/client/errors.ts";
+import { errorMessage, isRetryable } from "../../../runtime/client/errors.ts";
+import { getOrUndefined } from "../../../runtime/client/get_or_undefined.ts";
 import { Secrets } from "../../../runtime/client/resources.ts";
 import { CURVE_CERT_KEY } from "../children/scripts/paths.ts";
 
@@ -88,14 +89,14 @@ export async function curveSource(
     },
     recheckMs: CURVE_SECRET_RECHECK_MS,
   });
-  let secret: Secret;
+  let secret: Secret | undefined;
   try {
-    secret = await client.get<Secret>(Secrets, mc.metadata?.namespace, ref.name);
+    secret = await getOrUndefined<Secret>(client, Secrets, mc.metadata?.namespace, ref.name);
   } catch (e) {
-    if (isNotFound(e)) return missing(" does not exist");
     if (isRetryable(e)) throw e;
     return missing(`: ${errorMessage(e)}`);
   }
+  if (!secret) return missing(" does not exist");
   const text = secretText(secret, key);
   if (text === undefined) return missing(` has no key ${key}`);
   return { text, field: `${where}, key ${key}` };

@@ -32,7 +32,7 @@ import {
   NAME_TAKEN_RECHECK_MS,
   type Problem,
 } from "../../../runtime/controller/dependents.ts";
-import { isNotFound } from "../../../runtime/client/errors.ts";
+import { getOrUndefined } from "../../../runtime/client/get_or_undefined.ts";
 import { controllerOf, type KubeObject, type Store } from "../../../runtime/cache/store.ts";
 import { CHILD_KINDS, type MiniClusterStores } from "../kinds/child_kinds.ts";
 import { workspaceName } from "../children/names.ts";
@@ -150,7 +150,12 @@ export class WorkspaceResolver {
     }
     const name = workspaceName(mc);
     const found = this.stores.workspaces.get(mc.metadata?.namespace, name) ??
-      await readWorkspace(this.client, mc.metadata?.namespace, name);
+      await getOrUndefined<MiniClusterWorkspace>(
+        this.client,
+        MiniClusterWorkspaces,
+        mc.metadata?.namespace,
+        name,
+      );
     if (found) return unusable(mc, found) ?? sized(parseWorkspace(found)!.maxSize);
     const recovered = await recoverWorkspace(mc, this.client, this.stores);
     if ("problem" in recovered) return recovered;
@@ -167,19 +172,5 @@ export class WorkspaceResolver {
     return CHILD_KINDS.filter((row) => row.showsReconciled).every(({ key }) =>
       (this.stores[key] as Store<KubeObject>).byIndex("owner", uid).length === 0
     );
-  }
-}
-
-/** The workspace as the API server has it; undefined when there is none. */
-async function readWorkspace(
-  client: ApiClient,
-  namespace: string | undefined,
-  name: string,
-): Promise<MiniClusterWorkspace | undefined> {
-  try {
-    return await client.get<MiniClusterWorkspace>(MiniClusterWorkspaces, namespace, name);
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
   }
 }

@@ -21,7 +21,7 @@ import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import type { DefaultedMiniCluster } from "../../../api/mod.ts";
 import type { ApiClient } from "../../../runtime/client/api_client.ts";
 import type { Problem } from "../../../runtime/controller/dependents.ts";
-import { isNotFound } from "../../../runtime/client/errors.ts";
+import { getOrUndefined } from "../../../runtime/client/get_or_undefined.ts";
 import { ConfigMaps, Jobs } from "../../../runtime/client/resources.ts";
 import { controllerOf, type KubeObject } from "../../../runtime/cache/store.ts";
 import { entrypointConfigMapName, jobName, workspaceName } from "../children/names.ts";
@@ -96,9 +96,9 @@ export async function recoverWorkspace(
   if (legacyValues) return { workspace: legacyValues, from: "legacy" };
 
   const job = stores.jobs.get(namespace, jobName(mc)) ??
-    await read<Job>(client, Jobs, namespace, jobName(mc));
+    await getOrUndefined<Job>(client, Jobs, namespace, jobName(mc));
   const running = ours(job) ? job : undefined;
-  const entrypoint = await read<ConfigMap>(
+  const entrypoint = await getOrUndefined<ConfigMap>(
     client,
     ConfigMaps,
     namespace,
@@ -121,18 +121,4 @@ export async function recoverWorkspace(
         `${entrypointConfigMapName(mc)}; nothing was changed: delete and re-create the MiniCluster`,
     },
   };
-}
-
-async function read<T>(
-  client: ApiClient,
-  rt: typeof ConfigMaps,
-  namespace: string | undefined,
-  name: string,
-): Promise<T | undefined> {
-  try {
-    return await client.get<T>(rt, namespace, name);
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
 }
