@@ -12,6 +12,7 @@ import { Manager } from "./runtime/manager.ts";
 import { BURST_PER_SECOND } from "./runtime/pacing/burst_yield.ts";
 import { helpText, OptionsError } from "./runtime/options.ts";
 import {
+  controllerSettings,
   FLAGS,
   type OperatorOptions,
   parseOptions,
@@ -64,9 +65,9 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
     miniClusterController(client, stores, {
       log: manager.log.child({ controller: "minicluster" }),
       instance: opts.leaderElectionIdentity,
-      podSecurity: opts.podSecurity,
-      inlineCurveCert: opts.inlineCurveCert,
       metrics: manager.registry,
+      ...manager.controllerPacing,
+      ...controllerSettings(opts),
     }),
   );
   return manager;

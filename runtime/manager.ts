@@ -28,6 +28,9 @@ import type { Transform } from "./cache/transforms.ts";
 import { RuntimeMetrics } from "./metrics/runtime_metrics.ts";
 import { Watcher, WatcherError } from "./watch/watcher.ts";
 import { WritePacing } from "./pacing/write_pacing.ts";
+import { type RuntimeSwitches, runtimeSwitches } from "./pacing/pacing.ts";
+import type { FenceSwitch } from "./controller/freshness_fence.ts";
+import type { OwnWritesSwitch } from "./watch/own_writes.ts";
 
 export interface WatchSpec {
   labelSelector?: string;
@@ -41,6 +44,15 @@ export interface WatchSpec {
   indexes?: Record<string, IndexFunc<KubeObject>>;
   /** Watched only where the API server serves the kind (watcher.ts), looked at this often. */
   whereServed?: { recheckMs: number };
+}
+
+/**
+ * The switches of the pacing mechanisms that live beside a reconcile, for a program to hand the
+ * controllers it makes (their reports go to the manager's /metrics).
+ */
+export interface ControllerPacing {
+  freshnessFence: FenceSwitch;
+  ownWrites: OwnWritesSwitch;
 }
 
 export type ControllerSpec<T extends KubeObject> =
@@ -74,9 +86,11 @@ export class Manager {
     }
   >();
   #controllers: Controller<KubeObject>[] = [];
+  /** Which pacing mechanisms run, from `--pacing-off` (runtime/pacing/pacing.ts). */
+  readonly switches: RuntimeSwitches;
   /**
-   * The client's admission layer: write slots, burst yield, relist budget, and the switches and
-   * reports of the freshness fence and own writes (runtime/pacing/write_pacing.ts).
+   * The client's admission layer: write slots, burst yield, relist budget, and the reports of the
+   * freshness fence and own writes (runtime/pacing/write_pacing.ts).
    */
   readonly pacing: WritePacing;
   /** One list at a time, every watcher's: see runtime/pacing/slots.ts. */
@@ -93,11 +107,28 @@ export class Manager {
     this.log = log ?? new Logger({ level: opts.logLevel, format: opts.logFormat });
     this.registry = registry ?? new Registry();
     this.#metrics = new RuntimeMetrics(this.registry);
+    this.switches = runtimeSwitches(opts.pacingOff);
     this.pacing = new WritePacing({
       maxWritesInFlight: opts.maxWritesInFlight,
-      off: opts.pacingOff,
+      writeSlots: this.switches.writeSlots,
+      burstYield: this.switches.burstYield,
+      relistBudget: this.switches.relistBudget,
       metrics: this.#metrics.pacing,
     });
+  }
+
+  /** The fence's and own writes' switches for a program's controllers, reporting to /metrics. */
+  get controllerPacing(): ControllerPacing {
+    return {
+      freshnessFence: {
+        on: this.switches.freshnessFence,
+        onRead: (result) => this.pacing.fenceRead(result),
+      },
+      ownWrites: {
+        on: this.switches.ownWrites,
+        track: (source) => this.pacing.trackOwnWrites(source),
+      },
+    };
   }
 
   /** Loads the client (flags → $KUBECONFIG → in-cluster → ~/.kube/config) with metrics wired. */

@@ -36,7 +36,6 @@ import type {
   WriteOptions,
 } from "../runtime/client/api_client.ts";
 import { ApiError } from "../runtime/client/errors.ts";
-import type { Pacing } from "../runtime/pacing/pacing.ts";
 import type { Verb } from "../runtime/client/request_labels.ts";
 import { apiVersionOf, resourceName, type ResourceType } from "../runtime/client/resources.ts";
 
@@ -74,8 +73,6 @@ export class FakeApiClient implements ApiClient {
   #uids = 0;
   #generated = 0;
   now: () => Date = () => new Date();
-  /** The pacing layer's switches and reports, when a test gives one; no write ever waits here. */
-  pacing?: Pacing;
 
   /** Requests that changed something (or tried to). */
   writes(): FakeRequest[] {

@@ -1,9 +1,9 @@
 /**
  * The MiniCluster controller on the fake API server (testing/fake_api.ts), for unit-speed tests of
  * reconcile paths: the same wiring as the operator (controller.ts: stores with read-your-writes, the
- * recording client, the reconciler), caches that a test refreshes when it wants (`sync`: as if every
- * watch event had arrived; until then they lag behind, as real caches do), a clock the test sets,
- * and one reconcile at a time.
+ * recording client, the reconciler, configured from the operator's flags as mod.ts does), caches
+ * that a test refreshes when it wants (`sync`: as if every watch event had arrived; until then they
+ * lag behind, as real caches do), a clock the test sets, and one reconcile at a time.
  */
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../api/mod.ts";
@@ -20,7 +20,8 @@ import { MiniClusters } from "../api/resource.ts";
 import { Cache, type KubeObject } from "../runtime/cache/store.ts";
 import { silentLog } from "../runtime/core/log.ts";
 import { Registry } from "../runtime/metrics/metrics.ts";
-import { WritePacing } from "../runtime/pacing/write_pacing.ts";
+import { runtimeSwitches } from "../runtime/pacing/pacing.ts";
+import { controllerSettings, parseOptions } from "../controllers/minicluster/operator_flags.ts";
 import { FakeApiClient, type FakeRequest, selects } from "./fake_api.ts";
 import { sampleMiniCluster } from "./sample_minicluster.ts";
 
@@ -44,12 +45,18 @@ export class FakeOperator {
       inlineCurveCert?: InlineCurveCertPolicy;
       /** Pacing mechanisms switched off, as `--pacing-off` does (docs/write-pacing.md). */
       pacingOff?: string[];
+      /** The operator's command line (operator_flags.ts), as far as the controller reads it. */
+      flags?: string[];
     } = {},
   ) {
     this.api.now = () => new Date(this.time);
-    if (opts.pacingOff) {
-      this.api.pacing = new WritePacing({ maxWritesInFlight: 0, off: opts.pacingOff });
-    }
+    const flags = parseOptions([
+      ...opts.flags ?? [],
+      ...opts.pacingOff ? [`--pacing-off=${opts.pacingOff.join(",")}`] : [],
+    ]);
+    const settings = controllerSettings(flags);
+    // As the manager hands them out (Manager.controllerPacing), without its /metrics.
+    const switches = runtimeSwitches(flags.pacingOff);
     const caches: Partial<Record<keyof MiniClusterStores, Cache<KubeObject>>> = {};
     for (const { key, rt, indexes } of WATCHED) {
       caches[key] = new Cache(resourceName(rt), indexes ?? {}, {
@@ -61,12 +68,15 @@ export class FakeOperator {
       this.api,
       this.caches as unknown as MiniClusterStores,
       {
+        ...settings,
+        freshnessFence: { on: switches.freshnessFence },
+        ownWrites: { on: switches.ownWrites },
         recorder: new EventRecorder(this.api, { instance: "unit-test" }),
         now: () => new Date(this.time),
         curve: opts.curve,
         cleanupTimeoutMs: opts.cleanupTimeoutMs,
-        podSecurity: opts.podSecurity,
-        inlineCurveCert: opts.inlineCurveCert,
+        podSecurity: opts.podSecurity ?? settings.podSecurity,
+        inlineCurveCert: opts.inlineCurveCert ?? settings.inlineCurveCert,
         cleanupPollMs: 2_000,
         metrics: this.registry,
       },

@@ -7,7 +7,7 @@ import type { MiniCluster } from "../../api/mod.ts";
 import type { ApiClient } from "../../runtime/client/api_client.ts";
 import type { ControllerOptions, Secondary } from "../../runtime/controller/controller.ts";
 import { finalizerAddedOnly } from "../../runtime/controller/finalizer.ts";
-import { OwnWrites } from "../../runtime/watch/own_writes.ts";
+import { OwnWrites, type OwnWritesSwitch } from "../../runtime/watch/own_writes.ts";
 import type { KubeObject, Store, StoreEvent } from "../../runtime/cache/store.ts";
 import type { RuntimeLog } from "../../runtime/core/log.ts";
 import { FINALIZER } from "./children/names.ts";
@@ -44,6 +44,8 @@ export interface MiniClusterControllerOptions
   recorder?: EventRecorder;
   /** Reported as the Events' reportingInstance. */
   instance?: string;
+  /** Own writes' switch (`--pacing-off=own-writes`); on by default. */
+  ownWrites?: OwnWritesSwitch;
 }
 
 /**
@@ -67,8 +69,8 @@ export function miniClusterController(
     onError: (e) => log?.warn("could not write an Event", { error: String(e) }),
   });
   // Own writes is a pacing mechanism: `--pacing-off=own-writes` reads the caches as they are.
-  const ownWrites = client.pacing?.on("own-writes") === false ? undefined : new OwnWrites();
-  if (ownWrites) client.pacing?.trackOwnWrites(ownWrites);
+  const ownWrites = opts.ownWrites?.on === false ? undefined : new OwnWrites();
+  if (ownWrites) opts.ownWrites?.track?.(ownWrites);
   const viewed = !ownWrites ? stores : Object.fromEntries(
     WATCHED.map(({ key, transform, indexes }) => [
       key,

@@ -11,7 +11,8 @@ import {
 } from "../../runtime/options.ts";
 import type { InlineCurveCertPolicy } from "./policy/curve_source.ts";
 import { POD_SECURITY_LEVELS, type PodSecurityLevel } from "./policy/pod_security.ts";
-import { FIRST_STATUS_DELAY } from "./timing.ts";
+import { FIRST_STATUS_DELAY, STATUS_TIMING } from "./timing.ts";
+import type { MiniClusterControllerOptions } from "./controller.ts";
 
 /** The program's name: its --help, its messages and the default name of its Lease. */
 export const PROGRAM = "minicluster-operator";
@@ -86,4 +87,21 @@ export function parseOptions(
   env: Record<string, string | undefined> = {},
 ): OperatorOptions {
   return parseFlags(FLAGS, args, env);
+}
+
+/**
+ * What the operator's own flags set of the MiniCluster controller (the runtime's mechanisms get
+ * their switches from the manager, `Manager.controllerPacing`).
+ */
+export function controllerSettings(
+  opts: OperatorOptions,
+): Pick<MiniClusterControllerOptions, "podSecurity" | "inlineCurveCert" | "statusTiming"> {
+  return {
+    podSecurity: opts.podSecurity,
+    inlineCurveCert: opts.inlineCurveCert,
+    statusTiming: {
+      ...STATUS_TIMING,
+      firstStatusDelay: !opts.pacingOff.includes(FIRST_STATUS_DELAY),
+    },
+  };
 }

@@ -58,7 +58,11 @@ import {
 import { deleteUnchanged, DependentResources } from "../../runtime/controller/dependents.ts";
 import { errorMessage } from "../../runtime/client/errors.ts";
 import { Finalizer } from "../../runtime/controller/finalizer.ts";
-import { type FreshnessFence, StaleViewError } from "../../runtime/controller/freshness_fence.ts";
+import {
+  type FenceSwitch,
+  type FreshnessFence,
+  StaleViewError,
+} from "../../runtime/controller/freshness_fence.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import type { RuntimeLog } from "../../runtime/core/log.ts";
 import { Registry } from "../../runtime/metrics/metrics.ts";
@@ -75,7 +79,7 @@ import { type StatusReport, StatusWriter } from "./status/status_writer.ts";
 import { type Stage, type Stop, stop } from "./pipeline/stage.ts";
 import type { MiniClusterStores } from "./kinds/child_kinds.ts";
 import { GangSupportProbe } from "./gang/gang_support.ts";
-import { TIMING } from "./timing.ts";
+import { type StatusTiming, TIMING } from "./timing.ts";
 import { WorkspaceResolver } from "./workspace/workspace.ts";
 import { measured, Pipeline, type StageWatch } from "./pipeline/pipeline.ts";
 import { StageMetrics } from "./pipeline/stage_metrics.ts";
@@ -106,6 +110,10 @@ export interface MiniClusterReconcilerOptions {
   inlineCurveCert?: InlineCurveCertPolicy;
   /** Where the stages' metrics are registered (the manager's, served on /metrics). */
   metrics?: Registry;
+  /** The freshness fence's switch (`--pacing-off=freshness-fence`); on by default. */
+  freshnessFence?: FenceSwitch;
+  /** When a changed status is written (timing.ts); `STATUS_TIMING` by default. */
+  statusTiming?: StatusTiming;
   now?: () => Date;
 }
 
@@ -138,8 +146,14 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#now = now;
     this.#stores = stores;
     this.#recorder = recorder;
-    this.#finalizer = new Finalizer(client, MiniClusters, FINALIZER, FIELD_MANAGER);
-    this.#status = new StatusWriter(client, stores, recorder, now);
+    this.#finalizer = new Finalizer(
+      client,
+      MiniClusters,
+      FINALIZER,
+      FIELD_MANAGER,
+      opts.freshnessFence,
+    );
+    this.#status = new StatusWriter(client, stores, recorder, now, opts.statusTiming);
     this.#cleanup = new Cleanup(client, stores, recorder, now, {
       timeoutMs: opts.cleanupTimeoutMs ?? TIMING.cleanupTimeoutMs,
       pollMs: opts.cleanupPollMs ?? TIMING.cleanupPollMs,

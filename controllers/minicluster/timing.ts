@@ -27,6 +27,25 @@ export const TIMING = {
 export const FIRST_STATUS_DELAY = "first-status-delay";
 
 /**
+ * When the status writer (status/status_writer.ts) writes a changed status: a plain value handed
+ * to it where it is made, from the operator's flags (operator_flags.ts).
+ */
+export interface StatusTiming {
+  /** The first-status delay's switch: off, the status is written with the Job. */
+  readonly firstStatusDelay: boolean;
+  readonly firstStatusDelayMs: number;
+  /** Progress-only changes are written at most this often per MiniCluster. */
+  readonly progressIntervalMs: number;
+}
+
+/** The status timing the operator runs with unless its flags say otherwise. */
+export const STATUS_TIMING: StatusTiming = {
+  firstStatusDelay: true,
+  firstStatusDelayMs: TIMING.firstStatusDelayMs,
+  progressIntervalMs: TIMING.statusProgressIntervalMs,
+};
+
+/**
  * The longest the operator waits on purpose between two writes for one MiniCluster that is
  * converging (progress-only status aside): a silence longer than this plus the apiserver's own
  * latency means it has settled.

@@ -6,7 +6,7 @@
  * implements it in memory for unit-speed tests of reconcile paths. Failures are `ApiError`s
  * carrying the API's Status (runtime/client/errors.ts) in both.
  */
-import type { Pacing, Priority } from "../pacing/pacing.ts";
+import type { Priority } from "../pacing/pacing.ts";
 import type { ResourceType } from "./resources.ts";
 
 /** Per-call limits; every verb takes them. */
@@ -84,8 +84,6 @@ export interface DeleteOptions extends CallOptions {
 }
 
 export interface ApiClient {
-  /** The admission layer of the writes, when the client has one (runtime/pacing/pacing.ts). */
-  readonly pacing?: Pacing;
   /** One object; NotFound is an `ApiError` (404). */
   get<T>(
     rt: ResourceType,

@@ -20,7 +20,7 @@
 import type { ApiClient } from "../client/api_client.ts";
 import { Action } from "./controller.ts";
 import { isNotFound } from "../client/errors.ts";
-import { FreshnessFence } from "./freshness_fence.ts";
+import { FENCE_ON, type FenceSwitch, FreshnessFence } from "./freshness_fence.ts";
 import type { ResourceType } from "../client/resources.ts";
 import type { KubeObject, StoreEvent } from "../cache/store.ts";
 
@@ -56,6 +56,8 @@ export class Finalizer<T extends KubeObject> {
     /** The finalizer's name, e.g. "example.com/cleanup". */
     readonly name: string,
     readonly fieldManager: string,
+    /** The switch of the fence `apply` is handed for a cached view. */
+    readonly fence: FenceSwitch = FENCE_ON,
   ) {}
 
   has(obj: T): boolean {
@@ -72,7 +74,10 @@ export class Finalizer<T extends KubeObject> {
       return Action.awaitChange();
     }
     if (this.has(obj)) {
-      return await handlers.apply(obj, FreshnessFence.reading(this.client, this.resource, obj));
+      return await handlers.apply(
+        obj,
+        FreshnessFence.reading(this.client, this.resource, obj, this.fence),
+      );
     }
     const patched = await this.#patch(obj, [...(obj.metadata?.finalizers ?? []), this.name]);
     if (!patched) return Action.awaitChange(); // deleted meanwhile

@@ -14,11 +14,25 @@ import type { ApiClient } from "../client/api_client.ts";
 import { isNotFound } from "../client/errors.ts";
 import type { ResourceType } from "../client/resources.ts";
 import type { KubeObject } from "../cache/store.ts";
+import type { FenceResult } from "../pacing/pacing.ts";
 
 /** The view of the primary is behind the live object: do not write from it. */
 export class StaleViewError extends Error {
   override name = "StaleViewError";
 }
+
+/**
+ * The fence's switch, handed to it where it is made (`--pacing-off=freshness-fence` turns it off,
+ * for measuring only: a stale view is then written from), and where its reads are reported.
+ */
+export interface FenceSwitch {
+  readonly on: boolean;
+  /** Told how each read came out (the manager counts them on /metrics). */
+  readonly onRead?: (result: FenceResult) => void;
+}
+
+/** The fence as it runs unless told otherwise: on, reporting nowhere. */
+export const FENCE_ON: FenceSwitch = { on: true };
 
 export class FreshnessFence {
   readonly #read?: () => Promise<void>;
@@ -41,16 +55,21 @@ export class FreshnessFence {
 
   /**
    * A fence that reads `rt`'s live `seen` object once, at the first `check()`, and reports the
-   * read to the client's pacing layer; an open one when that layer has the fence switched off.
+   * read to `fence.onRead`; an open one when `fence` is off.
    */
-  static reading(client: ApiClient, rt: ResourceType, seen: KubeObject): FreshnessFence {
-    if (client.pacing && !client.pacing.on("freshness-fence")) return FreshnessFence.live();
+  static reading(
+    client: ApiClient,
+    rt: ResourceType,
+    seen: KubeObject,
+    fence: FenceSwitch = FENCE_ON,
+  ): FreshnessFence {
+    if (!fence.on) return FreshnessFence.live();
     return new FreshnessFence(async () => {
       try {
         await FreshnessFence.#compare(client, rt, seen);
-        client.pacing?.fenceRead("fresh");
+        fence.onRead?.("fresh");
       } catch (e) {
-        client.pacing?.fenceRead(e instanceof StaleViewError ? "stale" : "error");
+        fence.onRead?.(e instanceof StaleViewError ? "stale" : "error");
         throw e;
       }
     });

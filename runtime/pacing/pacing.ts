@@ -1,9 +1,11 @@
 /**
- * What the client's admission layer (runtime/pacing/write_pacing.ts) promises to the code that writes: a
- * request's priority, the mechanisms that can be switched off, and the few reports they make.
+ * What the pacing mechanisms share with the code around them: a write's priority (which the
+ * client contract, runtime/client/api_client.ts, names), the mechanisms `--pacing-off` names and
+ * the switches made of them, and how a freshness fence's read came out.
  *
- * A separate file because the client contract (runtime/client/api_client.ts) names it, while the layer
- * itself reads stores and writes metrics: the contract must not depend on those.
+ * A separate file because the client contract names the priority, while the admission layer
+ * (runtime/pacing/write_pacing.ts) reads stores and writes metrics: the contract must not depend
+ * on those. The switches are not the client's: each mechanism is handed its own where it is made.
  */
 
 /**
@@ -29,12 +31,28 @@ export const RUNTIME_MECHANISMS = [
 /** How a freshness fence's read of the live object came out. */
 export type FenceResult = "fresh" | "stale" | "error";
 
-/** The layer as the client carries it (`ApiClient.pacing`). */
-export interface Pacing {
-  /** Whether `mechanism` is on (every mechanism is, unless `--pacing-off` names it). */
-  on(mechanism: string): boolean;
-  /** A freshness fence read the live primary. */
-  fenceRead(result: FenceResult): void;
-  /** Reports `source.entries`, the writes an own-writes overlay remembers, on /metrics. */
-  trackOwnWrites(source: { readonly entries: number }): void;
+/**
+ * Whether each of the runtime's mechanisms runs: a plain value, made once from the names
+ * `--pacing-off` gives, from which the manager hands each mechanism its own switch where it makes
+ * it (runtime/manager.ts: the write slots, burst yield and relist budget to the write pacing
+ * layer; the freshness fence and own writes to a program's controllers).
+ */
+export interface RuntimeSwitches {
+  readonly writeSlots: boolean;
+  readonly burstYield: boolean;
+  readonly relistBudget: boolean;
+  readonly freshnessFence: boolean;
+  readonly ownWrites: boolean;
+}
+
+/** The switches of `off`, the names `--pacing-off` gave (a program's own names are ignored). */
+export function runtimeSwitches(off: readonly string[] = []): RuntimeSwitches {
+  const on = (name: typeof RUNTIME_MECHANISMS[number]) => !off.includes(name);
+  return {
+    writeSlots: on("write-slots"),
+    burstYield: on("burst-yield"),
+    relistBudget: on("relist-budget"),
+    freshnessFence: on("freshness-fence"),
+    ownWrites: on("own-writes"),
+  };
 }

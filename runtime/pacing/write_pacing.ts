@@ -1,8 +1,8 @@
 /**
  * Write pacing: the one admission layer between the code that writes and the API server, holding
- * every mechanism that decides when the process's requests go, each visible on /metrics and each
- * switched off by name (`--pacing-off`). What each one bought, and in which benchmark, is the table
- * of docs/write-pacing.md.
+ * the mechanisms that decide when the process's requests go, each visible on /metrics and each
+ * taking its own switch (`--pacing-off` names them; runtime/pacing/pacing.ts makes the switches of
+ * the names). What each one bought, and in which benchmark, is the table of docs/write-pacing.md.
  *
  * - write slots (runtime/pacing/slots.ts): at most `maxWritesInFlight` writes in flight, the rest wait in
  *   order of priority (runtime/pacing/pacing.ts: a Lease renewal never waits, status and Events wait
@@ -11,14 +11,15 @@
  *   in a burst; started and stopped with the controllers (`start`, `stop`);
  * - relist budget (runtime/pacing/relist_budget.ts): the watchers' relists after 410 Gone;
  * - freshness fence (runtime/controller/freshness_fence.ts) and own writes (runtime/watch/own_writes.ts): they live
- *   beside the reconcile, ask `on()` whether they run and report here.
+ *   beside the reconcile, are handed their switches where a program makes its controllers
+ *   (`Manager.controllerPacing`) and report here.
  *
  * The layer reports through `PacingMetrics` (runtime/metrics/runtime_metrics.ts implements it); the time a
  * write waits for a slot is its own histogram, since the request's latency starts when it is sent.
  */
 import { BurstYield } from "./burst_yield.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
-import { type FenceResult, type Pacing, PRIORITIES, type Priority } from "./pacing.ts";
+import { type FenceResult, PRIORITIES, type Priority } from "./pacing.ts";
 import { RelistBudget } from "./relist_budget.ts";
 import { Slots } from "./slots.ts";
 import type { KubeObject, Store } from "../cache/store.ts";
@@ -51,8 +52,12 @@ export interface PacingState {
 export interface WritePacingOptions {
   /** Writes in flight at once, Lease renewals excepted; 0: no bound. */
   maxWritesInFlight: number;
-  /** Mechanisms switched off by name (runtime/pacing/pacing.ts and the program's own). */
-  off?: readonly string[];
+  /** The write slots' switch: off, writes are not bounded whatever `maxWritesInFlight` says. */
+  writeSlots?: boolean;
+  /** The burst yield's switch: off, `yieldToBursts` lowers nothing. */
+  burstYield?: boolean;
+  /** The relist budget's switch: off, the watchers relist after 410 Gone unbudgeted. */
+  relistBudget?: boolean;
   metrics?: PacingMetrics;
   clock?: Clock;
 }
@@ -64,11 +69,11 @@ export interface BurstOptions {
   burstPerSecond: number;
 }
 
-export class WritePacing implements Pacing {
+export class WritePacing {
   readonly slots: Slots;
   /** Shared by every watch stream of the manager; undefined when switched off. */
   readonly relistBudget?: RelistBudget;
-  readonly #off: ReadonlySet<string>;
+  readonly #burstYield: boolean;
   readonly #metrics?: PacingMetrics;
   readonly #clock: Clock;
   readonly #ownWrites: { readonly entries: number }[] = [];
@@ -76,18 +81,14 @@ export class WritePacing implements Pacing {
   #unfollow?: () => void;
 
   constructor(opts: WritePacingOptions) {
-    this.#off = new Set(opts.off ?? []);
+    this.#burstYield = opts.burstYield ?? true;
     this.#metrics = opts.metrics;
     this.#clock = opts.clock ?? systemClock;
-    this.slots = new Slots(this.on("write-slots") ? opts.maxWritesInFlight : 0);
-    if (this.on("relist-budget")) {
+    this.slots = new Slots((opts.writeSlots ?? true) ? opts.maxWritesInFlight : 0);
+    if (opts.relistBudget ?? true) {
       this.relistBudget = new RelistBudget(this.#clock, () => this.#metrics?.relistWaited());
     }
     this.#metrics?.collect(() => this.state);
-  }
-
-  on(mechanism: string): boolean {
-    return !this.#off.has(mechanism);
   }
 
   /**
@@ -109,7 +110,7 @@ export class WritePacing implements Pacing {
    * 0 or when the writes have no bound to lower.
    */
   yieldToBursts<T extends KubeObject>(store: Store<T>, opts: BurstOptions): void {
-    if (!this.on("burst-yield") || opts.during <= 0 || this.slots.limit <= 0) return;
+    if (!this.#burstYield || opts.during <= 0 || this.slots.limit <= 0) return;
     this.#burst = {
       store: store as unknown as Store<KubeObject>,
       yield: new BurstYield(this.slots, {
@@ -138,10 +139,12 @@ export class WritePacing implements Pacing {
     this.#burst?.yield.stop();
   }
 
+  /** A freshness fence read the live primary (the fence's switch reports here, see the manager). */
   fenceRead(result: FenceResult): void {
     this.#metrics?.fenceRead(result);
   }
 
+  /** Reports `source.entries`, the writes an own-writes overlay remembers, on /metrics. */
   trackOwnWrites(source: { readonly entries: number }): void {
     this.#ownWrites.push(source);
   }

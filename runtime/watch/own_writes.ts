@@ -38,6 +38,16 @@ import { dropManagedFields, type Transform } from "../cache/transforms.ts";
 /** Remembered writes older than this are dropped whatever the cache says (a lost watch event). */
 export const OWN_WRITE_TTL_MS = 10_000;
 
+/**
+ * Own writes' switch, handed to it where a program makes its controllers (`--pacing-off=own-writes`
+ * turns it off: the caches are read as they are), and where an overlay's size is reported.
+ */
+export interface OwnWritesSwitch {
+  readonly on: boolean;
+  /** Told of each overlay made, whose `entries` /metrics then shows. */
+  readonly track?: (source: { readonly entries: number }) => void;
+}
+
 interface Entry {
   /** resourceVersion the cache held when we wrote ("" when it did not have the object). */
   before: string;
@@ -116,7 +126,6 @@ export class OwnWrites {
       return after;
     };
     return {
-      pacing: client.pacing,
       get: (rt, ns, name, opts) => client.get(rt, ns, name, opts),
       list: (rt, opts) => client.list(rt, opts),
       listEach: (rt, onItem, opts) => client.listEach(rt, onItem, opts),

@@ -111,14 +111,31 @@ Deno.test("manager: the burst yield follows the bursts while it runs, and stops 
   assert.ok(!manager.pacing.yielding, "and is followed no more");
 });
 
-Deno.test("manager: --pacing-off reaches the client's pacing layer", async () => {
-  const manager = await offlineManager(["--pacing-off=write-slots,relist-budget"]);
+Deno.test("manager: --pacing-off reaches each mechanism as its own switch", async () => {
+  const manager = await offlineManager([
+    "--pacing-off=write-slots,relist-budget,freshness-fence",
+  ]);
   try {
     assert.equal(manager.client.pacing, manager.pacing);
     assert.equal(manager.client.writeSlots.limit, 0, "no bound on writes");
     assert.equal(manager.pacing.relistBudget, undefined);
-    assert.ok(manager.pacing.on("own-writes"));
+    const { freshnessFence, ownWrites } = manager.controllerPacing;
+    assert.equal(freshnessFence.on, false, "the fence's switch, for the controllers");
+    assert.equal(ownWrites.on, true, "own writes not named: on");
+    freshnessFence.onRead?.("stale");
+    ownWrites.track?.({ entries: 3 });
+    const text = manager.registry.render();
+    assert.match(text, /^freshness_fence_reads_total\{result="stale"\} 1$/m, "reports on /metrics");
+    assert.match(text, /^own_writes_entries 3$/m);
   } finally {
     manager.client.close();
+  }
+  const defaults = await offlineManager([]);
+  try {
+    assert.equal(defaults.client.writeSlots.limit, 8);
+    assert.ok(defaults.pacing.relistBudget);
+    assert.equal(defaults.controllerPacing.freshnessFence.on, true);
+  } finally {
+    defaults.client.close();
   }
 });

@@ -1,13 +1,17 @@
-// The write pacing layer's switches as the reconcile sees them (docs/write-pacing.md), on the fake
-// API server: the first-status delay and own writes switched off, and the priorities of the
-// reconcile's writes (status and Events behind the children).
+// The pacing mechanisms' switches as the reconcile sees them (docs/write-pacing.md), on the fake
+// API server wired from the operator's flags: the first-status delay, own writes and the freshness
+// fence switched off by --pacing-off, and the priorities of the reconcile's writes (status and
+// Events behind the children).
 import assert from "node:assert/strict";
 import { TIMING } from "../../controllers/minicluster/timing.ts";
 import type { ApplyOptions, WriteOptions } from "../../runtime/client/api_client.ts";
 import { isConflict } from "../../runtime/client/errors.ts";
 import type { ResourceType } from "../../runtime/client/resources.ts";
 import { resourceName } from "../../runtime/client/resources.ts";
-import { FakeOperator } from "../../testing/fake_operator.ts";
+import type { Job } from "kubernetes-types/batch/v1.d.ts";
+import { Jobs } from "../../runtime/client/resources.ts";
+import { MiniClusters } from "../../api/resource.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const STATUS = "apply miniclusters.flux-framework.org/status flux";
 
@@ -45,6 +49,34 @@ Deno.test("reconcile pacing: with own-writes off, a reconcile before the cache c
   kept.requestsSince();
   await kept.reconcile("flux");
   assert.deepEqual(kept.requestsSince(), [], "with own writes: nothing (see reconcile_create)");
+});
+
+Deno.test("reconcile pacing: --pacing-off=freshness-fence reaches the fence: a stale view is written from, unread", async () => {
+  for (const off of [false, true]) {
+    const op = new FakeOperator({ flags: off ? ["--pacing-off=freshness-fence"] : [] });
+    await op.create("flux", { size: 2, maxSize: 4 });
+    await op.converge("flux");
+    // The user scales to 3, but the cache still shows generation 1 (a lagging watch).
+    await op.api.patch(MiniClusters, NS, "flux", { spec: { size: 3 } }, "merge");
+    const live = op.miniCluster("flux")!;
+    const stale = {
+      ...live,
+      metadata: { ...live.metadata, generation: 1 },
+      spec: { ...live.spec, size: 1 },
+    };
+    op.caches.miniClusters.apply("MODIFIED", stale);
+    op.requestsSince();
+    await op.reconcile("flux");
+    const reads = op.requestsSince().filter((r) => r.verb === "get");
+    const parallelism = op.api.peek<Job>(Jobs, NS, "flux")?.spec?.parallelism;
+    if (off) {
+      assert.deepEqual(reads, [], "off: the view is trusted, nothing read");
+      assert.equal(parallelism, 1, "off: the stale spec is written (what the fence prevents)");
+    } else {
+      assert.deepEqual(reads.map((r) => r.resource), ["miniclusters.flux-framework.org"]);
+      assert.equal(parallelism, 2, "on: nothing written from generation 1");
+    }
+  }
 });
 
 Deno.test("reconcile pacing: the status and its Events go at low priority, the children at normal", async () => {

@@ -1,5 +1,5 @@
-// The write pacing layer (runtime/pacing/write_pacing.ts): priorities at the write slots, the switches of
-// every mechanism, the burst yield started and stopped, and what each one shows on /metrics.
+// The write pacing layer (runtime/pacing/write_pacing.ts): priorities at the write slots, each
+// mechanism's own switch, the burst yield started and stopped, and what each one shows on /metrics.
 import assert from "node:assert/strict";
 import { FakeClock } from "../../runtime/core/clock.ts";
 import { KubeClient } from "../../runtime/client/client.ts";
@@ -10,13 +10,14 @@ import { ConfigMaps } from "../../runtime/client/resources.ts";
 import { RuntimeMetrics } from "../../runtime/metrics/runtime_metrics.ts";
 import { Cache, type KubeObject } from "../../runtime/cache/store.ts";
 import { WritePacing } from "../../runtime/pacing/write_pacing.ts";
+import { type FenceResult, runtimeSwitches } from "../../runtime/pacing/pacing.ts";
 import { FakeApiClient } from "../../testing/fake_api.ts";
 import { parseMetrics, type Sample } from "../../testing/metrics_text.ts";
 
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
 /** A layer reporting to a registry of its own, and the samples that registry renders. */
-function withMetrics(opts: { maxWritesInFlight: number; off?: string[]; clock?: FakeClock }) {
+function withMetrics(opts: { maxWritesInFlight: number; clock?: FakeClock }) {
   const registry = new Registry();
   const metrics = new RuntimeMetrics(registry);
   const pacing = new WritePacing({ ...opts, metrics: metrics.pacing });
@@ -140,21 +141,38 @@ Deno.test("write pacing: the burst yield follows its store only between start an
   assert.equal(pacing.slots.limit, 8, "no timer of the yield left behind");
 });
 
-Deno.test("write pacing: every mechanism switched off by name", async () => {
+Deno.test("write pacing: the names --pacing-off gives make one switch per mechanism", () => {
+  assert.deepEqual(runtimeSwitches([]), {
+    writeSlots: true,
+    burstYield: true,
+    relistBudget: true,
+    freshnessFence: true,
+    ownWrites: true,
+  });
+  assert.deepEqual(runtimeSwitches(["relist-budget", "own-writes", "first-status-delay"]), {
+    writeSlots: true,
+    burstYield: true,
+    relistBudget: false,
+    freshnessFence: true,
+    ownWrites: false,
+  }, "a program's own name (first-status-delay) is not the runtime's");
+});
+
+Deno.test("write pacing: each mechanism switched off by its own switch, none through the client", async () => {
   const on = new WritePacing({ maxWritesInFlight: 8 });
   assert.ok(on.relistBudget, "a relist budget by default");
   assert.equal(on.slots.limit, 8);
 
   const off = new WritePacing({
     maxWritesInFlight: 8,
-    off: ["write-slots", "burst-yield", "relist-budget", "freshness-fence", "own-writes"],
+    writeSlots: false,
+    burstYield: false,
+    relistBudget: false,
   });
   assert.equal(off.slots.limit, 0, "write-slots: no bound");
   assert.equal(off.relistBudget, undefined, "relist-budget: none");
-  assert.ok(!off.on("own-writes") && !off.on("freshness-fence"));
-  assert.ok(off.on("first-status-delay"), "a mechanism not named stays on");
 
-  const noYield = new WritePacing({ maxWritesInFlight: 8, off: ["burst-yield"] });
+  const noYield = new WritePacing({ maxWritesInFlight: 8, burstYield: false });
   const store = new Cache<KubeObject>("widgets");
   noYield.yieldToBursts(store, { during: 1, burstPerSecond: 20 });
   noYield.start();
@@ -162,12 +180,18 @@ Deno.test("write pacing: every mechanism switched off by name", async () => {
   assert.ok(!noYield.yielding, "burst-yield: the bound stays");
   assert.equal(noYield.slots.limit, 8);
 
-  // A fence with the fence switched off reads nothing.
+  // A fence with its switch off reads nothing.
   const api = new FakeApiClient();
-  api.pacing = off;
   const seen = { metadata: { namespace: "ns", name: "gone", uid: "u", generation: 1 } };
-  await FreshnessFence.reading(api, ConfigMaps, seen).check();
+  await FreshnessFence.reading(api, ConfigMaps, seen, { on: false }).check();
   assert.deepEqual(api.requests, [], "freshness-fence: no read, the view is trusted");
+  await assert.rejects(FreshnessFence.reading(api, ConfigMaps, seen).check(), StaleViewError);
+  assert.equal(api.requests.length, 1, "on by default: the read");
+
+  // The client contract carries no switch: not the client, not the client that records writes.
+  assert.ok(!("pacing" in api), "the fake client has no pacing layer");
+  assert.ok(!("pacing" in new OwnWrites().recording(api)), "nor the recording client");
+
   const zero = new WritePacing({ maxWritesInFlight: 0 });
   zero.yieldToBursts(store, { during: 1, burstPerSecond: 20 });
   zero.start();
@@ -179,15 +203,16 @@ Deno.test("write pacing: fence reads by result, relist tokens and own-writes ent
   const clock = new FakeClock();
   const { pacing, samples } = withMetrics({ maxWritesInFlight: 8, clock });
   const api = new FakeApiClient();
-  api.pacing = pacing;
+  const fence = { on: true, onRead: (result: FenceResult) => pacing.fenceRead(result) };
+  const reading = (seen: KubeObject) => FreshnessFence.reading(api, ConfigMaps, seen, fence);
   const live = await api.create(ConfigMaps, { metadata: { namespace: "ns", name: "a" } });
-  await FreshnessFence.reading(api, ConfigMaps, live).check();
+  await reading(live).check();
   const older = { metadata: { ...live.metadata, generation: 0 } };
-  await assert.rejects(FreshnessFence.reading(api, ConfigMaps, older).check(), StaleViewError);
+  await assert.rejects(reading(older).check(), StaleViewError);
   const gone = { metadata: { namespace: "ns", name: "b", uid: "x" } };
-  await assert.rejects(FreshnessFence.reading(api, ConfigMaps, gone).check(), StaleViewError);
+  await assert.rejects(reading(gone).check(), StaleViewError);
   api.react(() => new Error("connection reset"));
-  await assert.rejects(FreshnessFence.reading(api, ConfigMaps, live).check(), /reset/);
+  await assert.rejects(reading(live).check(), /reset/);
   await FreshnessFence.live().check();
   let s = samples();
   assert.equal(value(s, "freshness_fence_reads_total", { result: "fresh" }), 1);
@@ -208,9 +233,7 @@ Deno.test("write pacing: fence reads by result, relist tokens and own-writes ent
   const cache = new Cache<KubeObject>("configmaps");
   writes.over(cache);
   const recording = writes.recording(new FakeApiClient());
-  assert.equal(recording.pacing, undefined, "the recording client carries its client's layer");
   await recording.create(ConfigMaps, { metadata: { namespace: "ns", name: "c1" } });
   await recording.create(ConfigMaps, { metadata: { namespace: "ns", name: "c2" } });
   assert.equal(value(samples(), "own_writes_entries"), 2);
-  assert.equal(writes.recording(api).pacing, pacing);
 });

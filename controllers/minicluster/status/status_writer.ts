@@ -5,12 +5,13 @@
  * cache shows them after this reconcile's writes, the sizes and the problems the reconcile met. It
  * is written by server-side apply of the status subresource only when it differs from the stored
  * one, followed (once the server stored it) by an Event for every condition that changed status or
- * reason, so an unchanged MiniCluster costs nothing. Two pacing rules (timing.ts):
+ * reason, so an unchanged MiniCluster costs nothing. Two pacing rules, each timed by the
+ * `StatusTiming` the writer is made with (timing.ts):
  *
  * - right after creating the Job the status could only say "no pods yet": it is first written
  *   `firstStatusDelayMs` later, with whatever the pods have done by then (`--pacing-off=
  *   first-status-delay` writes it at once);
- * - a change that only reports progress (another pod ready) waits until `statusProgressIntervalMs`
+ * - a change that only reports progress (another pod ready) waits until `progressIntervalMs`
  *   after this process's last status write for that MiniCluster; transitions go at once.
  *
  * Deciding and writing are apart: `plan` says what is due (the status, or which pacing rule holds
@@ -38,7 +39,7 @@ import { conditionEvents, type EventRecorder } from "./events.ts";
 import type { MiniClusterStores } from "../kinds/child_kinds.ts";
 import { INVOLVED_INDEX, ownJob, podsOf } from "../kinds/stores.ts";
 import { computeStatus, type MiniClusterStatus, progressOnly, sameStatus } from "./status.ts";
-import { FIRST_STATUS_DELAY, TIMING } from "../timing.ts";
+import { STATUS_TIMING, type StatusTiming } from "../timing.ts";
 import type { QueueReport } from "../lifecycle/queue_workload.ts";
 
 /** What a reconcile found, for the status. */
@@ -83,20 +84,21 @@ export class StatusWriter {
     readonly stores: Pick<MiniClusterStores, "jobs" | "pods" | "jobEvents">,
     readonly recorder: EventRecorder,
     readonly now: () => Date,
+    readonly timing: StatusTiming = STATUS_TIMING,
   ) {}
 
   /** What `report` makes of the status: whether it changed and is due; no IO. */
   plan(mc: MiniCluster, report: StatusReport): StatusPlan {
-    const delayed = this.client.pacing?.on(FIRST_STATUS_DELAY) ?? true;
-    if (report.jobCreated && !report.unappliable && delayed) {
-      return { paced: "firstStatus", action: Action.requeueAfter(TIMING.firstStatusDelayMs) };
+    const { firstStatusDelay, firstStatusDelayMs, progressIntervalMs } = this.timing;
+    if (report.jobCreated && !report.unappliable && firstStatusDelay) {
+      return { paced: "firstStatus", action: Action.requeueAfter(firstStatusDelayMs) };
     }
     const { status, recheckMs } = this.#compute(mc, report);
     // A FailedCreate message ages out unless the Job controller repeats it (create_failures.ts).
     const idle = recheckMs === undefined ? Action.awaitChange() : Action.requeueAfter(recheckMs);
     if (sameStatus(status, mc.status)) return { action: idle };
     const last = this.#writtenAt.get(keyOf(mc));
-    const wait = last === undefined ? 0 : last + TIMING.statusProgressIntervalMs - this.#nowMs();
+    const wait = last === undefined ? 0 : last + progressIntervalMs - this.#nowMs();
     if (wait > 0 && progressOnly(mc.status, status)) {
       return { paced: "progress", action: Action.soonest(Action.requeueAfter(wait), recheckMs) };
     }
