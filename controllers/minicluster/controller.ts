@@ -46,6 +46,8 @@ export interface MiniClusterControllerOptions
   instance?: string;
   /** Own writes' switch (`--pacing-off=own-writes`); on by default. */
   ownWrites?: OwnWritesSwitch;
+  /** How long children's and pods' events are batched (`--child-event-batch`, timing.ts). */
+  childEventBatchMs?: number;
 }
 
 /**
@@ -92,7 +94,7 @@ export function miniClusterController(
     secondaries: CHILD_KINDS.map((row): Secondary => ({
       store: stores[row.key] as Store<KubeObject>,
       mapper: row.mapper(stores),
-      ...(row.batched ? { delayMs: TIMING.secondaryBatchMs } : {}),
+      ...(row.batched ? { delayMs: opts.childEventBatchMs ?? TIMING.secondaryBatchMs } : {}),
     })),
     reconciler,
   };

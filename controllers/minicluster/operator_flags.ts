@@ -7,11 +7,12 @@ import {
   type FlagSpec,
   managerFlags,
   type ManagerOptions,
+  OptionsError,
   parseFlags,
 } from "../../runtime/options.ts";
 import type { InlineCurveCertPolicy } from "./policy/curve_source.ts";
 import { POD_SECURITY_LEVELS, type PodSecurityLevel } from "./policy/pod_security.ts";
-import { FIRST_STATUS_DELAY, STATUS_TIMING } from "./timing.ts";
+import { FIRST_STATUS_DELAY, STATUS_TIMING, TIMING } from "./timing.ts";
 import type { MiniClusterControllerOptions } from "./controller.ts";
 
 /** The program's name: its --help, its messages and the default name of its Lease. */
@@ -20,6 +21,10 @@ export const PROGRAM = "minicluster-operator";
 export interface OperatorOptions extends ManagerOptions {
   /** Writes in flight while new MiniClusters arrive in a burst (runtime/pacing/burst_yield.ts); 0: off. */
   writesInFlightDuringBursts: number;
+  /** Progress-only status changes are written at most this often per MiniCluster (timing.ts). */
+  statusProgressIntervalMs: number;
+  /** How long children's and pods' events are batched before their MiniCluster is reconciled. */
+  childEventBatchMs: number;
   /**
    * The Pod Security Standard every MiniCluster's pods must meet ("privileged": no check); a
    * MiniCluster whose pods would not is refused as SpecInvalid before anything is created.
@@ -42,6 +47,38 @@ const WRITES_DURING_BURSTS: FlagSpec<OperatorOptions> = {
     "applying many at once), so that their creates keep the API server's CPU; the full bound " +
     "again a second after. 0: always --max-writes-in-flight.",
   default: "1",
+};
+
+/**
+ * The longest progress interval: past ten minutes, `kubectl get minicluster` would show a cluster
+ * still starting long after most of its brokers joined.
+ */
+const MAX_STATUS_PROGRESS_INTERVAL_MS = 600_000;
+
+/**
+ * The longest batch of child events: every change of a child (a pod failing among them) waits this
+ * long before its MiniCluster is reconciled.
+ */
+const MAX_CHILD_EVENT_BATCH_MS = 60_000;
+
+const STATUS_PROGRESS_INTERVAL: FlagSpec<OperatorOptions> = {
+  name: "status-progress-interval",
+  key: "statusProgressIntervalMs",
+  kind: "duration",
+  help: "How often at most a MiniCluster's status is rewritten while it only reports progress " +
+    "(another pod ready); transitions (Ready, Failed, ...) are written at once. At most 10m. " +
+    "0: every change at once.",
+  default: `${TIMING.statusProgressIntervalMs / 1000}s`,
+};
+
+const CHILD_EVENT_BATCH: FlagSpec<OperatorOptions> = {
+  name: "child-event-batch",
+  key: "childEventBatchMs",
+  kind: "duration",
+  help: "How long the changes of a MiniCluster's children and pods are gathered before it is " +
+    "reconciled, so that pods turning Ready one by one cost one reconcile; the first status " +
+    "waits at least as long. At most 1m. 0: a reconcile for each change.",
+  default: `${TIMING.secondaryBatchMs / 1000}s`,
 };
 
 const POD_SECURITY: FlagSpec<OperatorOptions> = {
@@ -68,14 +105,16 @@ const INLINE_CURVE_CERT: FlagSpec<OperatorOptions> = {
 
 /**
  * Every flag of the operator, in --help's order: the burst bound beside the write bound it
- * lowers, the controller's own pacing mechanism among those --pacing-off names, the MiniCluster
- * policies last before --help.
+ * lowers, the controller's own pacing mechanism among those --pacing-off names and its timing
+ * after them, the MiniCluster policies last before --help.
  */
 export const FLAGS: readonly FlagSpec<OperatorOptions>[] = managerFlags(PROGRAM).flatMap((f) =>
-  f.name === "max-writes-in-flight"
-    ? [f, WRITES_DURING_BURSTS]
-    : f.name === "pacing-off"
-    ? [{ ...f, choices: [...f.choices ?? [], FIRST_STATUS_DELAY] }]
+  f.name === "max-writes-in-flight" ? [f, WRITES_DURING_BURSTS] : f.name === "pacing-off"
+    ? [
+      { ...f, choices: [...f.choices ?? [], FIRST_STATUS_DELAY] },
+      STATUS_PROGRESS_INTERVAL,
+      CHILD_EVENT_BATCH,
+    ]
     : f.name === "help"
     ? [POD_SECURITY, INLINE_CURVE_CERT, f]
     : [f]
@@ -86,7 +125,20 @@ export function parseOptions(
   args: readonly string[],
   env: Record<string, string | undefined> = {},
 ): OperatorOptions {
-  return parseFlags(FLAGS, args, env);
+  const opts = parseFlags(FLAGS, args, env);
+  if (opts.statusProgressIntervalMs > MAX_STATUS_PROGRESS_INTERVAL_MS) {
+    throw new OptionsError(
+      "--status-progress-interval must be at most 10m (a cluster's progress would go unreported " +
+        "longer)",
+    );
+  }
+  if (opts.childEventBatchMs > MAX_CHILD_EVENT_BATCH_MS) {
+    throw new OptionsError(
+      "--child-event-batch must be at most 1m (every change of a child, a failing pod too, waits " +
+        "this long before its MiniCluster is reconciled)",
+    );
+  }
+  return opts;
 }
 
 /**
@@ -95,13 +147,19 @@ export function parseOptions(
  */
 export function controllerSettings(
   opts: OperatorOptions,
-): Pick<MiniClusterControllerOptions, "podSecurity" | "inlineCurveCert" | "statusTiming"> {
+): Pick<
+  MiniClusterControllerOptions,
+  "podSecurity" | "inlineCurveCert" | "statusTiming" | "childEventBatchMs"
+> {
   return {
     podSecurity: opts.podSecurity,
     inlineCurveCert: opts.inlineCurveCert,
+    childEventBatchMs: opts.childEventBatchMs,
     statusTiming: {
-      ...STATUS_TIMING,
       firstStatusDelay: !opts.pacingOff.includes(FIRST_STATUS_DELAY),
+      // The first status waits for the pods' batched events (timing.ts): at least one batch.
+      firstStatusDelayMs: Math.max(STATUS_TIMING.firstStatusDelayMs, opts.childEventBatchMs),
+      progressIntervalMs: opts.statusProgressIntervalMs,
     },
   };
 }

@@ -1,6 +1,8 @@
 /**
  * The MiniCluster controller's delays, in one place because they depend on each other (and the
- * tests that wait for the operator to settle derive their windows from them):
+ * tests that wait for the operator to settle derive their windows from them). These are the
+ * defaults: `--child-event-batch` and `--status-progress-interval` (operator_flags.ts) set the
+ * batch and the progress interval, and the first-status delay follows a longer batch.
  *
  * - children's and pods' events are batched for `secondaryBatchMs` before their MiniCluster is
  *   reconciled, so a Job's pods turning Ready one by one cost one reconcile per burst;

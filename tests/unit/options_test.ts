@@ -136,10 +136,16 @@ Deno.test("options: a flag with choices takes each of them and refuses anything 
   }
 });
 
-Deno.test("options: the runtime parses the manager's flags; the operator adds its own three", () => {
+Deno.test("options: the runtime parses the manager's flags; the operator adds its own five", () => {
   const manager = managerFlags("some-operator");
   const own = FLAGS.filter((f) => !manager.some((m) => m.name === f.name)).map((f) => f.name);
-  assert.deepEqual(own, ["writes-in-flight-during-bursts", "pod-security", "inline-curve-cert"]);
+  assert.deepEqual(own, [
+    "writes-in-flight-during-bursts",
+    "status-progress-interval",
+    "child-event-batch",
+    "pod-security",
+    "inline-curve-cert",
+  ]);
   assert.deepEqual(
     FLAGS.filter((f) => !own.includes(f.name)).map((f) => f.name),
     manager.map((f) => f.name),
