@@ -128,7 +128,8 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
     ],
   },
   "controllers/minicluster/status": {
-    what: "the status as a function of what was observed, its writer, Events, messages",
+    what:
+      "the status as a function of what was observed, its writer and its metric, Events, messages",
     imports: [
       "api",
       "controllers/minicluster/children",
@@ -139,6 +140,7 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
       "controllers/minicluster/timing.ts",
       "runtime/client",
       "runtime/controller",
+      "runtime/metrics",
     ],
   },
   "controllers/minicluster/lifecycle": {

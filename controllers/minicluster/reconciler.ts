@@ -108,7 +108,7 @@ export interface MiniClusterReconcilerOptions {
   podSecurity?: PodSecurityLevel;
   /** Whether `flux.curveCert` is accepted (curve_source.ts); default allow. */
   inlineCurveCert?: InlineCurveCertPolicy;
-  /** Where the stages' metrics are registered (the manager's, served on /metrics). */
+  /** Where the stages' and the first status's metrics are registered (the manager's, /metrics). */
   metrics?: Registry;
   /** The freshness fence's switch (`--pacing-off=freshness-fence`); on by default. */
   freshnessFence?: FenceSwitch;
@@ -153,7 +153,10 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       FIELD_MANAGER,
       opts.freshnessFence,
     );
-    this.#status = new StatusWriter(client, stores, recorder, now, opts.statusTiming);
+    this.#status = new StatusWriter(client, stores, recorder, now, {
+      timing: opts.statusTiming,
+      metrics: opts.metrics,
+    });
     this.#cleanup = new Cleanup(client, stores, recorder, now, {
       timeoutMs: opts.cleanupTimeoutMs ?? TIMING.cleanupTimeoutMs,
       pollMs: opts.cleanupPollMs ?? TIMING.cleanupPollMs,

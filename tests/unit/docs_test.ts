@@ -10,6 +10,10 @@ import { envName } from "../../runtime/options.ts";
 import { Registry } from "../../runtime/metrics/metrics.ts";
 import { RuntimeMetrics } from "../../runtime/metrics/runtime_metrics.ts";
 import { StageMetrics } from "../../controllers/minicluster/pipeline/stage_metrics.ts";
+import {
+  FIRST_STATUS_DELAY_METRIC,
+  FirstStatusDelays,
+} from "../../controllers/minicluster/status/first_status_metric.ts";
 import { FLAGS } from "../../controllers/minicluster/operator_flags.ts";
 import {
   FAILED,
@@ -175,13 +179,15 @@ Deno.test("docs: write-pacing.md has a row for every mechanism --pacing-off name
   }
 });
 
-Deno.test("docs: architecture.md names every metric of the reconcile's stages", () => {
+Deno.test("docs: architecture.md names every metric of the reconcile's stages and its status", () => {
   const registry = new Registry();
   new StageMetrics(registry);
+  new FirstStatusDelays(registry);
   const names = [...registry.render().matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]);
   assert.ok(names.length >= 2, names.join(", "));
   const doc = read("docs/architecture.md");
   for (const name of names) assert.ok(doc.includes(`\`${name}`), `architecture.md names ${name}`);
+  assert.ok(read("docs/write-pacing.md").includes(`\`${FIRST_STATUS_DELAY_METRIC}\``));
 });
 
 Deno.test("docs: architecture.md's layout table is hack/folders.ts with the files in the tree", async () => {

@@ -14,6 +14,9 @@
  * - a change that only reports progress (another pod ready) waits until `progressIntervalMs`
  *   after this process's last status write for that MiniCluster; transitions go at once.
  *
+ * How long a first status actually waited after its Job was created is on /metrics
+ * (first_status_metric.ts).
+ *
  * Deciding and writing are apart: `plan` says what is due (the status, or which pacing rule holds
  * it back and for how long) without any IO, and `write` writes a planned status with its Events.
  * The write goes behind the reconcile's freshness fence (reconciler.ts, finish), as a precondition
@@ -41,6 +44,8 @@ import { INVOLVED_INDEX, ownJob, podsOf } from "../kinds/stores.ts";
 import { computeStatus, type MiniClusterStatus, progressOnly, sameStatus } from "./status.ts";
 import { STATUS_TIMING, type StatusTiming } from "../timing.ts";
 import type { QueueReport } from "../lifecycle/queue_workload.ts";
+import { FirstStatusDelays } from "./first_status_metric.ts";
+import { Registry } from "../../../runtime/metrics/metrics.ts";
 
 /** What a reconcile found, for the status. */
 export interface StatusReport {
@@ -75,28 +80,47 @@ export interface StatusPlan {
   action: Action;
 }
 
+export interface StatusWriterOptions {
+  /** When a changed status is written; `STATUS_TIMING` by default. */
+  timing?: StatusTiming;
+  /** Where the first-status delay is observed (the manager's, served on /metrics). */
+  metrics?: Registry;
+}
+
 export class StatusWriter {
   /** By "namespace/name": when this process last wrote that MiniCluster's status (ms). */
   readonly #writtenAt = new Map<string, number>();
+  /** By "namespace/name": when a reconcile created the Job whose first status is not written. */
+  readonly #jobCreatedAt = new Map<string, number>();
+  readonly timing: StatusTiming;
+  readonly #firstStatusDelays: FirstStatusDelays;
 
   constructor(
     readonly client: ApiClient,
     readonly stores: Pick<MiniClusterStores, "jobs" | "pods" | "jobEvents">,
     readonly recorder: EventRecorder,
     readonly now: () => Date,
-    readonly timing: StatusTiming = STATUS_TIMING,
-  ) {}
+    opts: StatusWriterOptions = {},
+  ) {
+    this.timing = opts.timing ?? STATUS_TIMING;
+    this.#firstStatusDelays = new FirstStatusDelays(opts.metrics ?? new Registry());
+  }
 
   /** What `report` makes of the status: whether it changed and is due; no IO. */
   plan(mc: MiniCluster, report: StatusReport): StatusPlan {
     const { firstStatusDelay, firstStatusDelayMs, progressIntervalMs } = this.timing;
+    if (report.jobCreated) this.#jobCreatedAt.set(keyOf(mc), this.#nowMs());
     if (report.jobCreated && !report.unappliable && firstStatusDelay) {
       return { paced: "firstStatus", action: Action.requeueAfter(firstStatusDelayMs) };
     }
     const { status, recheckMs } = this.#compute(mc, report);
     // A FailedCreate message ages out unless the Job controller repeats it (create_failures.ts).
     const idle = recheckMs === undefined ? Action.awaitChange() : Action.requeueAfter(recheckMs);
-    if (sameStatus(status, mc.status)) return { action: idle };
+    if (sameStatus(status, mc.status)) {
+      // The stored status already says it (a Job made again): no first write to time.
+      this.#jobCreatedAt.delete(keyOf(mc));
+      return { action: idle };
+    }
     const last = this.#writtenAt.get(keyOf(mc));
     const wait = last === undefined ? 0 : last + progressIntervalMs - this.#nowMs();
     if (wait > 0 && progressOnly(mc.status, status)) {
@@ -130,7 +154,13 @@ export class StatusWriter {
     // Only once the status is stored: an Event must not announce a condition the server refused
     // (a stale view, a denying admission policy, a failing etcd) or a MiniCluster that is gone.
     if (stored) await this.recorder.emitAll(mc, events);
-    this.#writtenAt.set(keyOf(mc), now);
+    const key = keyOf(mc);
+    this.#writtenAt.set(key, now);
+    const jobCreatedAt = this.#jobCreatedAt.get(key);
+    if (jobCreatedAt !== undefined) {
+      if (stored) this.#firstStatusDelays.observe((now - jobCreatedAt) / 1000);
+      this.#jobCreatedAt.delete(key);
+    }
   }
 
   #nowMs(): number {
@@ -140,6 +170,7 @@ export class StatusWriter {
   /** The MiniCluster is gone: forget when its status was written. */
   forget(key: string): void {
     this.#writtenAt.delete(key);
+    this.#jobCreatedAt.delete(key);
   }
 
   #compute(
