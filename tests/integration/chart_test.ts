@@ -127,6 +127,8 @@ function flagTestValue(flag: (typeof FLAGS)[number]): unknown {
     "lease-duration": "40s",
     "renew-deadline": "30s",
     "retry-period": "5s",
+    // At most 1m (operator_flags.ts).
+    "child-event-batch": "30s",
     namespaces: ["team-a", "team-b"],
   };
   if (flag.name in special) return special[flag.name];
