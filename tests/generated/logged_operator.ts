@@ -10,7 +10,7 @@
  */
 import { Manager } from "../../runtime/manager.ts";
 import { Logger } from "../../runtime/core/log.ts";
-import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
+import { controllerSettings, parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import {
   miniClusterController,
   miniClusterStores,
@@ -67,6 +67,8 @@ async function startLoggedOperator(env: TestEnv): Promise<LoggedOperator> {
       log: manager.log.child({ controller: "minicluster" }),
       instance: "in-process-test",
       cleanupPollMs: 300,
+      ...manager.controllerPacing,
+      ...controllerSettings(opts),
     }),
   );
   const abort = new AbortController();

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { Manager, miniClusterController, miniClusterStores } from "../../mod.ts";
 import { Logger } from "../../runtime/core/log.ts";
-import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
+import { controllerSettings, parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import { eventually } from "../harness.ts";
 
 export interface RunningManager {
@@ -46,6 +46,8 @@ export async function runManager(
       log: manager.log.child({ controller: "minicluster" }),
       instance: opts.leaderElectionIdentity,
       metrics: manager.registry,
+      ...manager.controllerPacing,
+      ...controllerSettings(opts),
     }),
   );
   const abort = new AbortController();
