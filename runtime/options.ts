@@ -20,7 +20,7 @@ export interface ManagerOptions {
   concurrency: number;
   /** Writes in flight at once across the whole client (Lease renewals excepted); 0: no bound. */
   maxWritesInFlight: number;
-  /** Pacing mechanisms switched off by name (runtime/pacing/write_pacing.ts, docs/write-pacing.md). */
+  /** Pacing mechanisms switched off by name (runtimeSwitches in runtime/pacing/pacing.ts). */
   pacingOff: string[];
   leaderElect: boolean;
   /** Namespace of the Lease; undefined = the client's namespace (ServiceAccount or context). */
