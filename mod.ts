@@ -66,6 +66,9 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
       instance: opts.leaderElectionIdentity,
       podSecurity: opts.podSecurity,
       inlineCurveCert: opts.inlineCurveCert,
+      fluxViewMount: opts.fluxViewMount,
+      // Confined to namespaces, the operator holds its rights through RoleBindings: no Nodes.
+      ...(opts.namespaces.length > 0 ? { nodeRuntimes: null } : {}),
       metrics: manager.registry,
     }),
   );

@@ -12,6 +12,7 @@ import type { CurveBuilders } from "../controllers/minicluster/kinds/dependents.
 import { EventRecorder } from "../controllers/minicluster/status/events.ts";
 import type { PodSecurityLevel } from "../controllers/minicluster/policy/pod_security.ts";
 import type { InlineCurveCertPolicy } from "../controllers/minicluster/policy/curve_source.ts";
+import type { FluxViewMount } from "../controllers/minicluster/workspace/flux_view_choice.ts";
 import { WATCHED } from "../controllers/minicluster/kinds/child_kinds.ts";
 import type { MiniClusterStores } from "../controllers/minicluster/kinds/child_kinds.ts";
 import type { Action } from "../runtime/controller/controller.ts";
@@ -42,6 +43,8 @@ export class FakeOperator {
       cleanupTimeoutMs?: number;
       podSecurity?: PodSecurityLevel;
       inlineCurveCert?: InlineCurveCertPolicy;
+      /** What viewFrom: Auto means (flux_view_choice.ts); default auto. */
+      fluxViewMount?: FluxViewMount;
       /** Pacing mechanisms switched off, as `--pacing-off` does (docs/write-pacing.md). */
       pacingOff?: string[];
     } = {},
@@ -67,6 +70,7 @@ export class FakeOperator {
         cleanupTimeoutMs: opts.cleanupTimeoutMs,
         podSecurity: opts.podSecurity,
         inlineCurveCert: opts.inlineCurveCert,
+        fluxViewMount: opts.fluxViewMount,
         cleanupPollMs: 2_000,
         metrics: this.registry,
       },

@@ -12,6 +12,7 @@ import {
 import type { InlineCurveCertPolicy } from "./policy/curve_source.ts";
 import { POD_SECURITY_LEVELS, type PodSecurityLevel } from "./policy/pod_security.ts";
 import { FIRST_STATUS_DELAY } from "./timing.ts";
+import { FLUX_VIEW_MOUNTS, type FluxViewMount } from "./workspace/flux_view_choice.ts";
 
 /** The program's name: its --help, its messages and the default name of its Lease. */
 export const PROGRAM = "minicluster-operator";
@@ -31,6 +32,11 @@ export interface OperatorOptions extends ManagerOptions {
    * namespaces before it is stored (deploy/inline-curve-cert-policy.yaml).
    */
   inlineCurveCert: InlineCurveCertPolicy;
+  /**
+   * What `spec.flux.container.viewFrom: Auto` means (workspace/flux_view_choice.ts): "auto" mounts
+   * the view image where every node can, "image-volume" and "copy" say it for the whole cluster.
+   */
+  fluxViewMount: FluxViewMount;
 }
 
 const WRITES_DURING_BURSTS: FlagSpec<OperatorOptions> = {
@@ -65,6 +71,20 @@ const INLINE_CURVE_CERT: FlagSpec<OperatorOptions> = {
   default: "allow",
 };
 
+const FLUX_VIEW_MOUNT: FlagSpec<OperatorOptions> = {
+  name: "flux-view-mount",
+  key: "fluxViewMount",
+  kind: "string",
+  choices: FLUX_VIEW_MOUNTS,
+  help: "How pods get the Flux view when a MiniCluster's spec.flux.container.viewFrom is Auto: " +
+    "image-volume mounts the view image (the nodes' runtime must support image volumes with " +
+    "subPath: containerd 2.2, CRI-O 1.33), copy copies it with an init container, auto mounts " +
+    "it where every node that runs containers can (their runtime and kubelet versions, listed " +
+    "at most once a minute; with --namespaces Nodes are not read: copy). Decided once per " +
+    "MiniCluster, when its Job is first built.",
+  default: "auto",
+};
+
 /**
  * Every flag of the operator, in --help's order: the burst bound beside the write bound it
  * lowers, the controller's own pacing mechanism among those --pacing-off names, the MiniCluster
@@ -76,7 +96,7 @@ export const FLAGS: readonly FlagSpec<OperatorOptions>[] = managerFlags(PROGRAM)
     : f.name === "pacing-off"
     ? [{ ...f, choices: [...f.choices ?? [], FIRST_STATUS_DELAY] }]
     : f.name === "help"
-    ? [POD_SECURITY, INLINE_CURVE_CERT, f]
+    ? [POD_SECURITY, INLINE_CURVE_CERT, FLUX_VIEW_MOUNT, f]
     : [f]
 );
 

@@ -122,7 +122,11 @@ Deno.test("options: --help documents every flag with its env var and default", (
 
 Deno.test("options: a flag with choices takes each of them and refuses anything else", () => {
   const withChoices = FLAGS.filter((f) => f.choices && f.kind === "string");
-  assert.deepEqual(withChoices.map((f) => f.name), ["pod-security", "inline-curve-cert"]);
+  assert.deepEqual(withChoices.map((f) => f.name), [
+    "pod-security",
+    "inline-curve-cert",
+    "flux-view-mount",
+  ]);
   for (const f of withChoices) {
     for (const choice of f.choices!) {
       assert.equal(parseOptions([`--${f.name}=${choice}`])[f.key], choice);
@@ -136,10 +140,15 @@ Deno.test("options: a flag with choices takes each of them and refuses anything 
   }
 });
 
-Deno.test("options: the runtime parses the manager's flags; the operator adds its own three", () => {
+Deno.test("options: the runtime parses the manager's flags; the operator adds its own four", () => {
   const manager = managerFlags("some-operator");
   const own = FLAGS.filter((f) => !manager.some((m) => m.name === f.name)).map((f) => f.name);
-  assert.deepEqual(own, ["writes-in-flight-during-bursts", "pod-security", "inline-curve-cert"]);
+  assert.deepEqual(own, [
+    "writes-in-flight-during-bursts",
+    "pod-security",
+    "inline-curve-cert",
+    "flux-view-mount",
+  ]);
   assert.deepEqual(
     FLAGS.filter((f) => !own.includes(f.name)).map((f) => f.name),
     manager.map((f) => f.name),
