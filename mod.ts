@@ -12,6 +12,7 @@ import { Manager } from "./runtime/manager.ts";
 import { BURST_PER_SECOND } from "./runtime/pacing/burst_yield.ts";
 import { helpText, OptionsError } from "./runtime/options.ts";
 import {
+  controllerFlags,
   FLAGS,
   type OperatorOptions,
   parseOptions,
@@ -64,11 +65,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
     miniClusterController(client, stores, {
       log: manager.log.child({ controller: "minicluster" }),
       instance: opts.leaderElectionIdentity,
-      podSecurity: opts.podSecurity,
-      inlineCurveCert: opts.inlineCurveCert,
-      fluxViewMount: opts.fluxViewMount,
-      // Confined to namespaces, the operator holds its rights through RoleBindings: no Nodes.
-      ...(opts.namespaces.length > 0 ? { nodeRuntimes: null } : {}),
+      ...controllerFlags(opts),
       metrics: manager.registry,
     }),
   );

@@ -100,6 +100,25 @@ export const FLAGS: readonly FlagSpec<OperatorOptions>[] = managerFlags(PROGRAM)
     : [f]
 );
 
+/**
+ * What the MiniCluster controller takes from the flags (mod.ts, and the tests' manager). An
+ * operator confined to `--namespaces` holds its rights through RoleBindings, which grant no Nodes:
+ * it does not read them (`nodeRuntimes: null`), and `--flux-view-mount=auto` copies.
+ */
+export function controllerFlags(opts: OperatorOptions): {
+  podSecurity: PodSecurityLevel;
+  inlineCurveCert: InlineCurveCertPolicy;
+  fluxViewMount: FluxViewMount;
+  nodeRuntimes?: null;
+} {
+  return {
+    podSecurity: opts.podSecurity,
+    inlineCurveCert: opts.inlineCurveCert,
+    fluxViewMount: opts.fluxViewMount,
+    ...(opts.namespaces.length > 0 ? { nodeRuntimes: null } : {}),
+  };
+}
+
 /** The operator's options from its command line and environment (runtime/options.ts). */
 export function parseOptions(
   args: readonly string[],

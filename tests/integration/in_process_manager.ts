@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { Manager, miniClusterController, miniClusterStores } from "../../mod.ts";
 import { Logger } from "../../runtime/core/log.ts";
-import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
+import { controllerFlags, parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import { eventually } from "../harness.ts";
 
 export interface RunningManager {
@@ -45,6 +45,7 @@ export async function runManager(
     miniClusterController(client, stores, {
       log: manager.log.child({ controller: "minicluster" }),
       instance: opts.leaderElectionIdentity,
+      ...controllerFlags(opts),
       metrics: manager.registry,
     }),
   );
