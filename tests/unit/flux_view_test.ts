@@ -3,7 +3,7 @@
 // becomes.
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
-import type { Node, Volume } from "kubernetes-types/core/v1.d.ts";
+import type { Node, Pod, Volume } from "kubernetes-types/core/v1.d.ts";
 import type { MiniClusterSpec } from "../../api/mod.ts";
 import { buildJob, fluxViewOf } from "../../controllers/minicluster/children/job.ts";
 import { buildEntrypointConfigMap } from "../../controllers/minicluster/children/entrypoint.ts";
@@ -25,7 +25,7 @@ import { conditionEvents } from "../../controllers/minicluster/status/events.ts"
 import { podSecurityViolations } from "../../controllers/minicluster/policy/pod_security.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { Jobs, Nodes } from "../../runtime/client/resources.ts";
+import { Events, Jobs, Nodes, Pods } from "../../runtime/client/resources.ts";
 import { FakeApiClient } from "../../testing/fake_api.ts";
 import { ApiError } from "../../runtime/client/errors.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
@@ -397,4 +397,46 @@ Deno.test("flux view: an operator that may not list the nodes copies under auto"
       : undefined
   );
   await assert.rejects(new NodeRuntimes(failing, () => 0).nodes(), /etcd/);
+});
+
+Deno.test("flux view: under restartPolicy OnFailure a container restarted on an empty view makes Ready FluxViewEmpty, with a Warning", async () => {
+  const op = new FakeOperator({ pacingOff: ["first-status-delay"] });
+  await op.create("onfail", {
+    size: 2,
+    pod: { restartPolicy: "OnFailure" },
+    flux: { container: { viewFrom: "ImageVolume" } },
+  });
+  await op.converge("onfail");
+  const job = op.api.peek<Job>(Jobs, NS, "onfail")!;
+  assert.equal(job.spec?.podFailurePolicy, undefined, "OnFailure allows no podFailurePolicy");
+  op.seedPods("onfail", 2, 0);
+  const pod = op.api.objects<Pod>(Pods).find((p) => p.metadata?.name === "onfail-0-x")!;
+  op.api.seed<Pod>(Pods, {
+    ...pod,
+    status: {
+      ...pod.status,
+      containerStatuses: [{
+        name: "onfail",
+        image: APP,
+        imageID: "",
+        ready: false,
+        restartCount: 2,
+        state: { waiting: { reason: "CrashLoopBackOff", message: "back-off 20s" } },
+        lastState: {
+          terminated: { exitCode: FLUX_VIEW_EMPTY_EXIT_CODE, message: "the Flux view ..." },
+        },
+      }],
+    },
+  });
+  op.sync();
+  op.time += 1_000;
+  await op.converge("onfail");
+  const ready = op.condition("onfail", "Ready")!;
+  assert.equal(ready.status, "False");
+  assert.equal(ready.reason, FLUX_VIEW_EMPTY);
+  assert.match(ready.message!, /0\/2 pods ready; the Flux view image volume/);
+  assert.match(ready.message!, /CrashLoopBackOff \(container onfail\)/);
+  const warnings = op.api.objects<{ reason?: string; type?: string }>(Events)
+    .filter((e) => e.reason === FLUX_VIEW_EMPTY).map((e) => e.type);
+  assert.deepEqual(warnings, ["Warning"]);
 });

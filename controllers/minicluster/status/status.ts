@@ -201,6 +201,13 @@ function readyCondition(
   // Why the others are not: the reason stays PodsNotReady (a container between ErrImagePull and
   // ImagePullBackOff must not make Events flap); the message names what holds the pods back.
   const why = podProblems(input.pods, input.job);
+  const emptyView = activePods(input.pods, input.job).some((p) =>
+    (p.status?.containerStatuses ?? []).some(foundViewEmpty)
+  );
+  if (emptyView) {
+    const cause = fluxViewEmptyMessage(viewImageOf(input.job));
+    return [false, FLUX_VIEW_EMPTY, [message, cause, ...why].join("; ")];
+  }
   if (input.createFailure) {
     // Its own reason: a cluster that cannot make its pods is not merely slow (an Event marks it).
     const cause = detail("the Job cannot create pods", input.createFailure, MAX_CREATE_FAILURE);
@@ -214,6 +221,14 @@ const ROUTINE_WAITING_REASONS: ReadonlySet<string> = new Set([
   "ContainerCreating",
   "PodInitializing",
 ]);
+
+/**
+ * A container restarted after finding the mounted Flux view empty (restartPolicy OnFailure, which
+ * allows no podFailurePolicy: the Job does not fail on it at once).
+ */
+export function foundViewEmpty(cs: ContainerStatus): boolean {
+  return cs.lastState?.terminated?.exitCode === FLUX_VIEW_EMPTY_EXIT_CODE;
+}
 
 /** A container's wait when it is worth reporting (not a routine step of starting). */
 export function reportableWait(cs: ContainerStatus): ContainerStateWaiting | undefined {
