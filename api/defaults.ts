@@ -33,6 +33,7 @@ export const DEFAULTS = {
   fluxViewImage: "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble",
   fluxViewName: "flux-view",
   fluxViewMountPath: "/mnt/flux",
+  fluxViewFrom: "Auto",
   connectTimeout: "5s",
   logLevel: 6,
   queuePolicy: "fcfs",
@@ -148,6 +149,7 @@ function defaultFlux(flux: FluxSpec | undefined, size: number): DefaultedFluxSpe
       mountPath: f.container?.mountPath ?? DEFAULTS.fluxViewMountPath,
       disable: f.container?.disable ?? false,
       pullAlways: f.container?.pullAlways ?? false,
+      viewFrom: f.container?.viewFrom ?? DEFAULTS.fluxViewFrom,
     },
     // The CRD defaults connectTimeout only inside a given spec.flux, as Go's does: without one the
     // broker gets no -Stbon.connect_timeout and Flux's own default applies ("" says the same).

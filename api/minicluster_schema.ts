@@ -624,6 +624,11 @@ export const MINICLUSTER_SCHEMA: OpenApiSchema = {
                 },
                 "imagePullSecret": { "type": "string", "maxLength": 253 },
                 "pullAlways": { "type": "boolean", "default": false },
+                "viewFrom": {
+                  "type": "string",
+                  "enum": ["Auto", "ImageVolume", "Copy"],
+                  "default": "Auto",
+                },
                 "securityContext": {
                   "type": "object",
                   "properties": {
@@ -967,6 +972,7 @@ export const MINICLUSTER_SCHEMA: OpenApiSchema = {
         "readyPods": { "type": "integer", "format": "int32" },
         "jobid": { "type": "string" },
         "maximumSize": { "type": "integer", "format": "int32" },
+        "fluxView": { "type": "string", "enum": ["ImageVolume", "Copy"] },
         "conditions": {
           "type": "array",
           "x-kubernetes-list-type": "map",

@@ -613,6 +613,10 @@ export interface FluxContainer {
    * Always pull the view image. Defaults to false.
    */
   pullAlways?: boolean;
+  /**
+   * How the pods get the Flux view (docs/flux-view.md). ImageVolume mounts the view image read-only (a Kubernetes image volume: nothing is copied; the nodes' container runtime must support image volumes with subPath, containerd 2.2 or CRI-O 1.33 and later); Copy copies it with the init container into a shared emptyDir (the Go operator's way); Auto takes ImageVolume where every node can mount it, else the operator's --flux-view-mount. Decided once, when the Job is first built. Ignored with disable. Defaults to Auto.
+   */
+  viewFrom?: "Auto" | "ImageVolume" | "Copy";
   securityContext?: SecurityContext;
 }
 /**
@@ -916,6 +920,10 @@ export interface MiniClusterStatus {
    * Largest size the cluster can scale to, fixed when the broker hostlist was first written (an observation kept for v1alpha2 compatibility).
    */
   maximumSize?: number;
+  /**
+   * How the pods of the Job get the Flux view, decided once when the Job was first built (spec.flux.container.viewFrom): ImageVolume or Copy.
+   */
+  fluxView?: "ImageVolume" | "Copy";
   /**
    * Latest observations of the MiniCluster's state: Ready, Succeeded, Failed, SpecInvalid, Unappliable and SizeClamped (the Go operator's JobMiniClusterReady and friends are not set; Ready replaces them).
    */
@@ -1342,6 +1350,10 @@ export interface DefaultedFluxContainer {
    * Always pull the view image. Defaults to false.
    */
   pullAlways: boolean;
+  /**
+   * How the pods get the Flux view (docs/flux-view.md). ImageVolume mounts the view image read-only (a Kubernetes image volume: nothing is copied; the nodes' container runtime must support image volumes with subPath, containerd 2.2 or CRI-O 1.33 and later); Copy copies it with the init container into a shared emptyDir (the Go operator's way); Auto takes ImageVolume where every node can mount it, else the operator's --flux-view-mount. Decided once, when the Job is first built. Ignored with disable. Defaults to Auto.
+   */
+  viewFrom: "Auto" | "ImageVolume" | "Copy";
   securityContext?: SecurityContext;
 }
 /**

@@ -115,7 +115,8 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
     ],
   },
   "controllers/minicluster/workspace": {
-    what: "the workspace (what a MiniCluster remembers), its recovery, the sizes stage",
+    what:
+      "the workspace (what a MiniCluster remembers), its recovery, the sizes stage, the Flux view's mode and the nodes' runtimes it is chosen from",
     imports: [
       "api",
       "controllers/minicluster/children",

@@ -12,6 +12,7 @@ import type { CurveBuilders } from "../controllers/minicluster/kinds/dependents.
 import { EventRecorder } from "../controllers/minicluster/status/events.ts";
 import type { PodSecurityLevel } from "../controllers/minicluster/policy/pod_security.ts";
 import type { InlineCurveCertPolicy } from "../controllers/minicluster/policy/curve_source.ts";
+import type { FluxViewMount } from "../controllers/minicluster/workspace/flux_view_choice.ts";
 import { WATCHED } from "../controllers/minicluster/kinds/child_kinds.ts";
 import type { MiniClusterStores } from "../controllers/minicluster/kinds/child_kinds.ts";
 import type { Action } from "../runtime/controller/controller.ts";
@@ -43,6 +44,8 @@ export class FakeOperator {
       cleanupTimeoutMs?: number;
       podSecurity?: PodSecurityLevel;
       inlineCurveCert?: InlineCurveCertPolicy;
+      /** What viewFrom: Auto means (flux_view_choice.ts); default auto. */
+      fluxViewMount?: FluxViewMount;
       /** Pacing mechanisms switched off, as `--pacing-off` does (docs/write-pacing.md). */
       pacingOff?: string[];
       /** The operator's command line (operator_flags.ts), as far as the controller reads it. */
@@ -77,6 +80,7 @@ export class FakeOperator {
         cleanupTimeoutMs: opts.cleanupTimeoutMs,
         podSecurity: opts.podSecurity ?? settings.podSecurity,
         inlineCurveCert: opts.inlineCurveCert ?? settings.inlineCurveCert,
+        fluxViewMount: opts.fluxViewMount ?? settings.fluxViewMount,
         cleanupPollMs: 2_000,
         metrics: this.registry,
       },

@@ -14,6 +14,7 @@ import type { InlineCurveCertPolicy } from "./policy/curve_source.ts";
 import { POD_SECURITY_LEVELS, type PodSecurityLevel } from "./policy/pod_security.ts";
 import { FIRST_STATUS_DELAY, STATUS_TIMING, TIMING } from "./timing.ts";
 import type { MiniClusterControllerOptions } from "./controller.ts";
+import { FLUX_VIEW_MOUNTS, type FluxViewMount } from "./workspace/flux_view_choice.ts";
 
 /** The program's name: its --help, its messages and the default name of its Lease. */
 export const PROGRAM = "minicluster-operator";
@@ -37,6 +38,11 @@ export interface OperatorOptions extends ManagerOptions {
    * namespaces before it is stored (deploy/inline-curve-cert-policy.yaml).
    */
   inlineCurveCert: InlineCurveCertPolicy;
+  /**
+   * What `spec.flux.container.viewFrom: Auto` means (workspace/flux_view_choice.ts): "auto" mounts
+   * the view image where every node can, "image-volume" and "copy" say it for the whole cluster.
+   */
+  fluxViewMount: FluxViewMount;
 }
 
 const WRITES_DURING_BURSTS: FlagSpec<OperatorOptions> = {
@@ -103,6 +109,20 @@ const INLINE_CURVE_CERT: FlagSpec<OperatorOptions> = {
   default: "allow",
 };
 
+const FLUX_VIEW_MOUNT: FlagSpec<OperatorOptions> = {
+  name: "flux-view-mount",
+  key: "fluxViewMount",
+  kind: "string",
+  choices: FLUX_VIEW_MOUNTS,
+  help: "How pods get the Flux view when a MiniCluster's spec.flux.container.viewFrom is Auto: " +
+    "image-volume mounts the view image (the nodes' runtime must support image volumes with " +
+    "subPath: containerd 2.2, CRI-O 1.33), copy copies it with an init container, auto mounts " +
+    "it where every node that runs containers can (their runtime and kubelet versions, listed " +
+    "at most once a minute; with --namespaces Nodes are not read: copy). Decided once per " +
+    "MiniCluster, when its Job is first built.",
+  default: "auto",
+};
+
 /**
  * Every flag of the operator, in --help's order: the burst bound beside the write bound it
  * lowers, the controller's own pacing mechanism among those --pacing-off names and its timing
@@ -116,7 +136,7 @@ export const FLAGS: readonly FlagSpec<OperatorOptions>[] = managerFlags(PROGRAM)
       CHILD_EVENT_BATCH,
     ]
     : f.name === "help"
-    ? [POD_SECURITY, INLINE_CURVE_CERT, f]
+    ? [POD_SECURITY, INLINE_CURVE_CERT, FLUX_VIEW_MOUNT, f]
     : [f]
 );
 
@@ -142,18 +162,28 @@ export function parseOptions(
 }
 
 /**
- * What the operator's own flags set of the MiniCluster controller (the runtime's mechanisms get
- * their switches from the manager, `Manager.controllerPacing`).
+ * What the operator's own flags set of the MiniCluster controller (mod.ts, and the tests'
+ * managers; the runtime's mechanisms get their switches from the manager,
+ * `Manager.controllerPacing`). An operator confined to `--namespaces` holds its rights through
+ * RoleBindings, which grant no Nodes: it does not read them (`nodeRuntimes: null`), and
+ * `--flux-view-mount=auto` copies.
  */
 export function controllerSettings(
   opts: OperatorOptions,
 ): Pick<
   MiniClusterControllerOptions,
-  "podSecurity" | "inlineCurveCert" | "statusTiming" | "childEventBatchMs"
+  | "podSecurity"
+  | "inlineCurveCert"
+  | "fluxViewMount"
+  | "nodeRuntimes"
+  | "statusTiming"
+  | "childEventBatchMs"
 > {
   return {
     podSecurity: opts.podSecurity,
     inlineCurveCert: opts.inlineCurveCert,
+    fluxViewMount: opts.fluxViewMount,
+    ...(opts.namespaces.length > 0 ? { nodeRuntimes: null } : {}),
     childEventBatchMs: opts.childEventBatchMs,
     statusTiming: {
       firstStatusDelay: !opts.pacingOff.includes(FIRST_STATUS_DELAY),

@@ -81,6 +81,12 @@ import type { MiniClusterStores } from "./kinds/child_kinds.ts";
 import { GangSupportProbe } from "./gang/gang_support.ts";
 import { type StatusTiming, TIMING } from "./timing.ts";
 import { WorkspaceResolver } from "./workspace/workspace.ts";
+import {
+  FluxViewChooser,
+  type FluxViewMount,
+  type NodeRuntimeSource,
+} from "./workspace/flux_view_choice.ts";
+import { NodeRuntimes } from "./workspace/node_runtimes.ts";
 import { measured, Pipeline, type StageWatch } from "./pipeline/pipeline.ts";
 import { StageMetrics } from "./pipeline/stage_metrics.ts";
 import { validateStage } from "./pipeline/validate_stage.ts";
@@ -108,6 +114,13 @@ export interface MiniClusterReconcilerOptions {
   podSecurity?: PodSecurityLevel;
   /** Whether `flux.curveCert` is accepted (curve_source.ts); default allow. */
   inlineCurveCert?: InlineCurveCertPolicy;
+  /** What `viewFrom: Auto` means (flux_view_choice.ts); default auto. */
+  fluxViewMount?: FluxViewMount;
+  /**
+   * The nodes' runtimes for `auto` (default: listed through `client`, node_runtimes.ts); null: not
+   * read (an operator confined to namespaces has no right to list Nodes), `auto` copies.
+   */
+  nodeRuntimes?: NodeRuntimeSource | null;
   /** Where the stages' and the first status's metrics are registered (the manager's, /metrics). */
   metrics?: Registry;
   /** The freshness fence's switch (`--pacing-off=freshness-fence`); on by default. */
@@ -162,9 +175,13 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       pollMs: opts.cleanupPollMs ?? TIMING.cleanupPollMs,
     });
     this.#stageMetrics = new StageMetrics(opts.metrics ?? new Registry());
+    const nodes = opts.nodeRuntimes === null
+      ? undefined
+      : opts.nodeRuntimes ?? new NodeRuntimes(client, () => now().getTime());
+    const fluxViews = new FluxViewChooser(opts.fluxViewMount ?? "auto", nodes);
     this.#pipeline = Pipeline.over<Start>()
       .then("validate", validateStage)
-      .then("sizes", sizesStage(new WorkspaceResolver(client, stores)))
+      .then("sizes", sizesStage(new WorkspaceResolver(client, stores, fluxViews)))
       .then(
         "build",
         buildStage({

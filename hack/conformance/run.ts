@@ -365,7 +365,8 @@ export async function startGoOperator(
  * change is restructuring, so it is not fixed here).
  */
 export async function startOurOperator(kubeconfig: string): Promise<RunningOperator> {
-  const operator = await OperatorProcess.start({ kubeconfig });
+  // The Go operator copies the Flux view: ours copies too, whatever the nodes could mount.
+  const operator = await OperatorProcess.start({ kubeconfig, args: ["--flux-view-mount=copy"] });
   await operator.ready();
   return {
     async stop() {

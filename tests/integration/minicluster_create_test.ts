@@ -8,6 +8,7 @@ import { MiniClusters } from "../../api/resource.ts";
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../api/workspace.ts";
 import { FINALIZER } from "../../controllers/minicluster/children/names.ts";
 import { buildWorkspace } from "../../controllers/minicluster/workspace/workspace.ts";
+import { fluxViewOf } from "../../controllers/minicluster/children/job.ts";
 import { eventually, fullCluster, integrationTest } from "../harness.ts";
 import {
   eventsFor,
@@ -60,7 +61,8 @@ integrationTest("minicluster create: every child, owned, with the spec's content
 
     const ws = await client.get<MiniClusterWorkspace>(MiniClusterWorkspaces, namespace, "flux");
     owned(ws);
-    assert.deepEqual(ws.spec, { maxSize: 3, size: 2 });
+    // The view's mode the nodes allowed (docs/flux-view.md), the same as the Job's.
+    assert.deepEqual(ws.spec, { maxSize: 3, size: 2, fluxView: fluxViewOf(job) });
 
     const mc = await eventually(async () => {
       const mc = await getMiniCluster(env, "flux");

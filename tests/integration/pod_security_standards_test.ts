@@ -24,6 +24,7 @@ import type {
 import type { MiniClusterSpec } from "../../api/mod.ts";
 import { validateSpec, withDefaults } from "../../api/mod.ts";
 import { desiredChildren } from "../../controllers/minicluster/kinds/desired.ts";
+import type { FluxView } from "../../controllers/minicluster/children/sizing.ts";
 import {
   podSecurityFindings,
   type PodSecurityLevel,
@@ -645,8 +646,15 @@ function podObject(env: TestEnv, pod: Case): Pod {
   };
 }
 
-/** The Job's pod and the services pod the operator builds from `spec`, as cases. */
-async function builtPods(name: string, spec: Partial<MiniClusterSpec>): Promise<Case[]> {
+/**
+ * The Job's pod and the services pod the operator builds from `spec`, as cases; with `fluxView`
+ * ImageVolume the pods mount the Flux view image (docs/flux-view.md).
+ */
+async function builtPods(
+  name: string,
+  spec: Partial<MiniClusterSpec>,
+  fluxView: FluxView = "Copy",
+): Promise<Case[]> {
   const mc = {
     apiVersion: "flux-framework.org/v1alpha2",
     kind: "MiniCluster",
@@ -654,7 +662,11 @@ async function builtPods(name: string, spec: Partial<MiniClusterSpec>): Promise<
     spec: { size: 2, containers: spec.containers ?? [{ name: "app", image: IMAGE }], ...spec },
   };
   assert.deepEqual(validateSpec(mc), [], `${name}: the MiniCluster is valid`);
-  const desired = await desiredChildren(withDefaults(mc), { effectiveSize: 2, maximumSize: 2 });
+  const desired = await desiredChildren(withDefaults(mc), {
+    effectiveSize: 2,
+    maximumSize: 2,
+    fluxView,
+  });
   const template = desired.job.spec!.template;
   const out: Case[] = [{
     name: `MiniCluster ${name}: Job pod`,
@@ -696,6 +708,10 @@ function differential(level: PodSecurityLevel): void {
       };
       const cases = RULE_CASES.filter((c) => (c.since ?? 0) <= minor);
       for (const mc of MINICLUSTER_CASES) cases.push(...await builtPods(mc.name, mc.spec));
+      // The view image as an image volume: allowed at both levels.
+      for (const mc of MINICLUSTER_CASES.slice(0, 1)) {
+        cases.push(...await builtPods(`${mc.name} (view mounted)`, mc.spec, "ImageVolume"));
+      }
       for (const c of cases) judge(c, await apiserverChecks(env, c, level, minor));
 
       // Ephemeral containers are added to a running pod (its ephemeralcontainers subresource),

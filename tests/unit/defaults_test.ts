@@ -111,6 +111,7 @@ Deno.test("withDefaults of a minimal MiniCluster fills every CRD and derived def
         mountPath: "/mnt/flux",
         disable: false,
         pullAlways: false,
+        viewFrom: "Auto",
       },
       // No spec.flux, so no CRD default for it (as in the Go operator): Flux's own applies.
       connectTimeout: "",

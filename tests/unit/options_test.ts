@@ -122,7 +122,11 @@ Deno.test("options: --help documents every flag with its env var and default", (
 
 Deno.test("options: a flag with choices takes each of them and refuses anything else", () => {
   const withChoices = FLAGS.filter((f) => f.choices && f.kind === "string");
-  assert.deepEqual(withChoices.map((f) => f.name), ["pod-security", "inline-curve-cert"]);
+  assert.deepEqual(withChoices.map((f) => f.name), [
+    "pod-security",
+    "inline-curve-cert",
+    "flux-view-mount",
+  ]);
   for (const f of withChoices) {
     for (const choice of f.choices!) {
       assert.equal(parseOptions([`--${f.name}=${choice}`])[f.key], choice);
@@ -136,7 +140,7 @@ Deno.test("options: a flag with choices takes each of them and refuses anything 
   }
 });
 
-Deno.test("options: the runtime parses the manager's flags; the operator adds its own five", () => {
+Deno.test("options: the runtime parses the manager's flags; the operator adds its own six", () => {
   const manager = managerFlags("some-operator");
   const own = FLAGS.filter((f) => !manager.some((m) => m.name === f.name)).map((f) => f.name);
   assert.deepEqual(own, [
@@ -145,6 +149,7 @@ Deno.test("options: the runtime parses the manager's flags; the operator adds it
     "child-event-batch",
     "pod-security",
     "inline-curve-cert",
+    "flux-view-mount",
   ]);
   assert.deepEqual(
     FLAGS.filter((f) => !own.includes(f.name)).map((f) => f.name),

@@ -9,7 +9,7 @@ import {
   orderedPodSpec,
   servicesPodLabels,
 } from "../../controllers/minicluster/children/pod/pod.ts";
-import { pullPolicy } from "../../controllers/minicluster/children/pod/containers.ts";
+import { pullPolicy } from "../../controllers/minicluster/children/pod/pull_policy.ts";
 
 function miniCluster(spec: Partial<MiniClusterSpec>) {
   return withDefaults({

@@ -44,7 +44,7 @@ Deno.test("workspace: a user's ConfigMap named like the MiniCluster does not blo
   await op.create("flux", { size: 2 });
   await op.converge("flux");
   assert.equal(jobOf(op, "flux")?.spec?.parallelism, 2, "the Job exists");
-  assert.deepEqual(workspaceOf(op, "flux")?.spec, { maxSize: 2, size: 2 });
+  assert.deepEqual(workspaceOf(op, "flux")?.spec, { maxSize: 2, size: 2, fluxView: "Copy" });
   assert.equal(op.condition("flux", "Unappliable")?.status ?? "False", "False");
   const cm = op.api.peek<ConfigMap>(ConfigMaps, NS, "flux")!;
   assert.deepEqual(cm.data, mine.data, "the user's ConfigMap untouched");
@@ -76,7 +76,8 @@ Deno.test("workspace: a deleted workspace is made again from the running hostlis
   await op.api.delete(MiniClusterWorkspaces, NS, "flux");
   await edit(op, "flux", { size: 4, maxSize: 4 });
   await op.converge("flux");
-  assert.deepEqual(workspaceOf(op, "flux")?.spec, { maxSize: 2, size: 2 }, "recovered");
+  const recovered = { maxSize: 2, size: 2, fluxView: "Copy" };
+  assert.deepEqual(workspaceOf(op, "flux")?.spec, recovered, "recovered");
   assert.equal(jobOf(op, "flux")?.spec?.parallelism, 2, "still at most the brokers' maxSize");
   assert.equal(hostlist(op, "flux"), "'flux-[0-1]'", "the running brokers' hostlist kept");
   assert.equal(op.miniCluster("flux")?.status?.maximumSize, 2);
@@ -112,7 +113,7 @@ Deno.test("workspace: with no Job yet, a missing workspace may follow the spec",
   await op.api.delete(ConfigMaps, NS, "flux-entrypoint");
   await edit(op, "flux", { size: 3, maxSize: 3 });
   await op.converge("flux");
-  assert.deepEqual(workspaceOf(op, "flux")?.spec, { maxSize: 3, size: 3 });
+  assert.deepEqual(workspaceOf(op, "flux")?.spec, { maxSize: 3, size: 3, fluxView: "Copy" });
   assert.equal(jobOf(op, "flux")?.spec?.parallelism, 3);
 });
 

@@ -4,7 +4,8 @@
  * Keys (Go Flux Operator parity):
  * - `wait-<i>` for the Flux container at index i of spec.containers,
  * - `start-<i>` for a wrapped non-Flux container at index i,
- * - `<flux.container.name>` (default `flux-view`) for the flux-view init container.
+ * - `<flux.container.name>` (default `flux-view`) for the flux-view init container, unless the
+ *   view image is mounted (sizing.ts mountsViewImage: no init container).
  *
  * Unlike the Go operator there is no `curve.cert` key: the CURVE certificate holds a secret key
  * and lives in its own Secret (see curve.ts). The Job mounts both at ENTRYPOINT_MOUNT_PATH
@@ -50,7 +51,8 @@ export function buildEntrypointConfigMap(mc: MiniClusterInput, sizing: Sizing): 
       `spec.flux.container.name ${JSON.stringify(settings.view.name)} collides with a script name`,
     );
   }
-  data[settings.view.name] = fluxViewInitScript(settings);
+  // No init container runs when the view image is mounted: the Flux container writes the config.
+  if (!settings.view.mounted) data[settings.view.name] = fluxViewInitScript(settings);
   return {
     apiVersion: "v1",
     kind: "ConfigMap",

@@ -16,12 +16,17 @@
  *   an admitted Job someone else suspends, so the user's suspension goes through Kueue's Workload
  *   (queue.ts).
  */
-import type { Job, PodFailurePolicy, SuccessPolicy } from "kubernetes-types/batch/v1.d.ts";
+import type {
+  Job,
+  PodFailurePolicy,
+  PodFailurePolicyRule,
+  SuccessPolicy,
+} from "kubernetes-types/batch/v1.d.ts";
 import type { PodSpec } from "kubernetes-types/core/v1.d.ts";
 import { fluxViewContainer, jobContainers } from "./pod/containers.ts";
 import { schedulingGroup } from "./gang.ts";
-import type { Sizing } from "./sizing.ts";
-import { headlessServiceName, jobName } from "./names.ts";
+import { type FluxView, mountsViewImage, type Sizing } from "./sizing.ts";
+import { headlessServiceName, jobName, VIEW_IMAGE_VOLUME } from "./names.ts";
 import { KUEUE_QUEUE_LABEL, kueueQueueOf } from "./queue.ts";
 import { childMetadata } from "./owner.ts";
 import { sortedMap } from "./pod/pod.ts";
@@ -36,6 +41,7 @@ import {
   podAnnotations,
 } from "./pod/pod.ts";
 import { LEAD_FAILED_EXIT_CODE } from "./scripts/lead-finished.ts";
+import { FLUX_VIEW_EMPTY_EXIT_CODE } from "./scripts/view-environment.ts";
 import type { DefaultedMiniCluster } from "../../../api/mod.ts";
 import { operatorVolumes, userVolumes } from "./pod/volumes.ts";
 
@@ -53,10 +59,12 @@ export interface JobOptions {
 
 export function buildJob(mc: DefaultedMiniCluster, sizing: Sizing, opts: JobOptions = {}): Job {
   const group = opts.unganged ? undefined : schedulingGroup(mc);
-  const volumes = [...operatorVolumes(mc), ...userVolumes(mc.spec.containers)];
+  // The view image mounted: no init container copies it, each broker writes its configuration.
+  const viewMounted = mountsViewImage(mc, sizing);
+  const volumes = [...operatorVolumes(mc, viewMounted), ...userVolumes(mc.spec.containers)];
   assertUnique("volume name", volumes.map((v) => v.name));
-  const initContainers = [fluxViewContainer(mc)];
-  const containers = jobContainers(mc);
+  const initContainers = viewMounted ? [] : [fluxViewContainer(mc)];
+  const containers = jobContainers(mc, viewMounted);
   assertUnique("container name", [...initContainers, ...containers].map((c) => c.name));
   for (const c of containers) {
     assertUnique(
@@ -72,7 +80,7 @@ export function buildJob(mc: DefaultedMiniCluster, sizing: Sizing, opts: JobOpti
     restartPolicy: jobRestartPolicy(mc),
     ...jobOnlyPodOptions(mc),
     containers,
-    initContainers,
+    ...(initContainers.length > 0 ? { initContainers } : {}),
     volumes,
   };
   const affinity = jobAffinity(mc);
@@ -99,13 +107,28 @@ export function buildJob(mc: DefaultedMiniCluster, sizing: Sizing, opts: JobOpti
         ? { suspend: true }
         : {}),
       successPolicy: leadBrokerSuccess(),
-      ...podFailurePolicy(mc, spec),
+      ...podFailurePolicy(mc, spec, viewMounted),
       template: {
         metadata: { labels: jobPodLabels(mc), ...(annotations ? { annotations } : {}) },
         spec: orderedPodSpec(spec),
       },
     },
   };
+}
+
+/**
+ * How the pods of a Job that exists get the view: its template mounts the view image or not (the
+ * status's observation, and a lost workspace's value).
+ */
+export function fluxViewOf(job: Job): FluxView {
+  const volumes = job.spec?.template?.spec?.volumes ?? [];
+  return volumes.some((v) => v.name === VIEW_IMAGE_VOLUME && "image" in v) ? "ImageVolume" : "Copy";
+}
+
+/** The image a Job's pods mount the view from ("" when they copy it). */
+export function viewImageOf(job: Job): string {
+  const volume = job.spec?.template?.spec?.volumes?.find((v) => v.name === VIEW_IMAGE_VOLUME);
+  return (volume as { image?: { reference?: string } } | undefined)?.image?.reference ?? "";
 }
 
 /** spec.jobLabels with Kueue's queue label as given (undefined: the spec's). */
@@ -126,28 +149,29 @@ function leadBrokerSuccess(): SuccessPolicy {
 /**
  * The Job fails as soon as the lead broker's run has failed: its followers completed with the
  * Flux instance, so a lead broker started again would wait for them forever (lead-finished.ts).
- * The API allows a podFailurePolicy only with restartPolicy Never; none without a Flux container.
+ * With the view image mounted it also fails as soon as a container finds the view empty: the
+ * node's runtime cannot mount it, and new pods would only find it empty again (view-environment.ts).
+ * The API allows a podFailurePolicy only with restartPolicy Never.
  */
 function podFailurePolicy(
   mc: DefaultedMiniCluster,
   pod: PodSpec,
+  viewMounted: boolean,
 ): { podFailurePolicy?: PodFailurePolicy } {
+  if (pod.restartPolicy !== "Never") return {};
   const flux = mc.spec.containers.some((c) => c.runFlux);
-  if (pod.restartPolicy !== "Never" || !flux) return {};
-  return { podFailurePolicy: leadBrokerFailure(jobName(mc)) };
+  const rules: PodFailurePolicyRule[] = [
+    ...(flux ? [failJobOn(LEAD_FAILED_EXIT_CODE, jobName(mc))] : []),
+    ...(viewMounted ? [failJobOn(FLUX_VIEW_EMPTY_EXIT_CODE)] : []),
+  ];
+  return rules.length > 0 ? { podFailurePolicy: { rules } } : {};
 }
 
-/** FailJob when the Flux container exits with the code of a failed run of the lead broker. */
-function leadBrokerFailure(fluxContainer: string): PodFailurePolicy {
+/** FailJob when a container (the named one, or any) exits with `code`. */
+function failJobOn(code: number, containerName?: string): PodFailurePolicyRule {
   return {
-    rules: [{
-      action: "FailJob",
-      onExitCodes: {
-        containerName: fluxContainer,
-        operator: "In",
-        values: [LEAD_FAILED_EXIT_CODE],
-      },
-    }],
+    action: "FailJob",
+    onExitCodes: { ...(containerName ? { containerName } : {}), operator: "In", values: [code] },
   };
 }
 

@@ -41,6 +41,8 @@ export const entrypointConfigMapName = (mc: Named): string => `${nameOf(mc)}-ent
 export const curveSecretName = (mc: Named): string => `${nameOf(mc)}-curve-cert`;
 /** The Flux containers' entrypoint volume (scripts and certificate), named after the Secret. */
 export const fluxEntrypointVolumeName = curveSecretName;
+/** The view image's volume when the pods mount it (pod/volumes.ts viewImageMounts). */
+export const VIEW_IMAGE_VOLUME = "flux-view-image";
 export const servicesPodName = (mc: Named): string => `${nameOf(mc)}-services`;
 /** The gang's PodGroup (spec.gang). */
 export const podGroupName = (mc: Named): string => nameOf(mc);

@@ -12,7 +12,8 @@
  * A pod that cannot start also keeps why, for the Ready condition's message: its PodScheduled
  * condition while it is False (the scheduler's reason and message), and the containers waiting for a
  * reason other than the routine ContainerCreating/PodInitializing (ImagePullBackOff,
- * CreateContainerConfigError, CrashLoopBackOff, ...). A healthy pod keeps none of this.
+ * CreateContainerConfigError, CrashLoopBackOff, ...), and of such a container that last ended on
+ * an empty Flux view, that exit code. A healthy pod keeps none of this.
  *
  * The services pod is a child the reconciler compares field by field: pods not owned by a Job are
  * kept whole.
@@ -32,7 +33,7 @@ import type {
 } from "kubernetes-types/core/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { controllerOf } from "../../../runtime/cache/store.ts";
-import { isUnscheduled, reportableWait } from "../status/status.ts";
+import { foundViewEmpty, isUnscheduled, reportableWait } from "../status/status.ts";
 import { isWorkspace } from "../workspace/legacy_workspace.ts";
 
 /** A Job's pod reduced to what status.ts and the reconciler read; other pods unchanged. */
@@ -80,7 +81,13 @@ function stuckContainers(statuses?: ContainerStatus[]): ContainerStatus[] | unde
     if (!waiting) continue;
     // The view keeps only what status.ts reads; the API's required fields are not among it.
     const { reason, message } = waiting;
-    const view = { name: cs.name, state: { waiting: message ? { reason, message } : { reason } } };
+    const view = {
+      name: cs.name,
+      state: { waiting: message ? { reason, message } : { reason } },
+      ...(foundViewEmpty(cs)
+        ? { lastState: { terminated: { exitCode: cs.lastState!.terminated!.exitCode } } }
+        : {}),
+    };
     stuck.push(view as ContainerStatus);
   }
   return stuck.length ? stuck : undefined;

@@ -1,13 +1,13 @@
 /**
  * The operator's ClusterRole: exactly the verbs it uses, no wildcards, each rule with why. The
  * rights on each child kind (and on Events) are its row's `rbac` in the table of child_kinds.ts;
- * the rest are the MiniClusters' own (the primary watch, status, finalizer, deletion) and Kueue's
- * Workloads. hack/cluster-role.ts writes deploy/cluster-role.yaml from these (and so the chart and
+ * the rest are the MiniClusters' own (the primary watch, status, finalizer, deletion), Kueue's
+ * Workloads and the Nodes' runtimes. hack/cluster-role.ts writes deploy/cluster-role.yaml from these (and so the chart and
  * install.yaml); the Lease of leader election has its own namespaced Role
  * (deploy/leader-election-role.yaml).
  */
 import { MiniClusters } from "../../../api/resource.ts";
-import type { ResourceType } from "../../../runtime/client/resources.ts";
+import { Nodes, type ResourceType } from "../../../runtime/client/resources.ts";
 import { CHILD_KINDS } from "./child_kinds.ts";
 import { KueueWorkloads } from "../lifecycle/queue_workload.ts";
 
@@ -62,11 +62,26 @@ const WORKLOAD_RULES: RbacRule[] = [
   },
 ];
 
-/** Every rule of the ClusterRole: the MiniClusters', one per row of the table, the Workloads'. */
+/** The nodes' container runtimes, for the Flux view's mode; no child, no watch. */
+const NODE_RULES: RbacRule[] = [
+  {
+    ...on(Nodes),
+    verbs: ["list"],
+    why: "viewFrom: Auto under --flux-view-mount=auto (workspace/flux_view_choice.ts): the " +
+      "nodes' container runtime and kubelet versions decide whether a new Job's pods mount the " +
+      "Flux view image; listed at most once a minute, only while a new Job is being built.",
+  },
+];
+
+/**
+ * Every rule of the ClusterRole: the MiniClusters', one per row of the table, the Workloads', the
+ * Nodes'.
+ */
 export function clusterRoleRules(): RbacRule[] {
   return [
     ...MINICLUSTER_RULES,
     ...CHILD_KINDS.map((row) => ({ ...on(row.rt), verbs: [...row.rbac], why: row.rbacReason })),
     ...WORKLOAD_RULES,
+    ...NODE_RULES,
   ];
 }

@@ -11,7 +11,14 @@ import type { Event, ObjectReference } from "kubernetes-types/core/v1.d.ts";
 import type { Condition } from "kubernetes-types/meta/v1.d.ts";
 import type { ApiClient } from "../../../runtime/client/api_client.ts";
 import { Events } from "../../../runtime/client/resources.ts";
-import { FAILED, GANG_SCHEDULING, NEGATIVE_POLARITY, READY, SUCCEEDED } from "./status.ts";
+import {
+  FAILED,
+  FLUX_VIEW_EMPTY,
+  GANG_SCHEDULING,
+  NEGATIVE_POLARITY,
+  READY,
+  SUCCEEDED,
+} from "./status.ts";
 import { GANG_NOT_ENFORCED, GANG_UNAVAILABLE, GANG_UNSCHEDULABLE } from "../gang/gang_condition.ts";
 import { SUSPENDED_REASON, WAITING_FOR_ADMISSION } from "../lifecycle/lifecycle.ts";
 import { MINICLUSTER_API_VERSION, MINICLUSTER_KIND } from "../children/owner.ts";
@@ -45,7 +52,7 @@ export function conditionEvents(
     if (before && before.status === c.status && before.reason === c.reason) continue;
     // A condition that starts False is the normal start (no pods yet), except a gang the API
     // server cannot give or the scheduler cannot place: that is worth a Warning at once.
-    if (!before && c.status !== "True" && !gangProblem(c)) continue;
+    if (!before && c.status !== "True" && !gangProblem(c) && c.reason !== FLUX_VIEW_EMPTY) continue;
     out.push({ type: warns(c, before) ? "Warning" : "Normal", reason: c.reason, message: text(c) });
   }
   return out;
@@ -56,6 +63,8 @@ function warns(c: Condition, before: Condition | undefined): boolean {
   if (c.type === READY) {
     // Suspending (or a queue taking the Job back) stops the pods on purpose: not a warning.
     const deliberate = c.reason === SUSPENDED_REASON || c.reason === WAITING_FOR_ADMISSION;
+    // Pods that cannot get Flux are wrong from the start, not only once they were ready.
+    if (c.reason === FLUX_VIEW_EMPTY) return true;
     return c.status !== "True" && before?.status === "True" && !deliberate;
   }
   if (c.type === SUCCEEDED) return false;

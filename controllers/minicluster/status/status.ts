@@ -22,6 +22,12 @@ import {
   suspendedCondition,
 } from "../lifecycle/lifecycle.ts";
 import { boundedMessage } from "./messages.ts";
+import { fluxViewOf, viewImageOf } from "../children/job.ts";
+import {
+  FLUX_VIEW_EMPTY_EXIT_CODE,
+  fluxViewEmptyMessage,
+} from "../children/scripts/view-environment.ts";
+import type { FluxView } from "../children/sizing.ts";
 import type { QueueReport } from "../lifecycle/queue_workload.ts";
 import { LEAD_FAILED_EXIT_CODE, LEAD_FAILED_MESSAGE } from "../children/scripts/lead-finished.ts";
 
@@ -54,6 +60,8 @@ export interface MiniClusterStatus {
   jobid: string;
   /** Largest size the cluster can be scaled to: the maxSize its brokers were bootstrapped with. */
   maximumSize: number;
+  /** How the Job's pods get the Flux view, as its pod template says; absent without a Job. */
+  fluxView?: FluxView;
 }
 
 /** A reason and message for a problem condition. */
@@ -90,15 +98,25 @@ export interface StatusInput {
   now: string;
 }
 
+/** The reason of the Failed condition when a container found the mounted Flux view empty. */
+export const FLUX_VIEW_EMPTY = "FluxViewEmpty";
+
 /**
- * The Job's failure message; when the Job failed on the exit code of a failed run of the lead
- * broker (its podFailurePolicy), what that code means.
+ * The Failed condition's reason and message from the Job's: when the Job failed on an exit code
+ * of its podFailurePolicy, what that code means (a failed run of the lead broker; a mounted view
+ * without Flux, which gets its own reason: the fix is the cluster's, not the workload's).
  */
-function failedMessage(failed: JobCondition): string {
+function failedReport(failed: JobCondition, job: Job): [string, string] {
   const message = failed.message || "the Job failed";
-  const leadRun = failed.reason === "PodFailurePolicy" &&
-    message.includes(`exit code ${LEAD_FAILED_EXIT_CODE} `);
-  return leadRun ? `${message}; ${LEAD_FAILED_MESSAGE}` : message;
+  const onCode = (code: number) =>
+    failed.reason === "PodFailurePolicy" && message.includes(`exit code ${code} `);
+  if (onCode(FLUX_VIEW_EMPTY_EXIT_CODE)) {
+    return [FLUX_VIEW_EMPTY, `${fluxViewEmptyMessage(viewImageOf(job))}; ${message}`];
+  }
+  if (onCode(LEAD_FAILED_EXIT_CODE)) {
+    return [failed.reason || "JobFailed", `${message}; ${LEAD_FAILED_MESSAGE}`];
+  }
+  return [failed.reason || "JobFailed", message];
 }
 
 /** Computes the complete status from observations. */
@@ -132,8 +150,9 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
   add(
     FAILED,
     failed !== undefined,
-    failed ? (failed.reason || "JobFailed") : "NotFailed",
-    failed ? failedMessage(failed) : "the Job has not failed",
+    ...(failed && job
+      ? failedReport(failed, job)
+      : ["NotFailed", "the Job has not failed"] as [string, string]),
   );
   add(
     SPEC_INVALID,
@@ -159,6 +178,7 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
     readyPods,
     jobid: job?.metadata?.uid ?? "",
     maximumSize: input.maximumSize,
+    ...(job ? { fluxView: fluxViewOf(job) } : {}),
   };
 }
 
@@ -181,6 +201,13 @@ function readyCondition(
   // Why the others are not: the reason stays PodsNotReady (a container between ErrImagePull and
   // ImagePullBackOff must not make Events flap); the message names what holds the pods back.
   const why = podProblems(input.pods, input.job);
+  const emptyView = activePods(input.pods, input.job).some((p) =>
+    (p.status?.containerStatuses ?? []).some(foundViewEmpty)
+  );
+  if (emptyView) {
+    const cause = fluxViewEmptyMessage(viewImageOf(input.job));
+    return [false, FLUX_VIEW_EMPTY, [message, cause, ...why].join("; ")];
+  }
   if (input.createFailure) {
     // Its own reason: a cluster that cannot make its pods is not merely slow (an Event marks it).
     const cause = detail("the Job cannot create pods", input.createFailure, MAX_CREATE_FAILURE);
@@ -194,6 +221,14 @@ const ROUTINE_WAITING_REASONS: ReadonlySet<string> = new Set([
   "ContainerCreating",
   "PodInitializing",
 ]);
+
+/**
+ * A container restarted after finding the mounted Flux view empty (restartPolicy OnFailure, which
+ * allows no podFailurePolicy: the Job does not fail on it at once).
+ */
+export function foundViewEmpty(cs: ContainerStatus): boolean {
+  return cs.lastState?.terminated?.exitCode === FLUX_VIEW_EMPTY_EXIT_CODE;
+}
 
 /** A container's wait when it is worth reporting (not a routine step of starting). */
 export function reportableWait(cs: ContainerStatus): ContainerStateWaiting | undefined {

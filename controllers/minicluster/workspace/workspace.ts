@@ -23,6 +23,10 @@
  * the spec's. The dependents' plan then writes the Job only if the workspace holds the maximum the
  * children were built for; if one existed after all with another maximum (another process made it
  * meanwhile), the reconcile stops before the Job and the next one builds everything from it.
+ *
+ * The workspace also keeps how the pods get the Flux view (flux_view_choice.ts): decided when the
+ * workspace is made, before the Job exists, and never again for that MiniCluster, since a Job's pod
+ * template cannot change. A workspace made before the choice existed holds none: its Job copies.
  */
 import { type MiniClusterWorkspace, MiniClusterWorkspaces } from "../../../api/workspace.ts";
 import type { DefaultedMiniCluster } from "../../../api/mod.ts";
@@ -37,9 +41,10 @@ import { controllerOf, type KubeObject, type Store } from "../../../runtime/cach
 import { CHILD_KINDS, type MiniClusterStores } from "../kinds/child_kinds.ts";
 import { workspaceName } from "../children/names.ts";
 import type { Owner } from "../children/owner.ts";
-import type { Sizing } from "../children/sizing.ts";
+import type { FluxView, Sizing } from "../children/sizing.ts";
 import { owned } from "../kinds/owned_children.ts";
 import { recoverWorkspace, type Workspace } from "./workspace_recovery.ts";
+import type { FluxViewChooser } from "./flux_view_choice.ts";
 
 /**
  * The sizes a reconcile builds for: the user's (spec.size as defaulted), and the sizing the
@@ -60,7 +65,8 @@ export interface Unconfirmed {
 
 /** What a workspace made for brokers started at `sizing` holds. */
 export function workspaceAt(sizing: Sizing): Workspace {
-  return { maxSize: sizing.maximumSize, size: sizing.effectiveSize };
+  const { fluxView } = sizing;
+  return { maxSize: sizing.maximumSize, size: sizing.effectiveSize, ...(fluxView && { fluxView }) };
 }
 
 /** The workspace holding `ws` for `mc`. */
@@ -69,15 +75,19 @@ export function buildWorkspace(mc: Owner, ws: Workspace): MiniClusterWorkspace {
     apiVersion: "flux-framework.org/v1alpha2",
     kind: "MiniClusterWorkspace",
     metadata: { name: workspaceName(mc) },
-    spec: { maxSize: ws.maxSize, size: ws.size },
+    spec: { maxSize: ws.maxSize, size: ws.size, ...(ws.fluxView && { fluxView: ws.fluxView }) },
   });
 }
 
 /** Reads the values back; undefined when the object does not hold a usable workspace. */
 function parseWorkspace(ws: MiniClusterWorkspace): Workspace | undefined {
-  const { maxSize, size } = ws.spec ?? {};
+  const { maxSize, size, fluxView } = ws.spec ?? {};
   if (!Number.isInteger(maxSize) || maxSize < 1) return undefined;
-  return { maxSize, size: Number.isInteger(size) && size >= 1 ? size : maxSize };
+  return {
+    maxSize,
+    size: Number.isInteger(size) && size >= 1 ? size : maxSize,
+    fluxView: fluxView === "ImageVolume" ? "ImageVolume" : "Copy",
+  };
 }
 
 /** The workspace of `mc` holding `ws` as a create-once dependent. */
@@ -96,9 +106,10 @@ export function workspaceDependent(
   };
 }
 
-/** Whether the workspace `ws` holds the maximum `sizes` were built for. */
+/** Whether the workspace `ws` holds the maximum and the view's mode `sizes` were built for. */
 export function confirms(ws: MiniClusterWorkspace | undefined, sizes: Sizes): boolean {
-  return ws !== undefined && parseWorkspace(ws)?.maxSize === sizes.maximumSize;
+  const held = ws === undefined ? undefined : parseWorkspace(ws);
+  return held?.maxSize === sizes.maximumSize && held.fluxView === (sizes.fluxView ?? "Copy");
 }
 
 /** Why the workspace `ws`, found under the MiniCluster's workspace name, is not one to use. */
@@ -128,6 +139,8 @@ export class WorkspaceResolver {
   constructor(
     readonly client: ApiClient,
     readonly stores: MiniClusterStores,
+    /** Decides the view's mode of a workspace to be made; none: Copy. */
+    readonly fluxViews?: FluxViewChooser,
   ) {}
 
   /**
@@ -138,14 +151,16 @@ export class WorkspaceResolver {
     mc: DefaultedMiniCluster,
   ): Promise<Sizes | { problem: Problem; requeueAfterMs?: number }> {
     const requestedSize = mc.spec.size;
-    const sized = (maxSize: number, unconfirmed?: Unconfirmed): Sizes => ({
+    const sized = (held: Workspace, unconfirmed?: Unconfirmed): Sizes => ({
       requestedSize,
-      effectiveSize: Math.min(Math.max(requestedSize, 1), maxSize),
-      maximumSize: maxSize,
+      effectiveSize: Math.min(Math.max(requestedSize, 1), held.maxSize),
+      maximumSize: held.maxSize,
+      fluxView: held.fluxView ?? "Copy",
       ...(unconfirmed ? { unconfirmed } : {}),
     });
     if (this.#isNew(mc)) {
-      const sizes = sized(mc.spec.maxSize);
+      const fluxView = await this.#choose(mc);
+      const sizes = sized({ maxSize: mc.spec.maxSize, size: mc.spec.size, fluxView });
       return { ...sizes, unconfirmed: { workspace: workspaceAt(sizes), from: "new" } };
     }
     const name = workspaceName(mc);
@@ -156,11 +171,19 @@ export class WorkspaceResolver {
         mc.metadata?.namespace,
         name,
       );
-    if (found) return unusable(mc, found) ?? sized(parseWorkspace(found)!.maxSize);
+    if (found) return unusable(mc, found) ?? sized(parseWorkspace(found)!);
     const recovered = await recoverWorkspace(mc, this.client, this.stores);
     if ("problem" in recovered) return recovered;
-    const { workspace, from } = recovered;
-    return sized(workspace.maxSize, { workspace, from });
+    const { from } = recovered;
+    // Without a running Job to read it from (and not an older version's), the mode is decided now.
+    const workspace = recovered.workspace.fluxView || from === "legacy"
+      ? recovered.workspace
+      : { ...recovered.workspace, fluxView: await this.#choose(mc) };
+    return sized(workspace, { workspace, from });
+  }
+
+  async #choose(mc: DefaultedMiniCluster): Promise<FluxView> {
+    return this.fluxViews ? await this.fluxViews.choose(mc) : "Copy";
   }
 
   /**

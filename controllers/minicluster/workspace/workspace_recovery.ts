@@ -25,8 +25,10 @@ import { getOrUndefined } from "../../../runtime/client/get_or_undefined.ts";
 import { ConfigMaps, Jobs } from "../../../runtime/client/resources.ts";
 import { controllerOf, type KubeObject } from "../../../runtime/cache/store.ts";
 import { entrypointConfigMapName, jobName, workspaceName } from "../children/names.ts";
+import { fluxViewOf } from "../children/job.ts";
 import { isWorkspace } from "./legacy_workspace.ts";
 import type { MiniClusterStores } from "../kinds/child_kinds.ts";
+import type { FluxView } from "../children/sizing.ts";
 
 /** The remembered values. */
 export interface Workspace {
@@ -34,6 +36,11 @@ export interface Workspace {
   maxSize: number;
   /** The size the cluster first started with. */
   size: number;
+  /**
+   * How the pods get the Flux view (flux_view_choice.ts). Absent: Copy (a workspace made before
+   * the choice); recovered from the running Job's pod template, or decided anew without a Job.
+   */
+  fluxView?: FluxView;
 }
 
 /** What a missing workspace is made from, or why it cannot be. */
@@ -108,7 +115,8 @@ export async function recoverWorkspace(
   if (maxSize !== undefined) {
     const parallelism = running?.spec?.parallelism;
     const size = parallelism && parallelism >= 1 ? Math.min(parallelism, maxSize) : maxSize;
-    return { workspace: { maxSize, size }, from: "entrypoint" };
+    const fluxView = running ? fluxViewOf(running) : undefined;
+    return { workspace: { maxSize, size, ...(fluxView ? { fluxView } : {}) }, from: "entrypoint" };
   }
   if (!running) {
     return { workspace: { maxSize: mc.spec.maxSize, size: mc.spec.size }, from: "spec" };

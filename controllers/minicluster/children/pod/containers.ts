@@ -23,14 +23,10 @@ import {
   mungeMount,
   operatorMounts,
   softwareMount,
+  viewImageMounts,
   wrapsEntrypoint,
 } from "./volumes.ts";
-
-/** `pullAlways` wins over `imagePullPolicy`, which wins over IfNotPresent (Go operator order). */
-export function pullPolicy(c: { pullAlways?: boolean; imagePullPolicy?: string }): string {
-  if (c.pullAlways) return "Always";
-  return c.imagePullPolicy || "IfNotPresent";
-}
+import { pullPolicy } from "./pull_policy.ts";
 
 /**
  * The flux-view init container: copies Flux (unless `flux.container.disable`, when the app image
@@ -52,13 +48,17 @@ export function fluxViewContainer(mc: DefaultedMiniCluster): Container {
   });
 }
 
-/** The application containers of every Job pod, in the order of `spec.containers`. */
-export function jobContainers(mc: DefaultedMiniCluster): Container[] {
+/**
+ * The application containers of every Job pod, in the order of `spec.containers`; each gets the
+ * software copy, or the view image's mounts when it is mounted (`viewMounted`).
+ */
+export function jobContainers(mc: DefaultedMiniCluster, viewMounted = false): Container[] {
+  const view = viewMounted ? viewImageMounts : [softwareMount];
   return mc.spec.containers.map((c, i) => {
     const flux = c.runFlux;
     const own = containerVolumeMounts(c);
     const munge = flux ? mungeMount(mc, own) : undefined;
-    const mounts = [...operatorMounts(mc, flux), softwareMount, ...own, ...(munge ? [munge] : [])];
+    const mounts = [...operatorMounts(mc, flux), ...view, ...own, ...(munge ? [munge] : [])];
     let command: string[] | undefined;
     if (flux) command = ["/bin/bash", entrypointScriptPath(mc, `wait-${i}`)];
     else if (wrapsEntrypoint(c)) {

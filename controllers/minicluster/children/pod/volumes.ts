@@ -1,7 +1,7 @@
 /**
  * Volumes and volume mounts of MiniCluster pods: the operator's own (the Flux view, a home
- * directory, the software copy, the entrypoint scripts with the CURVE certificate, the munge key)
- * and the user's `volumes` of every kind.
+ * directory, the software copy or the mounted view image, the entrypoint scripts with the CURVE
+ * certificate, the munge key) and the user's `volumes` of every kind.
  */
 import type {
   KeyToPath,
@@ -9,13 +9,19 @@ import type {
   VolumeMount,
   VolumeProjection,
 } from "kubernetes-types/core/v1.d.ts";
-import { curveSecretName, entrypointConfigMapName, fluxEntrypointVolumeName } from "../names.ts";
+import {
+  curveSecretName,
+  entrypointConfigMapName,
+  fluxEntrypointVolumeName,
+  VIEW_IMAGE_VOLUME,
+} from "../names.ts";
 import { CURVE_CERT_KEY, ENTRYPOINT_MOUNT_PATH, INIT_SCRIPT_FILE } from "../scripts/paths.ts";
 import type {
   DefaultedContainerVolume,
   DefaultedMiniCluster,
   DefaultedMiniClusterContainer,
 } from "../../../../api/mod.ts";
+import { pullPolicy } from "./pull_policy.ts";
 
 /** Scripts are executable; nothing in the volume is writable (the volume is read-only anyway). */
 const SCRIPT_MODE = 0o755;
@@ -30,6 +36,12 @@ const CURVE_CERT_MODE_ANY_USER = 0o444;
 /** Spack software copied out of the view; the path is fixed by the flux-view images. */
 const SOFTWARE_VOLUME = "spack-software";
 const SOFTWARE_PATH = "/opt/software";
+/**
+ * Where the view image's spack view (`/opt/views/._view/<hash>`, files linking into
+ * `/opt/software`) is mounted (sizing.ts mountsViewImage): at the paths it was built for, so every
+ * absolute link and RPATH resolves unchanged; read-only, nothing is copied.
+ */
+const VIEWS_PATH = "/opt/views";
 /** A writable home for the Flux user (the wait scripts fall back to it). */
 const HOME_VOLUME = "flux-operator-home";
 const HOME_PATH = "/home/flux-operator";
@@ -54,15 +66,18 @@ export function wrapsEntrypoint(container: DefaultedMiniClusterContainer): boole
 
 /**
  * The ConfigMap keys the Job mounts: `wait-<i>` for each Flux container i, `start-<i>` for each
- * wrapped non-Flux container i, and the init script under the flux view container's name.
+ * wrapped non-Flux container i, and the init script under the flux view container's name unless
+ * the view image is mounted (no init container then).
  */
-export function entrypointItems(mc: DefaultedMiniCluster): EntrypointItem[] {
+export function entrypointItems(mc: DefaultedMiniCluster, viewMounted = false): EntrypointItem[] {
   const items: EntrypointItem[] = [];
   mc.spec.containers.forEach((container, i) => {
     if (container.runFlux) items.push(script(`wait-${i}`));
     if (wrapsEntrypoint(container)) items.push(script(`start-${i}`));
   });
-  items.push({ key: mc.spec.flux.container.name, path: INIT_SCRIPT_FILE, mode: SCRIPT_MODE });
+  if (!viewMounted) {
+    items.push({ key: mc.spec.flux.container.name, path: INIT_SCRIPT_FILE, mode: SCRIPT_MODE });
+  }
   return items;
 }
 
@@ -70,7 +85,7 @@ const script = (key: string): EntrypointItem => ({ key, path: `${key}.sh`, mode:
 
 /** Absolute path of a script in the containers, by its ConfigMap key. */
 export function entrypointScriptPath(mc: DefaultedMiniCluster, key: string): string {
-  const item = entrypointItems(mc).find((it) => it.key === key);
+  const item = entrypointItems(mc, true).find((it) => it.key === key);
   if (!item) throw new Error(`the entrypoint ConfigMap has no key ${key}`);
   return `${ENTRYPOINT_MOUNT_PATH}/${item.path}`;
 }
@@ -103,8 +118,8 @@ export function curveCertMode(mc: DefaultedMiniCluster): number {
   return nonRoot ? CURVE_CERT_MODE_ANY_USER : CURVE_CERT_MODE;
 }
 
-function scriptSources(mc: DefaultedMiniCluster): VolumeProjection {
-  const items: KeyToPath[] = entrypointItems(mc).map(({ key, path, mode }) => ({
+function scriptSources(mc: DefaultedMiniCluster, viewMounted: boolean): VolumeProjection {
+  const items: KeyToPath[] = entrypointItems(mc, viewMounted).map(({ key, path, mode }) => ({
     key,
     path,
     mode,
@@ -116,8 +131,9 @@ function scriptSources(mc: DefaultedMiniCluster): VolumeProjection {
  * The scripts, read-only, for the containers that do not run Flux (the init container and
  * sidecars). A projected volume like fluxEntrypointVolume, so both look alike at the same path.
  */
-export function entrypointVolume(mc: DefaultedMiniCluster): Volume {
-  return { name: entrypointConfigMapName(mc), projected: { sources: [scriptSources(mc)] } };
+export function entrypointVolume(mc: DefaultedMiniCluster, viewMounted = false): Volume {
+  const sources = [scriptSources(mc, viewMounted)];
+  return { name: entrypointConfigMapName(mc), projected: { sources } };
 }
 
 /**
@@ -126,9 +142,9 @@ export function entrypointVolume(mc: DefaultedMiniCluster): Volume {
  * read-only ConfigMap mount cannot create its mount point, and the wait scripts keep reading
  * /flux_operator/curve.cert as in Go. Each container mounts one of the two volumes there.
  */
-export function fluxEntrypointVolume(mc: DefaultedMiniCluster): Volume {
+export function fluxEntrypointVolume(mc: DefaultedMiniCluster, viewMounted = false): Volume {
   const sources: VolumeProjection[] = [
-    scriptSources(mc),
+    scriptSources(mc, viewMounted),
     {
       secret: {
         name: curveSecretName(mc),
@@ -139,15 +155,27 @@ export function fluxEntrypointVolume(mc: DefaultedMiniCluster): Volume {
   return { name: fluxEntrypointVolumeName(mc), projected: { sources } };
 }
 
-/** The volumes every Job pod has, whatever the user asked for. */
-export function operatorVolumes(mc: DefaultedMiniCluster): Volume[] {
+/**
+ * The volumes every Job pod has, whatever the user asked for. With the view image mounted the
+ * emptyDir at the mount path holds only the generated configuration (broker.toml, hostlist, the
+ * certificate, the run and state directories, the helper scripts).
+ */
+export function operatorVolumes(mc: DefaultedMiniCluster, viewMounted = false): Volume[] {
+  const view = mc.spec.flux.container;
   const volumes: Volume[] = [
-    { name: SOFTWARE_VOLUME, emptyDir: {} },
+    viewMounted
+      ? {
+        name: VIEW_IMAGE_VOLUME,
+        image: { reference: view.image, pullPolicy: pullPolicy({ pullAlways: view.pullAlways }) },
+      } as Volume
+      : { name: SOFTWARE_VOLUME, emptyDir: {} },
     { name: HOME_VOLUME, emptyDir: {} },
-    { name: mc.spec.flux.container.name, emptyDir: {} },
-    entrypointVolume(mc),
+    { name: view.name, emptyDir: {} },
+    entrypointVolume(mc, viewMounted),
   ];
-  if (mc.spec.containers.some((c) => c.runFlux)) volumes.push(fluxEntrypointVolume(mc));
+  if (mc.spec.containers.some((c) => c.runFlux)) {
+    volumes.push(fluxEntrypointVolume(mc, viewMounted));
+  }
   const munge = mc.spec.flux.mungeSecret;
   if (munge) {
     volumes.push({ name: MUNGE_VOLUME, secret: { secretName: munge, defaultMode: 0o400 } });
@@ -170,6 +198,15 @@ export function operatorMounts(mc: DefaultedMiniCluster, runsFlux = false): Volu
 
 /** The software copy, mounted in app containers only (the init container fills the view). */
 export const softwareMount: VolumeMount = { name: SOFTWARE_VOLUME, mountPath: SOFTWARE_PATH };
+
+/**
+ * The view image's two directories at the paths they were built for (subPath on an image volume:
+ * containerd 2.2, CRI-O 1.33), read-only; in every app container instead of the software copy.
+ */
+export const viewImageMounts: readonly VolumeMount[] = [
+  { name: VIEW_IMAGE_VOLUME, mountPath: VIEWS_PATH, subPath: "opt/views", readOnly: true },
+  { name: VIEW_IMAGE_VOLUME, mountPath: SOFTWARE_PATH, subPath: "opt/software", readOnly: true },
+];
 
 /**
  * The munge key for a Flux container, unless the user already mounts something there (two

@@ -47,6 +47,25 @@ export function fluxViewInitScript(settings: Settings): string {
     "",
     "# Basic paths exist even when the image has no view",
     `mkdir -p "\${fluxroot}/bin"`,
+    ...configurationLines(settings),
+    "",
+    `mkdir -p "\${viewroot}/view"`,
+    ...copyView,
+    "",
+    "# Tell the other containers that the view and configuration are ready",
+    `touch "\${viewroot}/${VIEW_READY_MARKER}"`,
+    `echo "The Flux view is ready."`,
+  ].join("\n") + "\n";
+}
+
+/**
+ * The Flux configuration under `${installRoot}`: the hostlist, broker.toml and the directories Flux
+ * needs. Written by the init container when it copies the view, by the Flux container itself when
+ * the view image is mounted (view-environment.ts). The two hostlist lines are what
+ * workspace_recovery.ts reads a lost workspace's maxSize from.
+ */
+export function configurationLines(settings: Settings): string[] {
+  return [
     `mkdir -p "\${installRoot}/etc/flux/system/cron.d" "\${installRoot}/var/lib/flux"`,
     `mkdir -p "\${installRoot}/etc/flux/config"`,
     "",
@@ -62,12 +81,5 @@ export function fluxViewInitScript(settings: Settings): string {
     "",
     "# The rundir and the certificate directory (the certificate itself is copied by each broker)",
     `mkdir -p "\${installRoot}/run/flux" "\${installRoot}/etc/curve"`,
-    "",
-    `mkdir -p "\${viewroot}/view"`,
-    ...copyView,
-    "",
-    "# Tell the other containers that the view and configuration are ready",
-    `touch "\${viewroot}/${VIEW_READY_MARKER}"`,
-    `echo "The Flux view is ready."`,
-  ].join("\n") + "\n";
+  ];
 }

@@ -5,7 +5,7 @@
  */
 import type { ContainerInput, MiniClusterInput } from "./input.ts";
 import { BROKER_PORT, headlessServiceName, podHostname } from "../names.ts";
-import type { Sizing } from "../sizing.ts";
+import { mountsViewImage, type Sizing } from "../sizing.ts";
 
 const DEFAULT_FLUX_VIEW_NAME = "flux-view";
 export const DEFAULT_MOUNT_PATH = "/mnt/flux";
@@ -30,7 +30,18 @@ export interface Settings {
   interactive: boolean;
   logging: { quiet: boolean; strict: boolean; debug: boolean; zeromq: boolean; timed: boolean };
   archivePath: string;
-  view: { name: string; mountPath: string; disable: boolean; pythonPath: string };
+  /**
+   * The Flux view: `mounted` when the pods mount the view image (no init container: the Flux
+   * container writes the configuration itself; sizing.ts mountsViewImage).
+   */
+  view: {
+    name: string;
+    mountPath: string;
+    disable: boolean;
+    pythonPath: string;
+    mounted: boolean;
+    image: string;
+  };
   flux: {
     submitCommand: string;
     wrap: string;
@@ -110,6 +121,8 @@ export function resolveSettings(mc: MiniClusterInput, sizing: Sizing): Settings 
       mountPath: flux.container?.mountPath || DEFAULT_MOUNT_PATH,
       disable: flux.container?.disable ?? false,
       pythonPath: flux.container?.pythonPath ?? "",
+      mounted: mountsViewImage(mc, sizing),
+      image: flux.container?.image ?? "",
     },
     flux: {
       submitCommand: flux.submitCommand ?? "",

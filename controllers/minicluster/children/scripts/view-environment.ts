@@ -3,39 +3,102 @@
  * wait for the flux-view init container's marker, put the view on the PATH and set up its Python,
  * and write the helper files `flux-view.sh` (environment to source), `flux-connect.sh` (a shell
  * connected to the local broker) and `load-fluxion.sh` into the shared volume.
+ *
+ * With the view image mounted (docs/flux-view.md) the view is read where the image keeps it
+ * (MOUNTED_VIEWS), checked first (viewCheck), and there is no init container: the Flux container
+ * writes the configuration and the marker itself, the other containers wait for that marker.
  */
 import { shellQuote, silencedWhen, writeFileCommand } from "./shell.ts";
 import type { Settings } from "./settings.ts";
 import { VIEW_READY_MARKER } from "./paths.ts";
+import { configurationLines } from "./flux-view-init.ts";
 
-/** Variables for the view and config roots; wait until the init container has filled them. */
-export function waitForView(settings: Settings): string[] {
+/** Where a mounted view image's spack view is: `<MOUNTED_VIEWS>/<hash>` (volumes.ts mounts it). */
+export const MOUNTED_VIEWS = "/opt/views/._view";
+/** The file kubelet reads a container's termination message from (the default path). */
+export const TERMINATION_LOG = "/dev/termination-log";
+/**
+ * The exit code of a container whose mounted view has no Flux. Outside the sysexits range (64-78),
+ * beside the lead broker's 79 (lead-finished.ts); the Job fails on it at once (job.ts).
+ */
+export const FLUX_VIEW_EMPTY_EXIT_CODE = 80;
+
+/** What a container with an empty mounted view says, in its log and termination message. */
+export function fluxViewEmptyMessage(image: string): string {
+  return `the Flux view image volume (${image}) is empty: ${MOUNTED_VIEWS} holds no bin/flux. ` +
+    "This node's container runtime does not support image volumes with subPath (containerd " +
+    "2.2 or CRI-O 1.33 and later are needed); set spec.flux.container.viewFrom: Copy or run " +
+    "the operator with --flux-view-mount=copy";
+}
+
+/**
+ * Before anything else, when the view image is mounted: `viewroot` is its spack view, and it must
+ * have an executable `bin/flux`. A runtime without image volume support mounts the volume empty
+ * (or, without subPath support, the whole image elsewhere) and says nothing; the container then
+ * fails at once with FLUX_VIEW_EMPTY_EXIT_CODE and a message naming the cause and the fix.
+ */
+export function viewCheck(settings: Settings): string[] {
+  if (!settings.view.mounted) return [];
+  const message = fluxViewEmptyMessage(settings.view.image);
+  return [
+    "# The Flux view is the view image, mounted read-only: it must hold Flux",
+    `viewroot=$(find ${MOUNTED_VIEWS} -mindepth 1 -maxdepth 1 2>/dev/null | sort | head -n 1)`,
+    `if ! [ -x "\${viewroot}/bin/flux" ]; then`,
+    `  echo ${shellQuote(message)} >&2`,
+    `  printf '%s' ${shellQuote(message)} > ${TERMINATION_LOG} 2>/dev/null || true`,
+    `  exit ${FLUX_VIEW_EMPTY_EXIT_CODE}`,
+    "fi",
+  ];
+}
+
+/**
+ * Variables for the view and config roots; wait until the init container has filled them, or,
+ * with the view image mounted, write the configuration (`writesConfiguration`, the Flux
+ * container) or wait for the container that does.
+ */
+export function waitForView(settings: Settings, writesConfiguration = false): string[] {
   const { quiet } = settings.logging;
+  const mounted = settings.view.mounted;
+  const marker = `"\${viewbase}/${VIEW_READY_MARKER}"`;
+  const ready = mounted && writesConfiguration
+    ? [
+      "# No init container: this container writes the configuration, then marks it ready",
+      `installRoot="\${configroot}"`,
+      ...configurationLines(settings),
+      `touch ${marker}`,
+    ]
+    : [
+      mounted
+        ? "# The Flux container marks the volume when the configuration is written"
+        : "# The flux-view init container marks the volume when it is ready",
+      `until [ -e ${marker} ]; do`,
+      `  echo "Waiting for the Flux view in \${viewbase}"${silencedWhen(quiet)}`,
+      "  sleep 2",
+      "done",
+    ];
   return [
     "# The Flux view and its configuration live in the shared volume",
     `viewbase=${shellQuote(settings.view.mountPath)}`,
     ...(settings.view.disable ? ["# shellcheck disable=SC2034 # for user commands"] : []),
-    `viewroot="\${viewbase}/view"`,
+    ...(mounted ? [] : [`viewroot="\${viewbase}/view"`]),
     `configroot="\${viewbase}/config"`,
     "",
-    "# The flux-view init container marks the volume when it is ready",
-    `until [ -e "\${viewbase}/${VIEW_READY_MARKER}" ]; do`,
-    `  echo "Waiting for the Flux view in \${viewbase}"${silencedWhen(quiet)}`,
-    "  sleep 2",
-    "done",
+    ...ready,
     ...(settings.view.disable ? [] : [
       ...(quiet ? [] : ["", `echo "Flux install root: \${viewroot}"`]),
       "# Appended so that software in the application image comes first",
       `viewbin="\${viewroot}/bin"`,
       `export PATH="\${PATH}:\${viewbin}"`,
     ]),
-    "",
-    "# Software of the view goes to /opt/software (merged into it when it exists)",
-    "if [ -e /opt/software ]; then",
-    `  cp -R "\${viewbase}/software"/* /opt/software/ || true`,
-    "else",
-    `  cp -R "\${viewbase}/software" /opt/software || true`,
-    "fi",
+    ...(mounted ? [] : [
+      "",
+      "# Software of the view goes to /opt/software (merged into it when it exists)",
+      "if [ -e /opt/software ]; then",
+      `  cp -R "\${viewbase}/software"/* /opt/software/ || true`,
+      "else",
+      `  cp -R "\${viewbase}/software" /opt/software || true`,
+      "fi",
+    ]),
   ];
 }
 
@@ -100,13 +163,16 @@ export function viewPaths(settings: Settings): string[] {
     "  export USER=flux-operator",
     "fi",
     "",
-    "# The interpreter links of the view point to where it was built; drop them",
-    `if [ -f "\${pythonversion}" ]; then`,
-    `  rm -rf "\${viewroot}/bin/python3" "\${viewroot}/bin/python"`,
-    `  ln -s "\${pythonversion}" "\${viewroot}/lib/python" || true`,
-    `  ln -s "\${pythonversion}" "\${viewroot}/lib/python3" || true`,
-    "fi",
-    "",
+    // Mounted, the view is where it was built (and read-only): its links resolve as they are.
+    ...(settings.view.mounted ? [] : [
+      "# The interpreter links of the view point to where it was built; drop them",
+      `if [ -f "\${pythonversion}" ]; then`,
+      `  rm -rf "\${viewroot}/bin/python3" "\${viewroot}/bin/python"`,
+      `  ln -s "\${pythonversion}" "\${viewroot}/lib/python" || true`,
+      `  ln -s "\${pythonversion}" "\${viewroot}/lib/python3" || true`,
+      "fi",
+      "",
+    ]),
     `export PYTHONPATH=${pythonPath}`,
     `echo "PYTHONPATH is \${PYTHONPATH}"${q}`,
     `echo "PATH is \${PATH}"${q}`,
