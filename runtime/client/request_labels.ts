@@ -38,6 +38,8 @@ export function describeRequest(
     apply?: boolean;
   },
 ): { verb: Verb; resource: string } {
+  // The client's own calls name both: no path to parse on every request.
+  if (opts.verb && opts.resource !== undefined) return { verb: opts.verb, resource: opts.resource };
   const parsed = parseResourcePath(path);
   const resource = opts.resource ?? parsed.resource;
   if (opts.verb) return { verb: opts.verb, resource };

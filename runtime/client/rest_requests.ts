@@ -50,12 +50,20 @@ export function writeQuery(opts: WriteOptions): Record<string, string | undefine
   };
 }
 
+/**
+ * `?k=v&...` of the defined values, each part percent-encoded (the API server decodes `%20` and
+ * `+` alike). Written out rather than through URLSearchParams: every request makes one, and the
+ * object and its ops cost more than the few strings.
+ */
 export function queryString(query?: Record<string, string | number | boolean | undefined>): string {
   if (!query) return "";
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
-  const s = params.toString();
-  return s === "" ? "" : `?${s}`;
+  let s = "";
+  for (const k in query) {
+    const v = query[k];
+    if (v === undefined) continue;
+    s += `${s === "" ? "?" : "&"}${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`;
+  }
+  return s;
 }
 
 export function withTypeMeta<T>(rt: ResourceType, obj: T): T & KubeObject {
