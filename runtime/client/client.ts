@@ -19,7 +19,7 @@ import type {
   WatchOptions,
   WriteOptions,
 } from "./api_client.ts";
-import { systemClock, type TimerId } from "../core/clock.ts";
+import { Deadlines } from "../core/deadlines.ts";
 import { ApiError } from "./errors.ts";
 import {
   type ClusterConnection,
@@ -120,6 +120,8 @@ export class KubeClient implements ApiClient {
   readonly #credentials: Credentials;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
+  /** The requests' timeouts, on one timer (runtime/core/deadlines.ts). */
+  readonly #deadlines = new Deadlines();
   readonly #onRequest?: (event: RequestEvent) => void;
   /** The admission layer of the writes (runtime/pacing/write_pacing.ts). */
   readonly pacing: WritePacing;
@@ -502,21 +504,16 @@ export class KubeClient implements ApiClient {
   ): Promise<R> {
     const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
     const timeout = new AbortController();
-    let timer: TimerId | undefined;
-    const disarm = () => {
-      if (timer !== undefined) systemClock.clearTimeout(timer);
-    };
-    const rearm = () => {
-      if (timeoutMs <= 0) return;
-      disarm();
-      timer = systemClock.setTimeout(() => {
+    const deadline = timeoutMs > 0
+      ? this.#deadlines.start(timeoutMs, () => {
         timeout.abort(
           new DOMException(`${method} ${path}: no data for ${timeoutMs} ms`, "TimeoutError"),
         );
-      }, timeoutMs);
-    };
+      })
+      : undefined;
+    const rearm = () => deadline?.extend();
+    const disarm = () => deadline?.cancel();
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout.signal]) : timeout.signal;
-    rearm();
     try {
       const response = await this.#send(method, path, { ...opts, signal }, body);
       if (!response.ok) {
