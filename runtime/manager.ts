@@ -141,6 +141,7 @@ export class Manager {
       userAgent: this.#opts.userAgent,
       log: this.log.child({ component: "client" }),
       onRequest: (e) => this.#metrics.request(e.verb, e.resource, e.code, e.seconds),
+      onEchoedAnswer: (resource) => this.#metrics.echoedAnswer(resource),
     });
     return this.#client;
   }

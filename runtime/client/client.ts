@@ -20,6 +20,7 @@ import type {
   WriteOptions,
 } from "./api_client.ts";
 import { Deadlines } from "../core/deadlines.ts";
+import { EchoedAnswers, echoResource } from "./echoed_answers.ts";
 import { ApiError } from "./errors.ts";
 import {
   type ClusterConnection,
@@ -89,6 +90,8 @@ interface ClientOptions {
   execPluginTimeoutMs?: number;
   /** Where the client reports what no request shows (an exec credential plugin's failed run). */
   log?: RuntimeLog;
+  /** Told of each write answered by its watch echo (echoed_answers.ts), with its resource. */
+  onEchoedAnswer?: (resource: string) => void;
 }
 
 export interface RequestOptions {
@@ -123,6 +126,9 @@ export class KubeClient implements ApiClient {
   /** The requests' timeouts, on one timer (runtime/core/deadlines.ts). */
   readonly #deadlines = new Deadlines();
   readonly #onRequest?: (event: RequestEvent) => void;
+  readonly #onEchoedAnswer?: (resource: string) => void;
+  /** Watched objects that answer writes in flight (echoed_answers.ts). */
+  readonly #echoes = new EchoedAnswers();
   /** The admission layer of the writes (runtime/pacing/write_pacing.ts). */
   readonly pacing: WritePacing;
   #closed = false;
@@ -138,6 +144,7 @@ export class KubeClient implements ApiClient {
     this.#userAgent = options.userAgent ?? `deno-kube-client (deno/${Deno.version.deno})`;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#onRequest = options.onRequest;
+    this.#onEchoedAnswer = options.onEchoedAnswer;
     this.pacing = options.pacing ??
       new WritePacing({ maxWritesInFlight: options.maxWritesInFlight ?? 0 });
     const tls: Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> = {};
@@ -233,8 +240,24 @@ export class KubeClient implements ApiClient {
     body?: unknown,
     opts: RequestOptions = {},
   ): Promise<T> {
-    const text = await this.#exchange(method, path, body, opts);
-    return (text === "" ? undefined : JSON.parse(text)) as T;
+    const echo = method === "GET"
+      ? undefined
+      : echoResource(describeRequest(method, path, opts).resource);
+    if (echo === undefined) {
+      const text = await this.#exchange(method, path, body, opts);
+      return (text === "" ? undefined : JSON.parse(text)) as T;
+    }
+    this.#echoes.started(echo);
+    try {
+      const text = await this.#exchange(method, path, body, opts);
+      if (text === "") return undefined as T;
+      const echoed = this.#echoes.take(echo, text);
+      if (echoed === undefined) return JSON.parse(text) as T;
+      this.#onEchoedAnswer?.(echo);
+      return echoed as T;
+    } finally {
+      this.#echoes.finished(echo);
+    }
   }
 
   async get<T>(
@@ -464,7 +487,15 @@ export class KubeClient implements ApiClient {
       throw ApiError.fromResponse(response.status, text, `watch ${resourceName(rt)}`);
     }
     try {
-      if (response.body) yield* watchEvents<T>(response.body, rt, signal);
+      if (response.body) {
+        const resource = resourceName(rt);
+        yield* watchEvents<T>(
+          response.body,
+          rt,
+          signal,
+          (line, object) => this.#echoes.watched(resource, line, object),
+        );
+      }
     } finally {
       connection.release();
     }

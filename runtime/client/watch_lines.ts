@@ -94,6 +94,8 @@ export async function* watchEvents<T>(
   body: ReadableStream<Uint8Array>,
   rt: ResourceType,
   signal?: AbortSignal,
+  /** Each line with its parsed object (echoed_answers.ts). */
+  parsed?: (line: string, object: unknown) => void,
 ): AsyncGenerator<WatchEvent<T>> {
   const reader = body.getReader();
   const lines = new LineBuffer();
@@ -108,7 +110,11 @@ export async function* watchEvents<T>(
         throw e;
       }
       if (chunk.done) break;
-      for (const line of lines.push(chunk.value)) yield parseWatchLine<T>(line, rt);
+      for (const line of lines.push(chunk.value)) {
+        const event = parseWatchLine<T>(line, rt);
+        parsed?.(line, event.object);
+        yield event;
+      }
     }
     const rest = lines.flush();
     if (rest !== undefined) yield parseWatchLine<T>(rest, rt);

@@ -21,6 +21,7 @@ export class RuntimeMetrics {
   readonly #restarts;
   readonly #relists;
   readonly #events;
+  readonly #echoedAnswers;
   readonly #notServed;
   /** The reason each (resource, namespace) is reported under, to remove its series when served. */
   readonly #notServedReasons = new Map<string, string>();
@@ -103,6 +104,13 @@ export class RuntimeMetrics {
       name: "watch_events_total",
       help: "Watch events received, by type.",
       labelNames: ["resource", "type"],
+    });
+    this.#echoedAnswers = r.counter({
+      name: "api_answers_echoed_total",
+      help: "Writes whose answer was the exact text of an object their watch had already " +
+        "parsed (its echo, read first), taken instead of parsing the answer again " +
+        "(runtime/client/echoed_answers.ts).",
+      labelNames: ["resource"],
     });
     this.#notServed = r.gauge({
       name: "watch_namespace_not_served",
@@ -212,6 +220,10 @@ export class RuntimeMetrics {
         this.#ownWrites.set(state.ownWrites);
       }),
   };
+
+  echoedAnswer(resource: string): void {
+    this.#echoedAnswers.inc({ resource });
+  }
 
   request(verb: string, resource: string, code: number, seconds: number): void {
     this.#requests.inc({ verb, resource, code });
