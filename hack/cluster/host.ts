@@ -23,7 +23,7 @@ const HOST_PATHS = [
   "/var/log/containers",
   "/var/log/pods",
   "/var/lib/cni",
-  // containerd 1.6 keeps its shims' sockets (s), fifos and runc's state here whatever its
+  // containerd (1.6 and 2) keeps its shims' sockets (s), fifos and runc's state here whatever its
   // configured state directory; on a machine with a containerd of its own, only what we added.
   "/run/containerd",
   "/run/containerd/s",

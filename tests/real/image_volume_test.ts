@@ -70,12 +70,6 @@ Deno.test({
     await kubectl(["create", "namespace", namespace]);
     try {
       const nodes = [realNodeName(0), realNodeName(1)];
-      for (const node of nodes) {
-        const reported = JSON.parse(await kubectl(["get", "node", node, "-o", "json"])) as Node;
-        const version = reported.status?.nodeInfo?.containerRuntimeVersion ?? "";
-        if (runtime === "debian") assert.match(version, /^containerd:\/\/1\./, node);
-        else assert.match(version, /^containerd:\/\/2\.([2-9]|\d\d)\./, `${node}: ${version}`);
-      }
       await kubectl(["apply", "-f", "-"], {
         stdin: nodes.map((node, i) => stringify(imageVolumePod(`reader-${i}`, namespace, node)))
           .join("---\n"),
@@ -101,6 +95,13 @@ Deno.test({
           assert.doesNotMatch(log, /^(views|software): 0$/m, log);
           assert.match(log, new RegExp(FLUX_CORE_VERSION.replaceAll(".", "\\.")), log);
         }
+      }
+      // The runtime each node reports is the one `up` was asked for.
+      for (const node of nodes) {
+        const reported = JSON.parse(await kubectl(["get", "node", node, "-o", "json"])) as Node;
+        const version = reported.status?.nodeInfo?.containerRuntimeVersion ?? "";
+        if (runtime === "debian") assert.match(version, /^containerd:\/\/1\./, node);
+        else assert.match(version, /^containerd:\/\/2\.([2-9]|\d\d)\./, `${node}: ${version}`);
       }
     } finally {
       await kubectl(["delete", "namespace", namespace, "--wait=false"]).catch(() => {});
