@@ -24,8 +24,8 @@ const USAGE = `usage: deno task cluster <up|down|status> [options]
                                   needs root; builds the local images on first use
            --containerd R         the real nodes' runtime: v2 (default: containerd 2 and runc
                                   built from their Go modules; image volumes work) or debian
-                                  (Debian's containerd 1.6 and runc 1.1; image volumes mount
-                                  empty); a running cluster keeps its own
+                                  (Debian's containerd 1.6 and runc 1.1; a pod with an image
+                                  volume is never created); a running cluster keeps its own
            --kueue                Kueue (built from its Go module) on the last real node,
                                   installed from its chart; needs --real-nodes 1 or more
   down     stop every process of the cluster (and those recorded in its *.pid files), undo

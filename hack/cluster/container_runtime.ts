@@ -1,8 +1,8 @@
 // The container runtime of the real nodes. By default containerd 2 and runc built from their Go
 // modules (hack/build-binaries.sh: containerd v2.4.2, the release line its RELEASES.md lists for
 // Kubernetes 1.37, and runc v1.5.3): it serves image volumes, with `subPath` on their mounts.
-// `debian` keeps Debian's containerd 1.6 and runc 1.1 from the packages, which mount an image
-// volume empty and say nothing: the case the operator must detect.
+// `debian` keeps Debian's containerd 1.6 and runc 1.1 from the packages, which cannot mount an
+// image volume: the container is never created (CreateContainerError, `failed to mkdir ""`).
 
 import { join } from "node:path";
 
