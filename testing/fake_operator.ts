@@ -150,6 +150,20 @@ export class FakeOperator {
     );
   }
 
+  /**
+   * Makes the MiniCluster cache show `name` at `generation` with the size of then (a lagging
+   * watch), while the API holds the live object.
+   */
+  showStale(name: string, generation: number, size: number): void {
+    const live = this.miniCluster(name)!;
+    const stale: MiniCluster = {
+      ...live,
+      metadata: { ...live.metadata, generation },
+      spec: { ...live.spec, size },
+    };
+    this.caches.miniClusters.apply("MODIFIED", stale);
+  }
+
   miniCluster(name: string): MiniCluster | undefined {
     return this.api.peek<MiniCluster>(MiniClusters, NS, name);
   }

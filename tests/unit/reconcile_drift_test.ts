@@ -50,13 +50,7 @@ Deno.test("reconcile drift: a stale view of the MiniCluster writes nothing and w
   const op = await converged("flux", { size: 2, maxSize: 4 });
   // The user scales to 3, but the cache still shows generation 1 (a lagging watch).
   await op.api.patch(MiniClusters, NS, "flux", { spec: { size: 3 } }, "merge");
-  const live = op.miniCluster("flux")!;
-  const stale = {
-    ...live,
-    metadata: { ...live.metadata, generation: 1 },
-    spec: { ...live.spec, size: 1 },
-  };
-  op.caches.miniClusters.apply("MODIFIED", stale);
+  op.showStale("flux", 1, 1);
   op.requestsSince();
   const action = await op.reconcile("flux");
   assert.deepEqual(op.writesSince(), [], "nothing written from generation 1");

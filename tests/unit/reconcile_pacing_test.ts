@@ -58,13 +58,7 @@ Deno.test("reconcile pacing: --pacing-off=freshness-fence reaches the fence: a s
     await op.converge("flux");
     // The user scales to 3, but the cache still shows generation 1 (a lagging watch).
     await op.api.patch(MiniClusters, NS, "flux", { spec: { size: 3 } }, "merge");
-    const live = op.miniCluster("flux")!;
-    const stale = {
-      ...live,
-      metadata: { ...live.metadata, generation: 1 },
-      spec: { ...live.spec, size: 1 },
-    };
-    op.caches.miniClusters.apply("MODIFIED", stale);
+    op.showStale("flux", 1, 1);
     op.requestsSince();
     await op.reconcile("flux");
     const reads = op.requestsSince().filter((r) => r.verb === "get");
