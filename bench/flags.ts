@@ -1,6 +1,6 @@
 /** The benchmark's command line. */
 import { parseArgs } from "node:util";
-import { REAL_CONTENDERS, type RealContenderName } from "./real_contenders.ts";
+import { REAL_CONTENDERS, type RealContenderName } from "./real/contenders.ts";
 
 export interface Flags {
   ns: number[];
@@ -26,7 +26,7 @@ export interface Flags {
   operatorV8Flags?: string;
   /** Pacing mechanisms our operator runs without (its --pacing-off, docs/write-pacing.md). */
   pacingOff?: string;
-  /** Broker start-up on the local cluster's real nodes (bench/real_nodes.ts). */
+  /** Broker start-up on the local cluster's real nodes (bench/real/nodes.ts). */
   real: boolean;
   /** Runs of --real (per size and contender). */
   runs: number;

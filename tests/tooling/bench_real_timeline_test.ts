@@ -1,8 +1,8 @@
 // The start-up moments `bench --real` reads off a lead broker's log, and how it orders and sums
 // its runs.
 import assert from "node:assert/strict";
-import { firstHostnameAt, parseStampedLog, quorumFullAt } from "../../bench/real_timeline.ts";
-import { rotation, summarize, table } from "../../bench/real_nodes.ts";
+import { firstHostnameAt, parseStampedLog, quorumFullAt } from "../../bench/real/timeline.ts";
+import { rotation, summarize, table } from "../../bench/real/nodes.ts";
 
 // As `kubectl logs --timestamps` prints a lead broker's log (level 6, job `hostname`).
 const LOG = [

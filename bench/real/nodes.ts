@@ -1,12 +1,12 @@
 // deno task bench --real [--runs=3] [--real-sizes=2,4,8] [--real-contenders=ours,go,floor] —
 // broker start-up on the real nodes of the local cluster (`deno task cluster up --real-nodes 2`),
 // under this operator, under the Go Flux Operator, and with no operator at all (the floor: the
-// children `render` gives, created directly; bench/real_contenders.ts).
+// children `render` gives, created directly; bench/real/contenders.ts).
 //
 // Each run creates a MiniCluster of the local Flux images pinned to the real nodes whose job is
 // `hostname` on every broker, and records, from its create (as `kubectl apply` sends it):
 //   pods running   every broker's container running (pods polled every 250 ms)
-//   joined         the lead broker logs `quorum-full`: every broker online (bench/real_timeline.ts)
+//   joined         the lead broker logs `quorum-full`: every broker online (bench/real/timeline.ts)
 //   first output   the first `hostname` line in the lead broker's log
 //   succeeded      the Job's Complete condition (polled every 250 ms)
 // Log times are the container runtime's stamps; the local cluster's nodes share the bench's clock.
@@ -15,22 +15,18 @@
 import { join } from "node:path";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import type { MiniCluster } from "../api/mod.ts";
-import { KubeClient } from "../runtime/client/client.ts";
-import { isAlreadyExists, isNotFound } from "../runtime/client/errors.ts";
-import { Jobs, Pods } from "../runtime/client/resources.ts";
-import { JOB_NAME_LABEL } from "../controllers/minicluster/children/names.ts";
-import { REAL_NODE_LABEL } from "../hack/cluster/real_node_config.ts";
-import { kubectl } from "../hack/kubectl.ts";
-import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "../hack/images/refs.ts";
-import { createNamespace } from "./cluster_state.ts";
-import { summarize as summary } from "./stats.ts";
-import {
-  type RealContender,
-  type RealContenderName,
-  startRealContender,
-} from "./real_contenders.ts";
-import { firstHostnameAt, parseStampedLog, quorumFullAt } from "./real_timeline.ts";
+import type { MiniCluster } from "../../api/mod.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { isAlreadyExists, isNotFound } from "../../runtime/client/errors.ts";
+import { Jobs, Pods } from "../../runtime/client/resources.ts";
+import { JOB_NAME_LABEL } from "../../controllers/minicluster/children/names.ts";
+import { REAL_NODE_LABEL } from "../../hack/cluster/real_node_config.ts";
+import { kubectl } from "../../hack/kubectl.ts";
+import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "../../hack/images/refs.ts";
+import { createNamespace } from "../cluster_state.ts";
+import { summarize as summary } from "../stats.ts";
+import { type RealContender, type RealContenderName, startRealContender } from "./contenders.ts";
+import { firstHostnameAt, parseStampedLog, quorumFullAt } from "./timeline.ts";
 
 const median = (xs: number[]) => summary(xs).p50;
 const say = (msg: string) => console.error(`[bench real] ${msg}`);

@@ -6,21 +6,21 @@
  * running. The floor's pods are the same pods, so its times are what the kubelets, the Job
  * controller and Flux take without any operator.
  */
-import type { MiniCluster } from "../api/mod.ts";
-import { MiniClusters } from "../api/resource.ts";
-import { KubeClient } from "../runtime/client/client.ts";
-import { isNotFound } from "../runtime/client/errors.ts";
+import type { MiniCluster } from "../../api/mod.ts";
+import { MiniClusters } from "../../api/resource.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { isNotFound } from "../../runtime/client/errors.ts";
 import {
   ConfigMaps,
   Jobs,
   type ResourceType,
   Secrets,
   Services,
-} from "../runtime/client/resources.ts";
-import { renderChildren } from "../controllers/minicluster/render/render.ts";
-import { installCrd } from "../hack/conformance/run.ts";
-import { installCrds } from "../testing/crds.ts";
-import { goOperator, ours } from "./peer/contenders.ts";
+} from "../../runtime/client/resources.ts";
+import { renderChildren } from "../../controllers/minicluster/render/render.ts";
+import { installCrd } from "../../hack/conformance/run.ts";
+import { installCrds } from "../../testing/crds.ts";
+import { goOperator, ours } from "../peer/contenders.ts";
 
 export type RealContenderName = "ours" | "go" | "floor";
 export const REAL_CONTENDERS: readonly RealContenderName[] = ["ours", "go", "floor"];
