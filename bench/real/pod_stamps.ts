@@ -167,9 +167,16 @@ export function refineStamp(stamp: number, absentFrom?: number, presentBy?: numb
   return Math.round((lo + hi) / 2);
 }
 
-/** When the polls saw each API stamp of a pod missing (last request sent) and there (first answer). */
+/**
+ * What the polls saw of each API stamp of a pod: the last request sent while it was missing, the
+ * first answer that had it, and its value then. The value is kept because a finished pod loses its
+ * sandbox (PodReadyToStartContainers turns False) before the run is read at the end.
+ */
 export type PollBounds = Partial<
-  Record<(typeof API_STAMP_KEYS)[number], { absentFrom?: number; presentBy?: number }>
+  Record<
+    (typeof API_STAMP_KEYS)[number],
+    { absentFrom?: number; presentBy?: number; value?: number }
+  >
 >;
 
 /** Records one poll's pods into the bounds, by pod name. */
@@ -185,8 +192,13 @@ export function notePoll(
     const stamps = apiStamps(pod);
     for (const key of API_STAMP_KEYS) {
       const seen = b[key] ?? {};
+      // Only until first seen: a stamp that goes away later (the sandbox) keeps its bounds.
+      if (seen.presentBy !== undefined) continue;
       if (stamps[key] === undefined) seen.absentFrom = sentAt;
-      else if (seen.presentBy === undefined) seen.presentBy = answeredAt;
+      else {
+        seen.presentBy = answeredAt;
+        seen.value = stamps[key];
+      }
       b[key] = seen;
     }
     bounds.set(name, b);
@@ -194,9 +206,9 @@ export function notePoll(
 }
 
 /**
- * The pod's API stamps narrowed by the polls' bounds (the log stamps are precise already); nothing
- * happened before `notBefore`, the create the run is timed from (a pod no poll listed yet has no
- * bound of its own).
+ * The pod's API stamps narrowed by the polls' bounds (the log stamps are precise already), a stamp
+ * gone by the end taken as the polls saw it; nothing happened before `notBefore`, the create the
+ * run is timed from (a pod no poll listed yet has no bound of its own).
  */
 export function refined(
   stamps: PodStamps,
@@ -205,7 +217,7 @@ export function refined(
 ): PodStamps {
   const out = { ...stamps };
   for (const key of API_STAMP_KEYS) {
-    const v = stamps[key];
+    const v = stamps[key] ?? bounds?.[key]?.value;
     const absent = Math.max(notBefore, bounds?.[key]?.absentFrom ?? -Infinity);
     if (v !== undefined) out[key] = refineStamp(v, absent, bounds?.[key]?.presentBy);
   }

@@ -211,6 +211,23 @@ Deno.test("waterfall stamps: the polls narrow an API stamp's whole second", () =
   assert.equal(pod.brokerUp, Date.parse("2026-11-29T03:00:05.610Z"), "log stamps are kept");
   // Seen on the first poll, never seen missing: bounded by the create only.
   assert.equal(pod.created, ms("01") + 500);
+
+  // The sandbox condition turns False once the pod finished: the polls' value stands, and a poll
+  // after it went does not move its bounds.
+  const finished = structuredClone(LEAD);
+  finished.status!.conditions![0] = {
+    type: "PodReadyToStartContainers",
+    status: "False",
+    lastTransitionTime: T("09"),
+  };
+  notePoll(bounds, [finished], ms("09") + 300, ms("09") + 350);
+  const fromPolls = refined(
+    podStamps(finished, LEAD_LOG),
+    bounds.get(LEAD.metadata!.name),
+    ms("00"),
+  );
+  assert.equal(fromPolls.sandboxReady, ms("02") + 500, "02 as the first poll saw it");
+  assert.equal(podStamps(finished, LEAD_LOG).sandboxReady, undefined);
 });
 
 function run(contender: string, size: number, runIndex: number, shift: number): WaterfallRun {
