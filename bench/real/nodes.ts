@@ -1,7 +1,8 @@
-// deno task bench --real [--runs=3] [--real-sizes=2,4,8] [--real-contenders=ours,go,floor] —
+// deno task bench --real [--runs=3] [--real-sizes=2,8,16] [--real-contenders=ours-volume,…] —
 // broker start-up on the real nodes of the local cluster (`deno task cluster up --real-nodes 2`),
-// under this operator, under the Go Flux Operator, and with no operator at all (the floor: the
-// children `render` gives, created directly; bench/real/contenders.ts).
+// under this operator with the Flux view mounted and copied, under the Go Flux Operator, and with
+// no operator at all (the floor of each design: the children `render` gives, created directly;
+// bench/real/contenders.ts).
 //
 // Each run creates a MiniCluster of the local Flux images pinned to the real nodes whose job is
 // `hostname` on every broker, and records, from its create (as `kubectl apply` sends it):
@@ -11,22 +12,30 @@
 //   succeeded      the Job's Complete condition (polled every 250 ms)
 // Log times are the container runtime's stamps; the local cluster's nodes share the bench's clock.
 // The contenders take turns within each size, their order rotating from run to run.
+// Once a run is over, before its MiniCluster is deleted, every pod's stamps are read (the pods'
+// objects and their brokers' stamped logs, bench/real/pod_stamps.ts) into a waterfall per run
+// (bench/real/waterfall.ts): the table of medians and a picture per contender and size.
 
 import { join } from "node:path";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import type { MiniCluster } from "../../api/mod.ts";
 import { KubeClient } from "../../runtime/client/client.ts";
 import { isAlreadyExists, isNotFound } from "../../runtime/client/errors.ts";
 import { Jobs, Pods } from "../../runtime/client/resources.ts";
 import { JOB_NAME_LABEL } from "../../controllers/minicluster/children/names.ts";
-import { REAL_NODE_LABEL } from "../../hack/cluster/real_node_config.ts";
 import { kubectl } from "../../hack/kubectl.ts";
-import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "../../hack/images/refs.ts";
 import { createNamespace } from "../cluster_state.ts";
 import { summarize as summary } from "../stats.ts";
-import { type RealContender, type RealContenderName, startRealContender } from "./contenders.ts";
-import { firstHostnameAt, parseStampedLog, quorumFullAt } from "./timeline.ts";
+import {
+  benchMiniCluster,
+  type RealContender,
+  type RealContenderName,
+  startRealContender,
+} from "./contenders.ts";
+import { firstHostnameAt, parseStampedLog, quorumFullAt, type StampedLine } from "./timeline.ts";
+import { notePoll, podStamps, type PollBounds, refined } from "./pod_stamps.ts";
+import { medianRun, type WaterfallRun, waterfallTable, waterfallText } from "./waterfall.ts";
+import { waterfallSvg } from "./waterfall_svg.ts";
 
 const median = (xs: number[]) => summary(xs).p50;
 const say = (msg: string) => console.error(`[bench real] ${msg}`);
@@ -43,23 +52,6 @@ export interface RealRun {
   joinedMs: number;
   firstOutputMs: number;
   succeededMs: number;
-}
-
-function miniCluster(name: string, size: number): MiniCluster {
-  return {
-    apiVersion: "flux-framework.org/v1alpha2",
-    kind: "MiniCluster",
-    metadata: { name, namespace: NAMESPACE },
-    spec: {
-      size,
-      containers: [{ image: FLUX_APP_IMAGE, command: "hostname" }],
-      flux: { container: { image: FLUX_VIEW_IMAGE } },
-      pod: {
-        nodeSelector: { [REAL_NODE_LABEL]: "true" },
-        tolerations: [{ key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" }],
-      },
-    } as MiniCluster["spec"],
-  };
 }
 
 async function podsOf(client: KubeClient, name: string): Promise<Pod[]> {
@@ -82,23 +74,42 @@ async function waitPodsGone(client: KubeClient, name: string): Promise<void> {
   }
 }
 
+async function brokerLog(kubeconfig: string, pod: Pod): Promise<StampedLine[]> {
+  return parseStampedLog(
+    await kubectl(kubeconfig, [
+      "-n",
+      NAMESPACE,
+      "logs",
+      "--timestamps",
+      pod.metadata!.name!,
+      "-c",
+      brokerContainer(pod),
+    ]),
+  );
+}
+
 async function oneRun(
   client: KubeClient,
   kubeconfig: string,
   contender: RealContender,
   name: string,
   size: number,
-): Promise<RealRun> {
-  const mc = miniCluster(name, size);
+  runIndex: number,
+): Promise<{ run: RealRun; waterfall: WaterfallRun }> {
+  const mc = benchMiniCluster(contender.name, name, NAMESPACE, size);
   const t0 = Date.now();
   await contender.create(mc);
   let podsRunningAt: number | undefined;
   let succeededAt: number | undefined;
+  // When each pod's API stamps were first seen and last seen missing: they narrow its whole seconds.
+  const bounds = new Map<string, PollBounds>();
   while (succeededAt === undefined) {
     if (Date.now() - t0 > RUN_DEADLINE_MS) {
       throw new Error(`${contender.name} ${name}: the Job did not complete in time`);
     }
+    const sentAt = Date.now();
     const pods = await podsOf(client, name);
+    notePoll(bounds, pods, sentAt, Date.now());
     if (
       podsRunningAt === undefined && pods.length >= size &&
       pods.every((p) =>
@@ -118,19 +129,12 @@ async function oneRun(
     }
     await sleep(POLL_MS);
   }
-  const lead = (await podsOf(client, name)).find((p) => indexOf(p) === "0");
-  if (!lead) throw new Error(`${contender.name} ${name}: no lead broker pod after completion`);
-  const log = parseStampedLog(
-    await kubectl(kubeconfig, [
-      "-n",
-      NAMESPACE,
-      "logs",
-      "--timestamps",
-      lead.metadata!.name!,
-      "-c",
-      brokerContainer(lead),
-    ]),
-  );
+  // Every pod as the API server holds it once the Job is complete, with its broker's log.
+  const pods = await podsOf(client, name);
+  const logs = await Promise.all(pods.map((p) => brokerLog(kubeconfig, p)));
+  const leadAt = pods.findIndex((p) => indexOf(p) === "0");
+  if (leadAt < 0) throw new Error(`${contender.name} ${name}: no lead broker pod after completion`);
+  const log = logs[leadAt];
   const joinedAt = quorumFullAt(log);
   const firstOutputAt = firstHostnameAt(log, name);
   if (joinedAt === undefined || firstOutputAt === undefined) {
@@ -141,12 +145,25 @@ async function oneRun(
     );
   }
   return {
-    contender: contender.name,
-    size,
-    podsRunningMs: (podsRunningAt ?? succeededAt) - t0,
-    joinedMs: joinedAt - t0,
-    firstOutputMs: firstOutputAt - t0,
-    succeededMs: succeededAt - t0,
+    run: {
+      contender: contender.name,
+      size,
+      podsRunningMs: (podsRunningAt ?? succeededAt) - t0,
+      joinedMs: joinedAt - t0,
+      firstOutputMs: firstOutputAt - t0,
+      succeededMs: succeededAt - t0,
+    },
+    waterfall: {
+      contender: contender.name,
+      size,
+      run: runIndex,
+      appliedAt: t0,
+      pods: pods.map((p, i) =>
+        refined(podStamps(p, logs[i]), bounds.get(p.metadata?.name ?? ""), t0)
+      ),
+      quorumFullAt: joinedAt,
+      firstOutputAt,
+    },
   };
 }
 
@@ -169,6 +186,7 @@ export async function realNodesBench(
   });
   const logDir = await Deno.makeTempDir({ prefix: "bench-real-" });
   const results: RealRun[] = [];
+  const waterfalls: WaterfallRun[] = [];
   try {
     for (const size of sizes) {
       for (let i = 0; i < runs; i++) {
@@ -178,8 +196,9 @@ export async function realNodesBench(
           const contender = await startRealContender(name, kubeconfig, NAMESPACE, logDir);
           const mcName = `real-${name}-${size}-${i}`;
           try {
-            const run = await oneRun(client, kubeconfig, contender, mcName, size);
+            const { run, waterfall } = await oneRun(client, kubeconfig, contender, mcName, size, i);
             results.push(run);
+            waterfalls.push(waterfall);
             say(
               `${name} size ${size} run ${i + 1}/${runs}: pods running ${
                 secs(run.podsRunningMs)
@@ -188,7 +207,7 @@ export async function realNodesBench(
                 `succeeded ${secs(run.succeededMs)}`,
             );
           } finally {
-            await contender.remove(miniCluster(mcName, size));
+            await contender.remove(benchMiniCluster(name, mcName, NAMESPACE, size));
             await waitPodsGone(client, mcName);
             await contender.stop();
           }
@@ -204,13 +223,57 @@ export async function realNodesBench(
     `real nodes, ${runs} runs per size and contender (load ${load}); medians, seconds from the create`,
   );
   console.log(table(rows));
-  const file = join(out, `${new Date().toISOString().slice(0, 10)}-real-startup.json`);
+  const day = new Date().toISOString().slice(0, 10);
+  const file = join(out, `${day}-real-startup.json`);
   await Deno.writeTextFile(
     file,
     JSON.stringify({ runs: results, medians: rows, loadAverage: load }, null, 2) + "\n",
   );
   say(`wrote ${file} (operator logs in ${logDir})`);
+  await writeWaterfalls(out, day, waterfalls, sizes, contenders, runs, load);
   return 0;
+}
+
+/**
+ * `<day>-real-waterfall.json` (every run's pods' stamps and the medians), `.txt` (the table) and a
+ * picture per contender and size of its median run (`-real-waterfall-<contender>-<size>.svg`).
+ */
+async function writeWaterfalls(
+  out: string,
+  day: string,
+  waterfalls: WaterfallRun[],
+  sizes: number[],
+  contenders: RealContenderName[],
+  runs: number,
+  load: string,
+): Promise<void> {
+  const rows = waterfallTable(waterfalls, sizes, contenders);
+  const text = `real nodes, ${runs} runs per size and contender (load ${load}); medians of the ` +
+    `runs, seconds: each phase's median pod / the last pod's end of it from the create\n` +
+    waterfallText(rows) + "\n";
+  console.log(text);
+  const base = join(out, `${day}-real-waterfall`);
+  await Deno.writeTextFile(`${base}.txt`, text);
+  await Deno.writeTextFile(
+    `${base}.json`,
+    JSON.stringify({ runs: waterfalls, medians: rows, loadAverage: load }, null, 2) + "\n",
+  );
+  for (const size of sizes) {
+    for (const contender of contenders) {
+      const shown = medianRun(
+        waterfalls.filter((w) => w.size === size && w.contender === contender),
+      );
+      if (!shown) continue;
+      await Deno.writeTextFile(
+        `${base}-${contender}-${size}.svg`,
+        waterfallSvg(
+          shown,
+          `${contender}, ${size} brokers on two real nodes (run ${shown.run + 1} of ${runs})`,
+        ),
+      );
+    }
+  }
+  say(`wrote ${base}.json, .txt and its pictures`);
 }
 
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;

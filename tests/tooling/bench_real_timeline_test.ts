@@ -41,7 +41,7 @@ Deno.test("bench real: each contender goes first in turn", () => {
 });
 
 Deno.test("bench real: medians per size and contender, in the table's order", () => {
-  const run = (contender: "ours" | "go" | "floor", size: number, joinedMs: number) => ({
+  const run = (contender: "ours-volume" | "go", size: number, joinedMs: number) => ({
     contender,
     size,
     podsRunningMs: 1000,
@@ -50,13 +50,18 @@ Deno.test("bench real: medians per size and contender, in the table's order", ()
     succeededMs: joinedMs + 2000,
   });
   const rows = summarize(
-    [run("go", 2, 9000), run("ours", 2, 3000), run("ours", 2, 5000), run("ours", 2, 4000)],
+    [
+      run("go", 2, 9000),
+      run("ours-volume", 2, 3000),
+      run("ours-volume", 2, 5000),
+      run("ours-volume", 2, 4000),
+    ],
     [2, 4],
-    ["ours", "go", "floor"],
+    ["ours-volume", "go", "floor-copy"],
   );
   assert.deepEqual(rows.map((r) => [r.size, r.contender, r.joinedMs]), [
-    [2, "ours", 4000],
+    [2, "ours-volume", 4000],
     [2, "go", 9000],
   ]);
-  assert.match(table(rows), /\| 2 \| ours \| 1\.0 \| 4\.0 \| 4\.1 \| 6\.0 \|/);
+  assert.match(table(rows), /\| 2 \| ours-volume \| 1\.0 \| 4\.0 \| 4\.1 \| 6\.0 \|/);
 });
