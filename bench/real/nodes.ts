@@ -34,8 +34,8 @@ import {
 } from "./contenders.ts";
 import { firstHostnameAt, parseStampedLog, quorumFullAt, type StampedLine } from "./timeline.ts";
 import { notePoll, podStamps, type PollBounds, refined } from "./pod_stamps.ts";
-import { medianRun, type WaterfallRun, waterfallTable, waterfallText } from "./waterfall.ts";
-import { waterfallSvg } from "./waterfall_svg.ts";
+import type { WaterfallRun } from "./waterfall.ts";
+import { writeWaterfalls } from "./waterfall_files.ts";
 
 const median = (xs: number[]) => summary(xs).p50;
 const say = (msg: string) => console.error(`[bench real] ${msg}`);
@@ -230,50 +230,10 @@ export async function realNodesBench(
     JSON.stringify({ runs: results, medians: rows, loadAverage: load }, null, 2) + "\n",
   );
   say(`wrote ${file} (operator logs in ${logDir})`);
-  await writeWaterfalls(out, day, waterfalls, sizes, contenders, runs, load);
+  const written = await writeWaterfalls(out, day, waterfalls, sizes, contenders, runs, load);
+  console.log(written.text);
+  say(`wrote ${written.files.join(", ")}`);
   return 0;
-}
-
-/**
- * `<day>-real-waterfall.json` (every run's pods' stamps and the medians), `.txt` (the table) and a
- * picture per contender and size of its median run (`-real-waterfall-<contender>-<size>.svg`).
- */
-async function writeWaterfalls(
-  out: string,
-  day: string,
-  waterfalls: WaterfallRun[],
-  sizes: number[],
-  contenders: RealContenderName[],
-  runs: number,
-  load: string,
-): Promise<void> {
-  const rows = waterfallTable(waterfalls, sizes, contenders);
-  const text = `real nodes, ${runs} runs per size and contender (load ${load}); medians of the ` +
-    `runs, seconds: each phase's median pod / the last pod's end of it from the create\n` +
-    waterfallText(rows) + "\n";
-  console.log(text);
-  const base = join(out, `${day}-real-waterfall`);
-  await Deno.writeTextFile(`${base}.txt`, text);
-  await Deno.writeTextFile(
-    `${base}.json`,
-    JSON.stringify({ runs: waterfalls, medians: rows, loadAverage: load }, null, 2) + "\n",
-  );
-  for (const size of sizes) {
-    for (const contender of contenders) {
-      const shown = medianRun(
-        waterfalls.filter((w) => w.size === size && w.contender === contender),
-      );
-      if (!shown) continue;
-      await Deno.writeTextFile(
-        `${base}-${contender}-${size}.svg`,
-        waterfallSvg(
-          shown,
-          `${contender}, ${size} brokers on two real nodes (run ${shown.run + 1} of ${runs})`,
-        ),
-      );
-    }
-  }
-  say(`wrote ${base}.json, .txt and its pictures`);
 }
 
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;

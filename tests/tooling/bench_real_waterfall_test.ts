@@ -1,6 +1,6 @@
 // Where `bench --real`'s seconds go: each pod's stamps read from its object (hand-made, in the
 // shape of a Kubernetes pod's status) and its broker's stamped log, the phases and their medians,
-// the waterfall's SVG.
+// the waterfall's SVG and the files the bench writes.
 import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import { parseStampedLog } from "../../bench/real/timeline.ts";
@@ -24,6 +24,7 @@ import {
   waterfallText,
 } from "../../bench/real/waterfall.ts";
 import { waterfallSvg } from "../../bench/real/waterfall_svg.ts";
+import { writeWaterfalls } from "../../bench/real/waterfall_files.ts";
 
 const T = (hms: string) => `2026-11-29T03:00:${hms}Z`;
 const ms = (hms: string) => Date.parse(T(hms));
@@ -365,4 +366,47 @@ Deno.test("waterfall svg: one row per pod in rank order, its phases left to righ
   }
   assert.equal((svg.match(/class="mark"/g) ?? []).length, 2, "every broker joined, first output");
   assert.match(rows[1][2], />broker 1 \(real-node-2\)</, "the row's rank and node");
+});
+
+Deno.test("waterfall files: the runs and medians, the table, a picture per contender and size", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waterfall-files-" });
+  try {
+    const runs = [
+      run("ours-copy", 2, 0, 0),
+      run("ours-copy", 2, 1, 3000),
+      run("go", 2, 0, 5000),
+      run("go", 8, 0, 0),
+    ];
+    const { files, text } = await writeWaterfalls(
+      dir,
+      "2026-11-29",
+      runs,
+      [2, 8],
+      ["ours-volume", "ours-copy", "go"],
+      2,
+      "1.0 1.0 1.0",
+    );
+    const base = `${dir}/2026-11-29-real-waterfall`;
+    assert.deepEqual(files, [
+      `${base}.json`,
+      `${base}.txt`,
+      `${base}-ours-copy-2.svg`,
+      `${base}-go-2.svg`,
+      `${base}-go-8.svg`,
+    ]);
+    const names = [...Deno.readDirSync(dir)].map((e) => `${dir}/${e.name}`).sort();
+    assert.deepEqual(names, [...files].sort(), "nothing else");
+    const json = JSON.parse(await Deno.readTextFile(`${base}.json`));
+    assert.equal(json.runs.length, 4);
+    assert.deepEqual(
+      json.medians.map((r: { contender: string; size: number }) => [r.contender, r.size]),
+      [["ours-copy", 2], ["go", 2], ["go", 8]],
+    );
+    assert.equal(await Deno.readTextFile(`${base}.txt`), text);
+    assert.match(text, /load 1\.0 1\.0 1\.0/);
+    assert.equal(text.trim().split("\n").length, 6, "a caption, the head, its rule, three rows");
+    assertWellFormed(await Deno.readTextFile(`${base}-go-8.svg`));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
