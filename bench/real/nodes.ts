@@ -103,13 +103,15 @@ async function oneRun(
   let succeededAt: number | undefined;
   // When each pod's API stamps were first seen and last seen missing: they narrow its whole seconds.
   const bounds = new Map<string, PollBounds>();
+  let previousSentAt: number | undefined;
   while (succeededAt === undefined) {
     if (Date.now() - t0 > RUN_DEADLINE_MS) {
       throw new Error(`${contender.name} ${name}: the Job did not complete in time`);
     }
     const sentAt = Date.now();
     const pods = await podsOf(client, name);
-    notePoll(bounds, pods, sentAt, Date.now());
+    notePoll(bounds, pods, sentAt, Date.now(), previousSentAt);
+    previousSentAt = sentAt;
     if (
       podsRunningAt === undefined && pods.length >= size &&
       pods.every((p) =>

@@ -179,16 +179,20 @@ export type PollBounds = Partial<
   >
 >;
 
-/** Records one poll's pods into the bounds, by pod name. */
+/**
+ * Records one poll's pods into the bounds, by pod name. A pod no poll listed before was created
+ * after the previous poll was sent (`previousSentAt`).
+ */
 export function notePoll(
   bounds: Map<string, PollBounds>,
   pods: Pod[],
   sentAt: number,
   answeredAt: number,
+  previousSentAt?: number,
 ): void {
   for (const pod of pods) {
     const name = pod.metadata?.name ?? "";
-    const b = bounds.get(name) ?? {};
+    const b = bounds.get(name) ?? { created: { absentFrom: previousSentAt } };
     const stamps = apiStamps(pod);
     for (const key of API_STAMP_KEYS) {
       const seen = b[key] ?? {};

@@ -212,6 +212,13 @@ Deno.test("waterfall stamps: the polls narrow an API stamp's whole second", () =
   assert.equal(pod.brokerUp, Date.parse("2026-11-29T03:00:05.610Z"), "log stamps are kept");
   // Seen on the first poll, never seen missing: bounded by the create only.
   assert.equal(pod.created, ms("01") + 500);
+  // Listed first by a poll after one that did not list it: created after that one was sent.
+  const later = new Map();
+  notePoll(later, [LEAD], ms("01") + 900, ms("01") + 950, ms("01") + 600);
+  assert.equal(
+    refined(podStamps(LEAD, LEAD_LOG), later.get(LEAD.metadata!.name), ms("00")).created,
+    ms("01") + 775,
+  );
 
   // The sandbox condition turns False once the pod finished: the polls' value stands, and a poll
   // after it went does not move its bounds.
