@@ -189,6 +189,9 @@ export async function realNodesBench(
   const logDir = await Deno.makeTempDir({ prefix: "bench-real-" });
   const results: RealRun[] = [];
   const waterfalls: WaterfallRun[] = [];
+  // A failed run ends the bench, but the runs before it are still written: a full invocation
+  // takes the better part of an hour.
+  let failure: unknown;
   try {
     for (const size of sizes) {
       for (let i = 0; i < runs; i++) {
@@ -216,8 +219,14 @@ export async function realNodesBench(
         }
       }
     }
+  } catch (e) {
+    failure = e;
   } finally {
     client.close();
+  }
+  if (failure !== undefined) {
+    say(`stopped after ${results.length} runs: ${failure}`);
+    if (results.length === 0) throw failure;
   }
   const load = (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
   const rows = summarize(results, sizes, contenders);
@@ -235,6 +244,7 @@ export async function realNodesBench(
   const written = await writeWaterfalls(out, day, waterfalls, sizes, contenders, runs, load);
   console.log(written.text);
   say(`wrote ${written.files.join(", ")}`);
+  if (failure !== undefined) throw failure;
   return 0;
 }
 
