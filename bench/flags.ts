@@ -1,6 +1,6 @@
 /** The benchmark's command line. */
 import { parseArgs } from "node:util";
-import { REAL_CONTENDERS, type RealContenderName } from "./real_contenders.ts";
+import { REAL_CONTENDERS, type RealContenderName } from "./real/contenders.ts";
 
 export interface Flags {
   ns: number[];
@@ -26,13 +26,16 @@ export interface Flags {
   operatorV8Flags?: string;
   /** Pacing mechanisms our operator runs without (its --pacing-off, docs/write-pacing.md). */
   pacingOff?: string;
-  /** Broker start-up on the local cluster's real nodes (bench/real_nodes.ts). */
+  /** Broker start-up on the local cluster's real nodes (bench/real/nodes.ts). */
   real: boolean;
   /** Runs of --real (per size and contender). */
   runs: number;
   /** The MiniCluster sizes of --real. */
   realSizes: number[];
-  /** Who makes the pods in --real: this operator, the Go operator, none (the floor). */
+  /**
+   * Who makes the pods in --real: this operator with the Flux view mounted or copied, the Go
+   * operator, none (the floor of the copy and of the mounted view).
+   */
   realContenders: RealContenderName[];
   /** The in-cluster operator's memory at 0 and N MiniClusters (bench/in_cluster_memory.ts). */
   inCluster: boolean;
@@ -63,7 +66,7 @@ export function flags(argv: string[]): Flags {
       "operator-v8-flags": { type: "string" },
       real: { type: "boolean", default: false },
       runs: { type: "string" },
-      "real-sizes": { type: "string", default: "2,4,8" },
+      "real-sizes": { type: "string", default: "2,8,16" },
       "real-contenders": { type: "string", default: REAL_CONTENDERS.join(",") },
       "in-cluster": { type: "boolean", default: false },
       startup: { type: "boolean", default: false },
@@ -79,8 +82,9 @@ export function flags(argv: string[]): Flags {
         "         [--peer [--reps=1] [--peer-10k] [--only=ours|go]]   side by side with the Go Flux Operator\n" +
         "         [--cpu-profile]                  with --peer: our operator's V8 CPU profile of each run\n" +
         "         [--operator-v8-flags=F]          with --peer: our operator's V8 flags instead of its image's\n" +
-        "         [--real [--runs=3] [--real-sizes=2,4,8] [--real-contenders=ours,go,floor]]\n" +
-        "                                          broker start-up on the real nodes of .cluster/\n" +
+        "         [--real [--runs=3] [--real-sizes=2,8,16] [--real-contenders=C,C]]\n" +
+        "                                          broker start-up on the real nodes of .cluster/ and its\n" +
+        `                                          waterfall; C: ${REAL_CONTENDERS.join(", ")}\n` +
         "         [--in-cluster [--n=1000]]        the in-cluster operator's memory on .cluster/\n" +
         "         [--startup [--n=10000] [--runs=5]] restarts over N MiniClusters, ours and the Go operator",
     );

@@ -51,7 +51,7 @@ import {
 } from "./report.ts";
 import { perMinute, ratio, summarize } from "./stats.ts";
 import { peerMain } from "./peer/main.ts";
-import { realNodesBench } from "./real_nodes.ts";
+import { realNodesBench } from "./real/nodes.ts";
 import { inClusterMemoryBench } from "./in_cluster_memory.ts";
 import { startupBench } from "./startup.ts";
 

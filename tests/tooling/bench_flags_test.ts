@@ -10,3 +10,21 @@ Deno.test("bench flags: --writes-in-flight and --pacing-off reach our operator",
     ["--max-writes-in-flight=4", "--pacing-off=first-status-delay,own-writes"],
   );
 });
+
+Deno.test("bench flags: --real runs every contender at sizes 2, 8 and 16, three times", () => {
+  const f = flags(["--real"]);
+  assert.deepEqual(f.realSizes, [2, 8, 16]);
+  assert.equal(f.runs, 3);
+  assert.deepEqual(f.realContenders, [
+    "ours-volume",
+    "ours-copy",
+    "go",
+    "floor-copy",
+    "floor-volume",
+  ]);
+  assert.deepEqual(flags(["--real", "--real-contenders=go,floor-volume"]).realContenders, [
+    "go",
+    "floor-volume",
+  ]);
+  assert.throws(() => flags(["--real", "--real-contenders=ours"]), /--real-contenders: ours/);
+});

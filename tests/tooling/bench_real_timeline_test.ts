@@ -1,8 +1,8 @@
 // The start-up moments `bench --real` reads off a lead broker's log, and how it orders and sums
 // its runs.
 import assert from "node:assert/strict";
-import { firstHostnameAt, parseStampedLog, quorumFullAt } from "../../bench/real_timeline.ts";
-import { rotation, summarize, table } from "../../bench/real_nodes.ts";
+import { firstHostnameAt, parseStampedLog, quorumFullAt } from "../../bench/real/timeline.ts";
+import { rotation, summarize, table } from "../../bench/real/nodes.ts";
 
 // As `kubectl logs --timestamps` prints a lead broker's log (level 6, job `hostname`).
 const LOG = [
@@ -41,7 +41,7 @@ Deno.test("bench real: each contender goes first in turn", () => {
 });
 
 Deno.test("bench real: medians per size and contender, in the table's order", () => {
-  const run = (contender: "ours" | "go" | "floor", size: number, joinedMs: number) => ({
+  const run = (contender: "ours-volume" | "go", size: number, joinedMs: number) => ({
     contender,
     size,
     podsRunningMs: 1000,
@@ -50,13 +50,18 @@ Deno.test("bench real: medians per size and contender, in the table's order", ()
     succeededMs: joinedMs + 2000,
   });
   const rows = summarize(
-    [run("go", 2, 9000), run("ours", 2, 3000), run("ours", 2, 5000), run("ours", 2, 4000)],
+    [
+      run("go", 2, 9000),
+      run("ours-volume", 2, 3000),
+      run("ours-volume", 2, 5000),
+      run("ours-volume", 2, 4000),
+    ],
     [2, 4],
-    ["ours", "go", "floor"],
+    ["ours-volume", "go", "floor-copy"],
   );
   assert.deepEqual(rows.map((r) => [r.size, r.contender, r.joinedMs]), [
-    [2, "ours", 4000],
+    [2, "ours-volume", 4000],
     [2, "go", 9000],
   ]);
-  assert.match(table(rows), /\| 2 \| ours \| 1\.0 \| 4\.0 \| 4\.1 \| 6\.0 \|/);
+  assert.match(table(rows), /\| 2 \| ours-volume \| 1\.0 \| 4\.0 \| 4\.1 \| 6\.0 \|/);
 });

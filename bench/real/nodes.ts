@@ -1,36 +1,41 @@
-// deno task bench --real [--runs=3] [--real-sizes=2,4,8] [--real-contenders=ours,go,floor] —
+// deno task bench --real [--runs=3] [--real-sizes=2,8,16] [--real-contenders=ours-volume,…] —
 // broker start-up on the real nodes of the local cluster (`deno task cluster up --real-nodes 2`),
-// under this operator, under the Go Flux Operator, and with no operator at all (the floor: the
-// children `render` gives, created directly; bench/real_contenders.ts).
+// under this operator with the Flux view mounted and copied, under the Go Flux Operator, and with
+// no operator at all (the floor of each design: the children `render` gives, created directly;
+// bench/real/contenders.ts).
 //
 // Each run creates a MiniCluster of the local Flux images pinned to the real nodes whose job is
 // `hostname` on every broker, and records, from its create (as `kubectl apply` sends it):
 //   pods running   every broker's container running (pods polled every 250 ms)
-//   joined         the lead broker logs `quorum-full`: every broker online (bench/real_timeline.ts)
+//   joined         the lead broker logs `quorum-full`: every broker online (bench/real/timeline.ts)
 //   first output   the first `hostname` line in the lead broker's log
 //   succeeded      the Job's Complete condition (polled every 250 ms)
 // Log times are the container runtime's stamps; the local cluster's nodes share the bench's clock.
 // The contenders take turns within each size, their order rotating from run to run.
+// Once a run is over, before its MiniCluster is deleted, every pod's stamps are read (the pods'
+// objects and their brokers' stamped logs, bench/real/pod_stamps.ts) into a waterfall per run
+// (bench/real/waterfall.ts): the table of medians and a picture per contender and size.
 
 import { join } from "node:path";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import type { MiniCluster } from "../api/mod.ts";
-import { KubeClient } from "../runtime/client/client.ts";
-import { isAlreadyExists, isNotFound } from "../runtime/client/errors.ts";
-import { Jobs, Pods } from "../runtime/client/resources.ts";
-import { JOB_NAME_LABEL } from "../controllers/minicluster/children/names.ts";
-import { REAL_NODE_LABEL } from "../hack/cluster/real_node_config.ts";
-import { kubectl } from "../hack/kubectl.ts";
-import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "../hack/images/refs.ts";
-import { createNamespace } from "./cluster_state.ts";
-import { summarize as summary } from "./stats.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { isAlreadyExists, isNotFound } from "../../runtime/client/errors.ts";
+import { Jobs, Pods } from "../../runtime/client/resources.ts";
+import { JOB_NAME_LABEL } from "../../controllers/minicluster/children/names.ts";
+import { kubectl } from "../../hack/kubectl.ts";
+import { createNamespace } from "../cluster_state.ts";
+import { summarize as summary } from "../stats.ts";
 import {
+  benchMiniCluster,
   type RealContender,
   type RealContenderName,
   startRealContender,
-} from "./real_contenders.ts";
-import { firstHostnameAt, parseStampedLog, quorumFullAt } from "./real_timeline.ts";
+} from "./contenders.ts";
+import { firstHostnameAt, parseStampedLog, quorumFullAt, type StampedLine } from "./timeline.ts";
+import { notePoll, podStamps, type PollBounds, refined } from "./pod_stamps.ts";
+import type { WaterfallRun } from "./waterfall.ts";
+import { writeWaterfalls } from "./waterfall_files.ts";
 
 const median = (xs: number[]) => summary(xs).p50;
 const say = (msg: string) => console.error(`[bench real] ${msg}`);
@@ -47,23 +52,6 @@ export interface RealRun {
   joinedMs: number;
   firstOutputMs: number;
   succeededMs: number;
-}
-
-function miniCluster(name: string, size: number): MiniCluster {
-  return {
-    apiVersion: "flux-framework.org/v1alpha2",
-    kind: "MiniCluster",
-    metadata: { name, namespace: NAMESPACE },
-    spec: {
-      size,
-      containers: [{ image: FLUX_APP_IMAGE, command: "hostname" }],
-      flux: { container: { image: FLUX_VIEW_IMAGE } },
-      pod: {
-        nodeSelector: { [REAL_NODE_LABEL]: "true" },
-        tolerations: [{ key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" }],
-      },
-    } as MiniCluster["spec"],
-  };
 }
 
 async function podsOf(client: KubeClient, name: string): Promise<Pod[]> {
@@ -86,23 +74,44 @@ async function waitPodsGone(client: KubeClient, name: string): Promise<void> {
   }
 }
 
+async function brokerLog(kubeconfig: string, pod: Pod): Promise<StampedLine[]> {
+  return parseStampedLog(
+    await kubectl(kubeconfig, [
+      "-n",
+      NAMESPACE,
+      "logs",
+      "--timestamps",
+      pod.metadata!.name!,
+      "-c",
+      brokerContainer(pod),
+    ]),
+  );
+}
+
 async function oneRun(
   client: KubeClient,
   kubeconfig: string,
   contender: RealContender,
   name: string,
   size: number,
-): Promise<RealRun> {
-  const mc = miniCluster(name, size);
+  runIndex: number,
+): Promise<{ run: RealRun; waterfall: WaterfallRun }> {
+  const mc = benchMiniCluster(contender.name, name, NAMESPACE, size);
   const t0 = Date.now();
   await contender.create(mc);
   let podsRunningAt: number | undefined;
   let succeededAt: number | undefined;
+  // When each pod's API stamps were first seen and last seen missing: they narrow its whole seconds.
+  const bounds = new Map<string, PollBounds>();
+  let previousSentAt: number | undefined;
   while (succeededAt === undefined) {
     if (Date.now() - t0 > RUN_DEADLINE_MS) {
       throw new Error(`${contender.name} ${name}: the Job did not complete in time`);
     }
+    const sentAt = Date.now();
     const pods = await podsOf(client, name);
+    notePoll(bounds, pods, sentAt, Date.now(), previousSentAt);
+    previousSentAt = sentAt;
     if (
       podsRunningAt === undefined && pods.length >= size &&
       pods.every((p) =>
@@ -122,19 +131,12 @@ async function oneRun(
     }
     await sleep(POLL_MS);
   }
-  const lead = (await podsOf(client, name)).find((p) => indexOf(p) === "0");
-  if (!lead) throw new Error(`${contender.name} ${name}: no lead broker pod after completion`);
-  const log = parseStampedLog(
-    await kubectl(kubeconfig, [
-      "-n",
-      NAMESPACE,
-      "logs",
-      "--timestamps",
-      lead.metadata!.name!,
-      "-c",
-      brokerContainer(lead),
-    ]),
-  );
+  // Every pod as the API server holds it once the Job is complete, with its broker's log.
+  const pods = await podsOf(client, name);
+  const logs = await Promise.all(pods.map((p) => brokerLog(kubeconfig, p)));
+  const leadAt = pods.findIndex((p) => indexOf(p) === "0");
+  if (leadAt < 0) throw new Error(`${contender.name} ${name}: no lead broker pod after completion`);
+  const log = logs[leadAt];
   const joinedAt = quorumFullAt(log);
   const firstOutputAt = firstHostnameAt(log, name);
   if (joinedAt === undefined || firstOutputAt === undefined) {
@@ -145,12 +147,25 @@ async function oneRun(
     );
   }
   return {
-    contender: contender.name,
-    size,
-    podsRunningMs: (podsRunningAt ?? succeededAt) - t0,
-    joinedMs: joinedAt - t0,
-    firstOutputMs: firstOutputAt - t0,
-    succeededMs: succeededAt - t0,
+    run: {
+      contender: contender.name,
+      size,
+      podsRunningMs: (podsRunningAt ?? succeededAt) - t0,
+      joinedMs: joinedAt - t0,
+      firstOutputMs: firstOutputAt - t0,
+      succeededMs: succeededAt - t0,
+    },
+    waterfall: {
+      contender: contender.name,
+      size,
+      run: runIndex,
+      appliedAt: t0,
+      pods: pods.map((p, i) =>
+        refined(podStamps(p, logs[i]), bounds.get(p.metadata?.name ?? ""), t0)
+      ),
+      quorumFullAt: joinedAt,
+      firstOutputAt,
+    },
   };
 }
 
@@ -173,6 +188,10 @@ export async function realNodesBench(
   });
   const logDir = await Deno.makeTempDir({ prefix: "bench-real-" });
   const results: RealRun[] = [];
+  const waterfalls: WaterfallRun[] = [];
+  // A failed run ends the bench, but the runs before it are still written: a full invocation
+  // takes the better part of an hour.
+  let failure: unknown;
   try {
     for (const size of sizes) {
       for (let i = 0; i < runs; i++) {
@@ -182,8 +201,9 @@ export async function realNodesBench(
           const contender = await startRealContender(name, kubeconfig, NAMESPACE, logDir);
           const mcName = `real-${name}-${size}-${i}`;
           try {
-            const run = await oneRun(client, kubeconfig, contender, mcName, size);
+            const { run, waterfall } = await oneRun(client, kubeconfig, contender, mcName, size, i);
             results.push(run);
+            waterfalls.push(waterfall);
             say(
               `${name} size ${size} run ${i + 1}/${runs}: pods running ${
                 secs(run.podsRunningMs)
@@ -192,15 +212,21 @@ export async function realNodesBench(
                 `succeeded ${secs(run.succeededMs)}`,
             );
           } finally {
-            await contender.remove(miniCluster(mcName, size));
+            await contender.remove(benchMiniCluster(name, mcName, NAMESPACE, size));
             await waitPodsGone(client, mcName);
             await contender.stop();
           }
         }
       }
     }
+  } catch (e) {
+    failure = e;
   } finally {
     client.close();
+  }
+  if (failure !== undefined) {
+    say(`stopped after ${results.length} runs: ${failure}`);
+    if (results.length === 0) throw failure;
   }
   const load = (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
   const rows = summarize(results, sizes, contenders);
@@ -208,12 +234,17 @@ export async function realNodesBench(
     `real nodes, ${runs} runs per size and contender (load ${load}); medians, seconds from the create`,
   );
   console.log(table(rows));
-  const file = join(out, `${new Date().toISOString().slice(0, 10)}-real-startup.json`);
+  const day = new Date().toISOString().slice(0, 10);
+  const file = join(out, `${day}-real-startup.json`);
   await Deno.writeTextFile(
     file,
     JSON.stringify({ runs: results, medians: rows, loadAverage: load }, null, 2) + "\n",
   );
   say(`wrote ${file} (operator logs in ${logDir})`);
+  const written = await writeWaterfalls(out, day, waterfalls, sizes, contenders, runs, load);
+  console.log(written.text);
+  say(`wrote ${written.files.join(", ")}`);
+  if (failure !== undefined) throw failure;
   return 0;
 }
 
