@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the Kubernetes binaries, etcd, KWOK and CoreDNS from their Go modules (through the Go
-# module proxy) into a cache outside the repository, keyed by version.
+# Builds the Kubernetes binaries, etcd, KWOK, CoreDNS and the real nodes' container runtime
+# (containerd and runc) from their Go modules (through the Go module proxy) into a cache outside
+# the repository, keyed by version.
 # Re-running is cheap: a binary that is already in the cache is not rebuilt.
 # Concurrent runs are safe: each holds an exclusive lock on the cache for its whole build (a second
 # run waits, then finds the binaries built), and every output is written under a unique temporary
@@ -8,7 +9,11 @@
 #
 #   build-binaries.sh [NAME...]   NAME: etcd kube-apiserver kube-controller-manager
 #                                 kube-scheduler kwok kubelet kube-proxy coredns helm kueue
+#                                 containerd runc
 #                                 (default: the first five, what a KWOK cluster runs)
+#         containerd: the daemon, containerd-shim-runc-v2 and ctr (side by side: containerd
+#         starts the shim found next to itself); each of containerd and runc has a version stamp
+#         (<name>.version) beside it, so a new pin rebuilds it without touching the rest.
 #
 # Prints the cache directory as its last line.
 set -euo pipefail
@@ -21,6 +26,12 @@ HELM_VERSION="${HELM_VERSION:-v3.18.6}"
 # The one version of sigs.k8s.io/kueue the Go module proxy serves here; its chart comes from the
 # same module (hack/cluster/kueue.ts), so the two cannot disagree.
 KUEUE_VERSION="${KUEUE_VERSION:-v0.17.0}"
+# The newest containerd the Go module proxy serves here: its RELEASES.md lists 2.4 (and 2.3) for
+# Kubernetes 1.37, 2.2 only up to 1.36; it needs go 1.26.6 (the machine has 1.26.8).
+CONTAINERD_VERSION="${CONTAINERD_VERSION:-v2.4.2}"
+# containerd v2.4.2 is tested with runc v1.5.2 (its script/setup/runc-version) and asks for that or
+# newer (docs/RUNC.md): the newest served. Debian's runc 1.1.5 is far below it.
+RUNC_VERSION="${RUNC_VERSION:-v1.5.3}"
 CACHE_ROOT="${MINICLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-operator}"
 BIN_DIR="$CACHE_ROOT/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
 WORK="$CACHE_ROOT/build"
@@ -33,10 +44,32 @@ if [ $# -gt 0 ]; then WANTED=("$@"); else
   WANTED=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 fi
 
+# The files of one wanted name (containerd is three binaries).
+files_of() {
+  case "$1" in
+    containerd) echo containerd containerd-shim-runc-v2 ctr ;;
+    *) echo "$1" ;;
+  esac
+}
+# version_of NAME: the pin of a name whose binaries carry a version stamp (empty for the others,
+# whose version is in BIN_DIR's name or which are built once).
+version_of() {
+  case "$1" in
+    containerd) echo "$CONTAINERD_VERSION" ;;
+    runc) echo "$RUNC_VERSION" ;;
+  esac
+}
+present() { # name
+  local f v
+  for f in $(files_of "$1"); do [ -x "$BIN_DIR/$f" ] || return 1; done
+  v=$(version_of "$1")
+  [ -z "$v" ] || [ "$(cat "$BIN_DIR/$1.version" 2>/dev/null)" = "$v" ]
+}
+
 # Everything wanted is built: no need to wait for the lock (another run may be building
 # something else for minutes).
 all_built=1
-for n in "${WANTED[@]}"; do [ -x "$BIN_DIR/$n" ] || all_built=0; done
+for n in "${WANTED[@]}"; do present "$n" || all_built=0; done
 if [ "$all_built" = 1 ]; then
   echo "$BIN_DIR"
   exit 0
@@ -79,13 +112,14 @@ with_progress() {
   step "  built $what in $((SECONDS - start)) s"
 }
 
-# go_build DIR NAME LDFLAGS PACKAGE: builds PACKAGE in module DIR into $BIN_DIR/NAME.
+# go_build DIR NAME LDFLAGS PACKAGE [TAGS]: builds PACKAGE in module DIR into $BIN_DIR/NAME.
 go_build() {
-  local dir="$1" name="$2" ldflags="$3" pkg="$4" tmp
+  local dir="$1" name="$2" ldflags="$3" pkg="$4" tags="${5:-}" tmp
   new_temp "$BIN_DIR/$name"
   tmp=$TMP
   # go build overwrites the empty file that mktemp made.
-  (cd "$dir" && with_progress "$name" go build -trimpath -ldflags "$ldflags" -o "$tmp" "$pkg")
+  (cd "$dir" && with_progress "$name" go build -trimpath -tags "$tags" -ldflags "$ldflags" \
+    -o "$tmp" "$pkg")
   chmod 0755 "$tmp"
   mv "$tmp" "$BIN_DIR/$name"
 }
@@ -170,11 +204,70 @@ build_coredns() {
   go_build "$dir" coredns "-s -w" .
 }
 
+# module_dir NAME MODULE VERSION: sets MODULE_DIR to a throwaway module in $WORK that requires
+# MODULE@VERSION, with the go version that module asks for. Not in a subshell: TEMPS must see it.
+module_dir() {
+  local name="$1" module="$2" version="$3" gomod go_line
+  MODULE_DIR="$WORK/$name-$version"
+  mkdir -p "$MODULE_DIR"
+  if [ ! -f "$MODULE_DIR/go.mod" ]; then
+    gomod=$(go mod download -json "$module@$version" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+    go_line=$(grep -m1 -E '^go [0-9.]+$' "$gomod")
+    new_temp "$MODULE_DIR/go.mod"
+    printf 'module local/%sbuild\n\n%s\n\nrequire %s %s\n' "$name" "$go_line" "$module" "$version" >"$TMP"
+    mv "$TMP" "$MODULE_DIR/go.mod"
+  fi
+}
+
+# stamp NAME: records the version just built (last, after every file of NAME is in place).
+stamp() {
+  new_temp "$BIN_DIR/$1.version"
+  version_of "$1" >"$TMP"
+  chmod 0644 "$TMP"
+  mv "$TMP" "$BIN_DIR/$1.version"
+}
+
+# containerd as its Makefile builds it, without cgo: the btrfs snapshotter (the only part that
+# needs cgo) drops out, devmapper and ZFS are left out by their tags; the real nodes use
+# overlayfs. The shim without its gRPC server (ttrpc only), as upstream ships it.
+build_containerd() {
+  wanted containerd || return 0
+  present containerd && return 0
+  local dir pkg=github.com/containerd/containerd/v2 ldflags
+  module_dir containerd "$pkg" "$CONTAINERD_VERSION"
+  dir=$MODULE_DIR
+  step "containerd, containerd-shim-runc-v2 and ctr from $pkg@$CONTAINERD_VERSION"
+  ldflags="-s -w -X $pkg/version.Version=$CONTAINERD_VERSION -X $pkg/version.Package=$pkg"
+  go_build "$dir" containerd "$ldflags" "$pkg/cmd/containerd" "urfave_cli_no_docs no_devmapper no_zfs"
+  go_build "$dir" containerd-shim-runc-v2 "$ldflags" "$pkg/cmd/containerd-shim-runc-v2" \
+    "urfave_cli_no_docs no_grpc"
+  go_build "$dir" ctr "$ldflags" "$pkg/cmd/ctr" urfave_cli_no_docs
+  stamp containerd
+}
+
+# runc needs cgo (its nsenter is C) and, for seccomp profiles (RuntimeDefault, which the
+# restricted Pod Security level requires), libseccomp: Debian's libseccomp-dev at build time, its
+# libseccomp2 at run time. Upstream's default tags but libpathrs (a Rust library; without it runc
+# uses its Go implementation of the same path checks).
+build_runc() {
+  wanted runc || return 0
+  present runc && return 0
+  local dir
+  module_dir runc github.com/opencontainers/runc "$RUNC_VERSION"
+  dir=$MODULE_DIR
+  step "runc from github.com/opencontainers/runc@$RUNC_VERSION (cgo, libseccomp)"
+  CGO_ENABLED=1 go_build "$dir" runc "-s -w -X main.gitCommit=$RUNC_VERSION" \
+    github.com/opencontainers/runc "seccomp urfave_cli_no_docs"
+  stamp runc
+}
+
 start=$SECONDS
 build_module_binary etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/server/v3
 build_kubernetes
 build_module_binary kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
 build_coredns
+build_containerd
+build_runc
 build_module_binary helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm
 # Kueue's manager (cmd/kueue) with the version stamps its Makefile sets. Its own module: it pins its
 # Kubernetes libraries (v0.35), which the cluster's build cannot share.

@@ -2,7 +2,8 @@
 // kube-apiserver and (unless --control-plane-only) kube-controller-manager, kube-scheduler and
 // KWOK with fake Nodes, all as local processes with their state in .cluster/.
 //
-//   up [--control-plane-only] [--nodes N] [--real-nodes N] [--kueue] [--dir D]
+//   up [--control-plane-only] [--nodes N] [--real-nodes N] [--containerd v2|debian] [--kueue]
+//      [--dir D]
 //                                                      prints the kubeconfig path as last line
 //   down [--dir D]                                     stops every process (also those recorded
 //                                                      in D/*.pid), undoes what real nodes
@@ -11,6 +12,7 @@
 
 import { parseArgs } from "node:util";
 import { down, status, up } from "./cluster/lifecycle.ts";
+import { parseContainerRuntime } from "./cluster/container_runtime.ts";
 
 const USAGE = `usage: deno task cluster <up|down|status> [options]
   up       start (or reuse) the cluster; prints the kubeconfig path last
@@ -20,6 +22,10 @@ const USAGE = `usage: deno task cluster <up|down|status> [options]
            --audit-policy FILE    the apiserver's audit policy (log: <dir>/logs/audit.log)
            --real-nodes N         real nodes beside them (kubelet + containerd, cluster DNS);
                                   needs root; builds the local images on first use
+           --containerd R         the real nodes' runtime: v2 (default: containerd 2 and runc
+                                  built from their Go modules; image volumes work) or debian
+                                  (Debian's containerd 1.6 and runc 1.1; a pod with an image
+                                  volume is never created); a running cluster keeps its own
            --kueue                Kueue (built from its Go module) on the last real node,
                                   installed from its chart; needs --real-nodes 1 or more
   down     stop every process of the cluster (and those recorded in its *.pid files), undo
@@ -39,6 +45,7 @@ async function main(argv: string[]): Promise<number> {
       dir: { type: "string", default: ".cluster" },
       "audit-policy": { type: "string" },
       kueue: { type: "boolean", default: false },
+      containerd: { type: "string" },
       quiet: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -65,6 +72,9 @@ async function main(argv: string[]): Promise<number> {
           apiserverArgs: values["apiserver-arg"],
           auditPolicy: values["audit-policy"],
           kueue: values.kueue,
+          containerd: values.containerd === undefined
+            ? undefined
+            : parseContainerRuntime(values.containerd),
         }),
       );
       return 0;

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { ensureBinaries } from "./cluster/binaries.ts";
 import { COMPONENTS } from "./cluster/state.ts";
 import { REAL_NODE_BINARIES } from "./cluster/real_node_images.ts";
+import { DEFAULT_CONTAINER_RUNTIME, runtimeBuilds } from "./cluster/container_runtime.ts";
 import { ensureImages } from "./images/images.ts";
 import { ensureDebianPackages } from "./debian.ts";
 import { down, status, stopRecorded, up } from "./cluster/lifecycle.ts";
@@ -221,11 +222,19 @@ async function main(): Promise<number> {
     // The local images (Debian downloads, then the Flux build) are built while the Go builds
     // run: on a fresh machine the two together take most of the run. The cluster step waits.
     const images = MC_KUBECONFIG_GIVEN ? undefined : ensureImages().catch((e: Error) => e);
-    // Helm too: the chart is linted and rendered by tests/integration/chart_test.ts; and Kueue,
-    // which the cluster runs for tests/e2e/kueue_test.ts.
+    // Helm too: the chart is linted and rendered by tests/integration/chart_test.ts; Kueue,
+    // which the cluster runs for tests/e2e/kueue_test.ts; and the real nodes' containerd 2 and
+    // runc.
     await step(
-      "kubernetes binaries, helm, kueue and the real node's",
-      async () => await ensureBinaries([...COMPONENTS, "helm", "kueue", ...REAL_NODE_BINARIES]),
+      "kubernetes binaries, helm, kueue and the real node's (containerd 2, runc)",
+      async () =>
+        await ensureBinaries([
+          ...COMPONENTS,
+          "helm",
+          "kueue",
+          ...REAL_NODE_BINARIES,
+          ...runtimeBuilds(DEFAULT_CONTAINER_RUNTIME),
+        ]),
     );
     // The Go operator's Python SDK, pinned with hashes, for tests/*/python_sdk_test.ts: PyPI is
     // asked here, during set-up, and never while the tests run.

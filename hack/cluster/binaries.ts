@@ -5,6 +5,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { COMPONENTS } from "./state.ts";
+import { ensureDebianPackages } from "../debian.ts";
 
 const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "..", "build-binaries.sh");
 
@@ -17,6 +18,8 @@ export async function ensureBinaries(
     await assertComplete(fromEnv, needed);
     return fromEnv;
   }
+  // runc is the one cgo build: a C compiler and libseccomp's headers (hack/build-binaries.sh).
+  if (needed.includes("runc")) await ensureDebianPackages(["gcc", "libseccomp-dev"]);
   const out = await new Deno.Command("bash", {
     args: [BUILD_SCRIPT, ...needed],
     stdin: "null",

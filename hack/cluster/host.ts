@@ -23,7 +23,7 @@ const HOST_PATHS = [
   "/var/log/containers",
   "/var/log/pods",
   "/var/lib/cni",
-  // containerd 1.6 keeps its shims' sockets (s), fifos and runc's state here whatever its
+  // containerd (1.6 and 2) keeps its shims' sockets (s), fifos and runc's state here whatever its
   // configured state directory; on a machine with a containerd of its own, only what we added.
   "/run/containerd",
   "/run/containerd/s",
@@ -57,16 +57,17 @@ async function exists(path: string): Promise<boolean> {
 
 /**
  * What a real node needs of the machine, as a list of what is missing (empty when all is there):
- * root, overlayfs, cgroups, and the commands of the Debian packages installed before.
+ * root, overlayfs, cgroups, and the commands of the Debian packages installed before (`runtime`:
+ * those of the container runtime, when it comes from Debian).
  */
-export async function missingForRealNodes(): Promise<string[]> {
+export async function missingForRealNodes(runtime: readonly string[]): Promise<string[]> {
   const missing: string[] = [];
   if (Deno.uid() !== 0) missing.push(`root (running as uid ${Deno.uid()})`);
   const filesystems = await Deno.readTextFile("/proc/filesystems").catch(() => "");
   if (!/\boverlay\b/.test(filesystems)) missing.push("the overlay filesystem (modprobe overlay)");
   const cgroups = await Deno.readTextFile("/proc/self/mountinfo").catch(() => "");
   if (!/ - cgroup2? /.test(cgroups)) missing.push("a mounted cgroup hierarchy (/sys/fs/cgroup)");
-  for (const cmd of ["ip", "iptables", "containerd", "runc", "ctr", "mount", "umount"]) {
+  for (const cmd of ["ip", "iptables", ...runtime, "mount", "umount"]) {
     if (!await attempt("sh", ["-c", `command -v ${cmd}`])) missing.push(`the command ${cmd}`);
   }
   if (!await exists("/usr/lib/cni/bridge")) missing.push("the CNI plugins in /usr/lib/cni");

@@ -17,8 +17,14 @@ import {
   prepareHost,
   realNodeDaemons,
   type RealNodeImages,
+  runtimeOf,
   startRealNodes,
 } from "./real_nodes.ts";
+import {
+  type ContainerRuntime,
+  DEFAULT_CONTAINER_RUNTIME,
+  runtimeBuilds,
+} from "./container_runtime.ts";
 import { REAL_NODE_BINARIES, realNodeImages } from "./real_node_images.ts";
 import { realNodeName } from "./real_node_config.ts";
 import { installKueue, KUEUE_VERSION } from "./kueue.ts";
@@ -55,6 +61,11 @@ export interface UpOptions {
   auditPolicy?: string;
   /** Install Kueue (kueue.ts) and wait for its webhooks; needs a real node. */
   kueue?: boolean;
+  /**
+   * The real nodes' container runtime (container_runtime.ts); unset: what a running cluster's
+   * nodes run, else containerd 2.
+   */
+  containerd?: ContainerRuntime;
 }
 
 const log = (msg: string) => console.error(`[cluster] ${msg}`);
@@ -188,12 +199,17 @@ function waitHealthy(
   });
 }
 
-function binariesOf(opts: UpOptions): readonly string[] {
-  return [...componentsOf(opts.mode), ...((opts.realNodes ?? 0) > 0 ? REAL_NODE_BINARIES : [])];
+function binariesOf(opts: UpOptions, runtime: ContainerRuntime): readonly string[] {
+  const real = (opts.realNodes ?? 0) > 0 ? [...REAL_NODE_BINARIES, ...runtimeBuilds(runtime)] : [];
+  return [...componentsOf(opts.mode), ...real];
 }
 
-async function freshState(paths: ClusterPaths, opts: UpOptions): Promise<ClusterState> {
-  const binDir = await ensureBinaries(binariesOf(opts));
+async function freshState(
+  paths: ClusterPaths,
+  opts: UpOptions,
+  runtime: ContainerRuntime,
+): Promise<ClusterState> {
+  const binDir = await ensureBinaries(binariesOf(opts, runtime));
   await Deno.mkdir(paths.logs, { recursive: true });
   await Deno.mkdir(paths.pki, { recursive: true });
   const [etcdClient, etcdPeer, apiserver, controllerManager, scheduler] = freeLoopbackPorts(5);
@@ -341,18 +357,27 @@ export async function up(opts: UpOptions): Promise<string> {
   const t0 = performance.now();
   const paths = new ClusterPaths(opts.dir);
   const realNodes = opts.realNodes ?? 0;
+  let state = await readState(paths);
+  const reused = state !== undefined && CONTROL_PLANE.every((n) => running(state!, n));
+  const runningRuntime = reused && state!.real ? runtimeOf(state!) : undefined;
+  const runtime = opts.containerd ?? runningRuntime ?? DEFAULT_CONTAINER_RUNTIME;
+  if (runningRuntime !== undefined && runningRuntime !== runtime) {
+    throw new Error(
+      `the real nodes in ${paths.dir} run containerd ${runningRuntime}, not ${runtime}: ` +
+        `\`deno task cluster down\` first`,
+    );
+  }
   let images: RealNodeImages | undefined;
   if (realNodes > 0) {
     if (opts.mode !== "full") throw new Error("real nodes need a full cluster");
     // Everything slow or refusable comes before the machine or a running cluster is touched.
     await downStaleBridgeOwner(paths.dir);
-    await preflight(paths.dir);
-    images = await realNodeImages(await ensureBinaries(binariesOf(opts)));
+    await preflight(paths.dir, runtime);
+    images = await realNodeImages(ensureBinaries(binariesOf(opts, runtime)));
   }
-  let state = await readState(paths);
-  if (state && CONTROL_PLANE.every((n) => running(state!, n))) {
+  if (reused && state) {
     log(`reusing the cluster in ${paths.dir}`);
-    if (realNodes > 0) await prepareHost(paths, state);
+    if (realNodes > 0) await prepareHost(paths, state, runtime);
     // Restarts whatever this checkout would start differently, then waits for /readyz.
     await startControlPlane(paths, state);
   } else {
@@ -360,10 +385,10 @@ export async function up(opts: UpOptions): Promise<string> {
       log(`cleaning up a stale cluster in ${paths.dir}`);
       await down(opts.dir, { quiet: true });
     }
-    state = await freshState(paths, opts);
+    state = await freshState(paths, opts, runtime);
     if (opts.auditPolicy) await Deno.copyFile(opts.auditPolicy, paths.auditPolicy);
     try {
-      if (realNodes > 0) await prepareHost(paths, state);
+      if (realNodes > 0) await prepareHost(paths, state, runtime);
       await startControlPlane(paths, state);
     } catch (e) {
       await down(opts.dir, { quiet: true });

@@ -9,6 +9,7 @@
 // never the machine's network.
 
 import { join } from "node:path";
+import type { ContainerRuntime } from "./container_runtime.ts";
 
 export const BRIDGE = "mcbr0";
 export const POD_NETWORK = "10.89.0.0/16";
@@ -47,6 +48,10 @@ export interface RealNodeLayout {
   kubeletKey: string;
   kubeconfig: string;
   sandboxImage: string;
+  runtime: ContainerRuntime;
+  /** The shim and runc containerd 2 starts (Debian's containerd finds Debian's on PATH). */
+  shim: string;
+  runc: string;
 }
 
 export function nodePaths(dir: string) {
@@ -77,6 +82,71 @@ export function cgroupRoot(name: string): string {
 const toml = (s: string) => JSON.stringify(s);
 
 export function containerdConfig(l: RealNodeLayout): string {
+  return l.runtime === "debian" ? containerd1Config(l) : containerd2Config(l);
+}
+
+/**
+ * containerd 2's configuration (version 3): the CRI plugin split into its image service
+ * (snapshotter, sandbox image, registries) and its runtime service (runc, CNI, OOM and network
+ * namespace settings), with the same settings as Debian's containerd 1.6 below.
+ */
+function containerd2Config(l: RealNodeLayout): string {
+  const p = nodePaths(l.dir);
+  const images = `plugins.'io.containerd.cri.v1.images'`;
+  const runtime = `plugins.'io.containerd.cri.v1.runtime'`;
+  return [
+    "# containerd 2 of a real node of the local cluster (hack/cluster/real_node_config.ts).",
+    "version = 3",
+    `root = ${toml(p.containerdRoot)}`,
+    `state = ${toml(p.containerdState)}`,
+    "# Root here may lack CAP_SYS_RESOURCE: containerd must not raise its own OOM score.",
+    "oom_score = 0",
+    "",
+    "# In version 3 the ttrpc socket is the gRPC one's path plus .ttrpc: in the node's directory.",
+    "[grpc]",
+    `  address = ${toml(p.containerdSocket)}`,
+    "",
+    `[plugins.'io.containerd.internal.v1.opt']`,
+    `  path = ${toml(join(l.dir, "containerd", "opt"))}`,
+    "",
+    "# NRI would listen on /var/run/nri/nri.sock, shared by the machine; no plugin uses it.",
+    `[plugins.'io.containerd.nri.v1.nri']`,
+    "  disable = true",
+    "",
+    `[${images}]`,
+    `  snapshotter = "overlayfs"`,
+    `  [${images}.pinned_images]`,
+    `    sandbox = ${toml(l.sandboxImage)}`,
+    `  [${images}.registry]`,
+    "    # Every registry resolves to a closed port on loopback (hosts.toml): a missing image",
+    "    # fails at once and no lookup or connection leaves the machine.",
+    `    config_path = ${toml(p.registryHosts)}`,
+    "",
+    `[${runtime}]`,
+    "  restrict_oom_score_adj = true",
+    "  # Pod network namespaces under the state directory: /run/netns is shared with every",
+    "  # `ip netns` user of the machine.",
+    "  netns_mounts_under_state_dir = true",
+    "  enable_selinux = false",
+    `  [${runtime}.containerd]`,
+    `    default_runtime_name = "runc"`,
+    `    [${runtime}.containerd.runtimes.runc]`,
+    `      runtime_type = "io.containerd.runc.v2"`,
+    `      runtime_path = ${toml(l.shim)}`,
+    `      [${runtime}.containerd.runtimes.runc.options]`,
+    `        BinaryName = ${toml(l.runc)}`,
+    "        SystemdCgroup = false",
+    `        Root = ${toml(join(p.containerdState, "runc"))}`,
+    `  [${runtime}.cni]`,
+    `    bin_dirs = ["/usr/lib/cni"]`,
+    `    conf_dir = ${toml(p.cniConfDir)}`,
+    "    max_conf_num = 1",
+    "",
+  ].join("\n");
+}
+
+/** Debian's containerd 1.6 (configuration version 2, the CRI plugin in one table). */
+function containerd1Config(l: RealNodeLayout): string {
   const p = nodePaths(l.dir);
   const cri = `plugins."io.containerd.grpc.v1.cri"`;
   return [

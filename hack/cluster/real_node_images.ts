@@ -65,14 +65,18 @@ export async function staticBinaryArchive(
   return join(dir, "image.tar");
 }
 
-/** Builds (or finds in the cache) every image a real node imports. */
-export async function realNodeImages(binDir: string): Promise<RealNodeImages> {
-  const built = await ensureImages();
+/**
+ * Builds (or finds in the cache) every image a real node imports. `binDir` may still be coming
+ * (hack/build-binaries.sh): the images build meanwhile, so that on a fresh machine the Go builds
+ * and the image builds (downloads, then Flux from source) overlap.
+ */
+export async function realNodeImages(binDir: string | Promise<string>): Promise<RealNodeImages> {
+  const [built, dir] = await Promise.all([ensureImages(), binDir]);
   return {
     pause: PAUSE_IMAGE,
     coredns: COREDNS_IMAGE,
     archives: [
-      await staticBinaryArchive(join(binDir, "coredns"), COREDNS_IMAGE, {
+      await staticBinaryArchive(join(dir, "coredns"), COREDNS_IMAGE, {
         Entrypoint: ["/coredns"],
       }),
       ...built.map((i) => i.archive),

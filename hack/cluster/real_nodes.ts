@@ -25,6 +25,13 @@ import { issueLeaf, pkiFiles } from "./pki.ts";
 import { freeLoopbackPorts } from "./ports.ts";
 import { ExitWatch, isRunning, namesDir, spawnDaemon, stopGroups } from "./processes.ts";
 import {
+  type ContainerRuntime,
+  DEFAULT_CONTAINER_RUNTIME,
+  type RuntimeBinaries,
+  runtimeBinaries,
+  runtimePackages,
+} from "./container_runtime.ts";
+import {
   BRIDGE_IP,
   cgroupRoot,
   cniConfig,
@@ -43,23 +50,28 @@ import {
 } from "./real_node_config.ts";
 import { ClusterPaths, type ClusterState, type RealNodesState, writeState } from "./state.ts";
 
-/** Debian packages a real node runs on; installed when missing (as the suite does shellcheck). */
-const REAL_NODE_PACKAGES = [
-  "containerd",
-  "runc",
-  "containernetworking-plugins",
-  "iptables",
-  "conntrack",
-];
-
 const log = (msg: string) => console.error(`[cluster] ${msg}`);
-/** Debian's containerd (the shims it starts are found by their command line, see lifecycle.ts). */
-const CONTAINERD = "/usr/bin/containerd";
 
-/** The checks of a machine before anything is changed: fails with the list of what is missing. */
-export async function preflight(owner: string): Promise<void> {
-  await ensureDebianPackages(REAL_NODE_PACKAGES);
-  const missing = await missingForRealNodes();
+/** The runtime the real nodes of `state` run; a state from before the choice ran Debian's. */
+export function runtimeOf(state: ClusterState): ContainerRuntime {
+  return state.real ? state.real.runtime ?? "debian" : DEFAULT_CONTAINER_RUNTIME;
+}
+
+/** The runtime's programs of the real nodes of `state` (the shims are found by command line). */
+export function nodeRuntime(state: ClusterState): RuntimeBinaries {
+  return runtimeBinaries(runtimeOf(state), state.binDir);
+}
+
+/**
+ * The checks of a machine before anything is changed: fails with the list of what is missing.
+ * The Debian packages a real node runs on are installed when missing (as the suite does
+ * shellcheck); containerd 2 and runc are built by hack/build-binaries.sh.
+ */
+export async function preflight(owner: string, runtime: ContainerRuntime): Promise<void> {
+  await ensureDebianPackages(runtimePackages(runtime));
+  const missing = await missingForRealNodes(
+    runtime === "debian" ? ["containerd", "runc", "ctr"] : [],
+  );
   if (missing.length > 0) {
     throw new Error(`real nodes cannot run on this machine; missing: ${missing.join("; ")}`);
   }
@@ -71,11 +83,16 @@ export async function preflight(owner: string): Promise<void> {
  * pods reach through the `kubernetes` Service), so this comes first; the machine's state is
  * recorded once, before the first change.
  */
-export async function prepareHost(paths: ClusterPaths, state: ClusterState): Promise<HostRecord> {
+export async function prepareHost(
+  paths: ClusterPaths,
+  state: ClusterState,
+  runtime: ContainerRuntime,
+): Promise<HostRecord> {
   const host = state.real?.host ?? await recordHost();
   state.real ??= {
     count: 0,
     host,
+    runtime,
     pids: {},
     ports: { kubelet: [], kubeletHealthz: [], proxyHealthz: 0, proxyMetrics: 0 },
   };
@@ -93,7 +110,7 @@ export interface RealNodeImages {
 
 /** The binary each real-node daemon runs, by its key in `RealNodesState.pids`. */
 function binaryOf(state: ClusterState, key: string): string {
-  if (key.startsWith("containerd/")) return CONTAINERD;
+  if (key.startsWith("containerd/")) return nodeRuntime(state).containerd;
   return join(state.binDir, key.split("/")[0]);
 }
 
@@ -165,6 +182,9 @@ function layoutOf(
     kubeletKey: `${serving}.key`,
     kubeconfig: join(paths.pki, `kubelet-${name}.kubeconfig`),
     sandboxImage: pause,
+    runtime: runtimeOf(state),
+    shim: nodeRuntime(state).shim,
+    runc: nodeRuntime(state).runc,
   };
 }
 
@@ -195,18 +215,23 @@ async function writeNodeFiles(paths: ClusterPaths, state: ClusterState, l: RealN
   );
 }
 
-async function containerdReady(socket: string): Promise<boolean> {
-  return await run("ctr", ["--address", socket, "version"]).then(() => true, () => false);
+async function containerdReady(ctr: string, socket: string): Promise<boolean> {
+  return await run(ctr, ["--address", socket, "version"]).then(() => true, () => false);
 }
 
 /** Imports each archive once per node (the archive path is its content key). */
-async function importImages(nodeDir: string, socket: string, archives: string[]): Promise<void> {
+async function importImages(
+  ctr: string,
+  nodeDir: string,
+  socket: string,
+  archives: string[],
+): Promise<void> {
   const record = join(nodeDir, "imported.json");
   const done: string[] = JSON.parse(await Deno.readTextFile(record).catch(() => "[]"));
   for (const archive of archives) {
     if (done.includes(archive)) continue;
     const t0 = performance.now();
-    await run("ctr", [
+    await run(ctr, [
       "--address",
       socket,
       "-n",
@@ -229,7 +254,12 @@ export async function importIntoRealNodes(dir: string, archives: string[]): Prom
   const state = JSON.parse(await Deno.readTextFile(paths.state)) as ClusterState;
   for (let i = 0; i < (state.real?.count ?? 0); i++) {
     const nodeDir = paths.node(realNodeName(i));
-    await importImages(nodeDir, nodePaths(nodeDir).containerdSocket, archives);
+    await importImages(
+      nodeRuntime(state).ctr,
+      nodeDir,
+      nodePaths(nodeDir).containerdSocket,
+      archives,
+    );
   }
 }
 
@@ -294,12 +324,13 @@ export async function startRealNodes(
   await ensureFirewall(state.ports.apiserver);
   const kubelet = join(state.binDir, "kubelet");
   const kubeProxy = join(state.binDir, "kube-proxy");
+  const { containerd, ctr } = nodeRuntime(state);
   const total = Math.max(count, real.count);
   for (let i = 0; i < total; i++) {
     const l = layoutOf(paths, state, i, images.pause);
     const p = nodePaths(l.dir);
-    if (!running(real, `containerd/${l.name}`, CONTAINERD)) await writeNodeFiles(paths, state, l);
-    await startDaemon(paths, state, `containerd/${l.name}`, CONTAINERD, [
+    if (!running(real, `containerd/${l.name}`, containerd)) await writeNodeFiles(paths, state, l);
+    await startDaemon(paths, state, `containerd/${l.name}`, containerd, [
       "--config",
       p.containerdConfig,
     ]);
@@ -308,9 +339,9 @@ export async function startRealNodes(
       state,
       `containerd/${l.name}`,
       `containerd of ${l.name}`,
-      () => containerdReady(p.containerdSocket),
+      () => containerdReady(ctr, p.containerdSocket),
     );
-    await importImages(l.dir, p.containerdSocket, images.archives);
+    await importImages(ctr, l.dir, p.containerdSocket, images.archives);
     await createCgroupRoot(cgroupRoot(l.name));
     await startDaemon(paths, state, `kubelet/${l.name}`, kubelet, kubeletArgs(l));
   }

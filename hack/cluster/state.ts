@@ -4,6 +4,7 @@
 
 import { join, resolve } from "node:path";
 import type { HostRecord } from "./host.ts";
+import type { ContainerRuntime } from "./container_runtime.ts";
 
 export const COMPONENTS = [
   "etcd",
@@ -57,6 +58,8 @@ export interface ClusterState {
 export interface RealNodesState {
   count: number;
   host: HostRecord;
+  /** What the nodes run their containers with; absent in a state from before: Debian's. */
+  runtime?: ContainerRuntime;
   /** Process group ids by daemon: "containerd/<node>", "kubelet/<node>", "kube-proxy". */
   pids: Record<string, number>;
   ports: {

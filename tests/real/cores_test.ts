@@ -69,9 +69,15 @@ realTest(
 
     // Every broker wrote the same R, and the lead broker's instance holds the granted cores: both
     // ranks up (a rank whose own cores did not match R would be drained, not free).
-    const resourceSet = "cat /mnt/flux/config/etc/flux/system/R";
-    const leadR = await env.exec(lead, name, ["sh", "-c", resourceSet]);
-    assert.equal(await env.exec(follower, name, ["sh", "-c", resourceSet]), leadR);
+    // The entrypoint writes R after its container runs (a moment later on containerd 2, which
+    // reports the container running sooner): read it once it is there.
+    const resourceSet = (pod: string) =>
+      eventually(
+        () => env.exec(pod, name, ["sh", "-c", "cat /mnt/flux/config/etc/flux/system/R"]),
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+    const leadR = await resourceSet(lead);
+    assert.equal(await resourceSet(follower), leadR);
     assert.match(leadR, /"core": "0"/, leadR);
     const onLead = (script: string) =>
       env.exec(lead, name, ["bash", "/mnt/flux/flux-connect.sh"], script);

@@ -9,6 +9,7 @@ import type { Condition } from "kubernetes-types/meta/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { up } from "../../hack/cluster/lifecycle.ts";
+import { nodeRuntime } from "../../hack/cluster/real_nodes.ts";
 import { describeProcess, isRunning } from "../../hack/cluster/processes.ts";
 import { ClusterPaths } from "../../hack/cluster/state.ts";
 import { realNodeName } from "../../hack/cluster/real_node_config.ts";
@@ -21,8 +22,6 @@ import {
   realMiniCluster,
   realTest,
 } from "./env.ts";
-
-const CONTAINERD = "/usr/bin/containerd";
 
 /** Each real-node daemon of the cluster in `dir`: its process now and its log's last lines. */
 async function nodeDaemonsReport(dir: string): Promise<string> {
@@ -127,7 +126,7 @@ realTest(
     const node = realNodeName(0);
     const daemons: [string, string][] = [
       [`kubelet/${node}`, join(state.binDir, "kubelet")],
-      [`containerd/${node}`, CONTAINERD],
+      [`containerd/${node}`, nodeRuntime(state).containerd],
     ];
     for (const [key, binary] of daemons) {
       const pid = state.real.pids[key];

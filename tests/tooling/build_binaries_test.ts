@@ -78,3 +78,67 @@ Deno.test("build-binaries: two concurrent runs share the cache; one waits, nothi
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("build-binaries: containerd and runc are rebuilt when their pin changes, nothing else", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const cache = `${root}/cache`;
+    const bin =
+      `${cache}/bin/k8s-${VERSIONS.K8S_VERSION}-etcd-${VERSIONS.ETCD_VERSION}-kwok-${VERSIONS.KWOK_VERSION}`;
+    await Deno.mkdir(`${root}/path`, { recursive: true });
+    await Deno.writeTextFile(`${root}/path/go`, FAKE_GO, { mode: 0o755 });
+    // The throwaway modules exist, so no `go mod download` is needed.
+    for (const dir of ["containerd-v2.9.0", "containerd-v2.9.1", "runc-v1.9.0"]) {
+      await Deno.mkdir(`${cache}/build/${dir}`, { recursive: true });
+      await Deno.writeTextFile(`${cache}/build/${dir}/go.mod`, "module local/build\n");
+    }
+    const log = `${root}/go.log`;
+    const run = async (containerd: string) => {
+      await Deno.writeTextFile(log, "");
+      const out = await new Deno.Command("bash", {
+        args: [SCRIPT, "containerd", "runc"],
+        env: {
+          ...VERSIONS,
+          CONTAINERD_VERSION: containerd,
+          RUNC_VERSION: "v1.9.0",
+          MINICLUSTER_CACHE: cache,
+          FAKE_GO_LOG: log,
+          PATH: `${root}/path:${Deno.env.get("PATH")}`,
+        },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.ok(out.success, new TextDecoder().decode(out.stderr));
+      const built = (await Deno.readTextFile(log)).trim().split("\n").filter((l) => l);
+      return built.map((l) => l.split(" ").pop()!).sort();
+    };
+    const stamp = (name: string) => Deno.readTextFile(`${bin}/${name}.version`);
+
+    assert.deepEqual(await run("v2.9.0"), [
+      "github.com/containerd/containerd/v2/cmd/containerd",
+      "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2",
+      "github.com/containerd/containerd/v2/cmd/ctr",
+      "github.com/opencontainers/runc",
+    ]);
+    assert.equal(await stamp("containerd"), "v2.9.0\n");
+    assert.equal(await stamp("runc"), "v1.9.0\n");
+    assert.deepEqual(await run("v2.9.0"), [], "built and stamped: nothing to do");
+    assert.deepEqual(await run("v2.9.1"), [
+      "github.com/containerd/containerd/v2/cmd/containerd",
+      "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2",
+      "github.com/containerd/containerd/v2/cmd/ctr",
+    ]);
+    assert.equal(await stamp("containerd"), "v2.9.1\n");
+    const left = [...Deno.readDirSync(bin)].map((e) => e.name).sort();
+    assert.deepEqual(left, [
+      "containerd",
+      "containerd-shim-runc-v2",
+      "containerd.version",
+      "ctr",
+      "runc",
+      "runc.version",
+    ]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

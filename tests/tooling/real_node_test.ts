@@ -2,6 +2,9 @@
 // containerd, CNI and kube-proxy run with, and the apiserver flags real nodes need.
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ensureBinaries } from "../../hack/cluster/binaries.ts";
+import { type ContainerRuntime, runtimeBinaries } from "../../hack/cluster/container_runtime.ts";
 import { apiserverArgs, type ComponentContext } from "../../hack/cluster/components.ts";
 import { mountsUnder } from "../../hack/cluster/host.ts";
 import { pkiFiles } from "../../hack/cluster/pki.ts";
@@ -23,7 +26,7 @@ import {
   resolvConf,
 } from "../../hack/cluster/real_node_config.ts";
 
-const layout = (index: number): RealNodeLayout => ({
+const layout = (index: number, runtime: ContainerRuntime = "v2"): RealNodeLayout => ({
   name: `mc-real-${index}`,
   index,
   dir: `/state/nodes/mc-real-${index}`,
@@ -34,20 +37,100 @@ const layout = (index: number): RealNodeLayout => ({
   kubeletKey: "/state/pki/kubelet.key",
   kubeconfig: "/state/pki/kubelet.kubeconfig",
   sandboxImage: "minicluster.local/pause:3.10",
+  runtime,
+  shim: "/bin/shim-of-the-node",
+  runc: "/bin/runc-of-the-node",
 });
 
-Deno.test("real node: containerd keeps all its state in the node's directory", () => {
-  const toml = containerdConfig(layout(0));
-  for (const line of toml.split("\n")) {
-    const path = line.match(/^\s*(?:root|state|address|path|conf_dir|config_path|Root) = "(.*)"$/)
-      ?.[1];
-    if (path) assert.ok(path.startsWith("/state/nodes/mc-real-0/"), line);
+/**
+ * What a containerd makes of a configuration file (`containerd config dump`: every setting,
+ * migrated to its current version, under the table it takes effect in), as "table.key" → value.
+ */
+async function effectiveConfig(containerd: string, toml: string): Promise<Map<string, string>> {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(dir, "config.toml"), toml);
+    const out = await new Deno.Command(containerd, {
+      args: ["--config", join(dir, "config.toml"), "config", "dump"],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const settings = new Map<string, string>();
+    let table = "";
+    for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+      const header = line.match(/^\s*\[(.*)\]\s*$/);
+      if (header) table = header[1].replaceAll(/['"]/g, "");
+      const kv = line.match(/^\s*(\w+) = (.*)$/);
+      if (kv) settings.set(table ? `${table}.${kv[1]}` : kv[1], kv[2].replaceAll(/['"]/g, ""));
+    }
+    return settings;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
-  assert.match(toml, /sandbox_image = "minicluster\.local\/pause:3\.10"/);
-  assert.match(toml, /netns_mounts_under_state_dir = true/);
-  assert.match(toml, /oom_score = 0/);
-  assert.match(toml, /restrict_oom_score_adj = true/);
-  assert.match(toml, /SystemdCgroup = false/);
+}
+
+/** The settings both runtimes must end up with, by the tables of containerd 2. */
+function assertNodeSettings(
+  settings: Map<string, string>,
+  cri: { snapshotter: string; registry: string; runtime: string },
+) {
+  const node = "/state/nodes/mc-real-0";
+  const expected: Record<string, string> = {
+    root: `${node}/containerd/root`,
+    state: `${node}/containerd/state`,
+    oom_score: "0",
+    [`${cri.snapshotter}.snapshotter`]: "overlayfs",
+    [`${cri.registry}.registry.config_path`]: `${node}/containerd/certs.d`,
+    [`${cri.runtime}.restrict_oom_score_adj`]: "true",
+    [`${cri.runtime}.netns_mounts_under_state_dir`]: "true",
+    [`${cri.runtime}.containerd.default_runtime_name`]: "runc",
+    [`${cri.runtime}.containerd.runtimes.runc.options.SystemdCgroup`]: "false",
+    [`${cri.runtime}.containerd.runtimes.runc.options.Root`]: `${node}/containerd/state/runc`,
+    [`${cri.runtime}.cni.conf_dir`]: `${node}/cni/net.d`,
+    [`${cri.runtime}.cni.max_conf_num`]: "1",
+  };
+  for (const [key, value] of Object.entries(expected)) {
+    assert.equal(settings.get(key), value, key);
+  }
+}
+
+Deno.test("real node: containerd 2 takes every setting, its state in the node's directory", async () => {
+  const { containerd } = runtimeBinaries("v2", await ensureBinaries(["containerd"]));
+  const settings = await effectiveConfig(containerd, containerdConfig(layout(0, "v2")));
+  const images = "plugins.io.containerd.cri.v1.images";
+  const runtime = "plugins.io.containerd.cri.v1.runtime";
+  assertNodeSettings(settings, { snapshotter: images, registry: images, runtime });
+  assert.equal(settings.get(`${images}.pinned_images.sandbox`), "minicluster.local/pause:3.10");
+  assert.equal(
+    settings.get(`${runtime}.containerd.runtimes.runc.options.BinaryName`),
+    "/bin/runc-of-the-node",
+  );
+  assert.equal(
+    settings.get(`${runtime}.containerd.runtimes.runc.runtime_path`),
+    "/bin/shim-of-the-node",
+  );
+  assert.equal(settings.get(`${runtime}.cni.bin_dirs`), "[/usr/lib/cni]");
+  // Sockets the machine shares stay closed: NRI off, gRPC and ttrpc in the node's directory.
+  assert.equal(settings.get("plugins.io.containerd.nri.v1.nri.disable"), "true");
+  for (const server of ["grpc", "ttrpc"]) {
+    assert.equal(
+      settings.get(`plugins.io.containerd.server.v1.${server}.address`),
+      `/state/nodes/mc-real-0/containerd/containerd.sock${server === "ttrpc" ? ".ttrpc" : ""}`,
+    );
+  }
+});
+
+Deno.test("real node: Debian's containerd 1.6 takes the same settings", async () => {
+  const { containerd } = runtimeBinaries("debian", "");
+  if (!await Deno.stat(containerd).then(() => true, () => false)) {
+    throw new Error(`${containerd} is missing: apt-get install containerd`);
+  }
+  const settings = await effectiveConfig(containerd, containerdConfig(layout(0, "debian")));
+  const cri = "plugins.io.containerd.grpc.v1.cri";
+  assertNodeSettings(settings, { snapshotter: `${cri}.containerd`, registry: cri, runtime: cri });
+  assert.equal(settings.get(`${cri}.sandbox_image`), "minicluster.local/pause:3.10");
+  assert.equal(settings.get("grpc.address"), "/state/nodes/mc-real-0/containerd/containerd.sock");
 });
 
 Deno.test("real node: every registry is a closed port on loopback", () => {

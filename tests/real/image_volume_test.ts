@@ -1,0 +1,116 @@
+// Image volumes on the real nodes' container runtime (issue 38): a pod on each real node mounts
+// the flux-view image read-only, `opt/views` and `opt/software` by `subPath` at the same paths, so
+// the view's absolute links resolve, and runs Flux from it inside the flux-app image (which has no
+// /opt). containerd 2 (the default runtime, ≥ 2.2 for `subPath`) shows the image's files. Debian's
+// containerd 1.6.20 (`cluster up --containerd debian`) does not mount them empty: it never creates
+// the container (CreateContainerError, `failed to mkdir ""`), which the pod's status says.
+//
+// Plain pods, no operator: what is asserted is the runtime, read from the pods' own output.
+
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { stringify } from "yaml";
+import type { Node, Pod } from "kubernetes-types/core/v1.d.ts";
+import { REAL_NODE_LABEL, realNodeName } from "../../hack/cluster/real_node_config.ts";
+import { FLUX_APP_IMAGE, FLUX_CORE_VERSION, FLUX_VIEW_IMAGE } from "../../hack/images/refs.ts";
+import { eventually } from "../harness.ts";
+import { kubeconfigPath, kubectl, realNodesAvailable } from "./env.ts";
+
+/** The runtime `up` recorded; only an explicit `--containerd debian` expects the old one. */
+async function recordedRuntime(): Promise<string | undefined> {
+  const state = JSON.parse(
+    await Deno.readTextFile(join(dirname(kubeconfigPath()), "state.json")),
+  );
+  return state.real?.runtime;
+}
+
+/** What the pod prints: how many entries each mount shows, then Flux's version from the view. */
+const SCRIPT = [
+  'echo "views: $(ls -A /opt/views | wc -l)"',
+  'echo "software: $(ls -A /opt/software | wc -l)"',
+  "for flux in /opt/views/._view/*/bin/flux; do",
+  '  [ -x "$flux" ] && "$flux" version',
+  "done",
+  "true",
+].join("\n");
+
+/** A plain object: kubernetes-types (1.30) predates the `image` volume source. */
+function imageVolumePod(name: string, namespace: string, node: string): Record<string, unknown> {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace },
+    spec: {
+      nodeName: node,
+      restartPolicy: "Never",
+      tolerations: [{ key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" }],
+      containers: [{
+        name: "reader",
+        image: FLUX_APP_IMAGE,
+        imagePullPolicy: "Never",
+        command: ["/bin/sh", "-c", SCRIPT],
+        volumeMounts: [
+          { name: "flux", mountPath: "/opt/views", subPath: "opt/views", readOnly: true },
+          { name: "flux", mountPath: "/opt/software", subPath: "opt/software", readOnly: true },
+        ],
+      }],
+      volumes: [{ name: "flux", image: { reference: FLUX_VIEW_IMAGE, pullPolicy: "Never" } }],
+    },
+  };
+}
+
+Deno.test({
+  name: "real: an image volume with subPath shows the image's files on every real node",
+  ignore: !realNodesAvailable(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const runtime = await recordedRuntime();
+    const namespace = `mc-image-volume-${Date.now().toString(36)}`;
+    await kubectl(["create", "namespace", namespace]);
+    try {
+      const nodes = [realNodeName(0), realNodeName(1)];
+      await kubectl(["apply", "-f", "-"], {
+        stdin: nodes.map((node, i) => stringify(imageVolumePod(`reader-${i}`, namespace, node)))
+          .join("---\n"),
+      });
+      for (let i = 0; i < nodes.length; i++) {
+        const status = () =>
+          kubectl(["-n", namespace, "get", "pod", `reader-${i}`, "-o", "json"])
+            .then((out) => (JSON.parse(out) as Pod).status);
+        if (runtime === "debian") {
+          // containerd 1.6 knows no image mounts: it takes the volume for a bind mount of an empty
+          // host path and never creates the container, with or without subPath.
+          const waiting = await eventually(async () => {
+            const s = await status();
+            const w = s?.containerStatuses?.[0]?.state?.waiting;
+            if (w?.reason !== "CreateContainerError") throw new Error(JSON.stringify(s));
+            return w;
+          }, { timeoutMs: 90_000, intervalMs: 500 });
+          assert.match(waiting.message ?? "", /failed to mkdir "": mkdir : no such file/);
+          continue;
+        }
+        const done = await eventually(async () => {
+          const s = await status();
+          if (s?.phase !== "Succeeded" && s?.phase !== "Failed") {
+            throw new Error(`reader-${i}: ${JSON.stringify(s?.containerStatuses)}`);
+          }
+          return s;
+        }, { timeoutMs: 90_000, intervalMs: 500 });
+        const log = await kubectl(["-n", namespace, "logs", `reader-${i}`]);
+        assert.equal(done.phase, "Succeeded", log);
+        assert.doesNotMatch(log, /^(views|software): 0$/m, log);
+        assert.match(log, new RegExp(FLUX_CORE_VERSION.replaceAll(".", "\\.")), log);
+      }
+      // The runtime each node reports is the one `up` was asked for.
+      for (const node of nodes) {
+        const reported = JSON.parse(await kubectl(["get", "node", node, "-o", "json"])) as Node;
+        const version = reported.status?.nodeInfo?.containerRuntimeVersion ?? "";
+        if (runtime === "debian") assert.match(version, /^containerd:\/\/1\./, node);
+        else assert.match(version, /^containerd:\/\/2\.([2-9]|\d\d)\./, `${node}: ${version}`);
+      }
+    } finally {
+      await kubectl(["delete", "namespace", namespace, "--wait=false"]).catch(() => {});
+    }
+  },
+});
