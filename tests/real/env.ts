@@ -13,8 +13,13 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
-import type { Pod } from "kubernetes-types/core/v1.d.ts";
+import type { Node, Pod } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
+import {
+  clusterMountsViewImage,
+  type FluxViewMount,
+} from "../../controllers/minicluster/workspace/flux_view_choice.ts";
+import type { FluxView } from "../../controllers/minicluster/children/sizing.ts";
 import { KubeClient } from "../../runtime/client/client.ts";
 import { Pods } from "../../runtime/client/resources.ts";
 import { JOB_NAME_LABEL } from "../../controllers/minicluster/children/names.ts";
@@ -104,18 +109,50 @@ export async function podsReport(namespace: string): Promise<string> {
   return parts.join("\n");
 }
 
-let installed: Promise<void> | undefined;
+/** The real nodes' runtime as `cluster up` recorded it beside the kubeconfig ("debian" or not). */
+export async function recordedRuntime(): Promise<string | undefined> {
+  const state = await Deno.readTextFile(join(dirname(kubeconfigPath()), "state.json"))
+    .then((text) => JSON.parse(text)).catch(() => undefined);
+  return state?.real?.runtime;
+}
 
 /**
- * Installs the operator (once per process): applies the patched install manifest, restarts its
- * pods so they run the image imported for this checkout, and waits for the rollout. Also makes
- * the scenarios' namespace.
+ * What `viewFrom: Auto` means for the scenarios' operator: the operator's own rule for
+ * `--flux-view-mount=auto` (flux_view_choice.ts) applied to the cluster's nodes. The operator
+ * watches one namespace, and an operator confined to namespaces reads no Nodes (its Auto copies),
+ * so the suite reads them for it and passes the answer as `--flux-view-mount`. On the default real
+ * nodes (containerd 2) that is the mounted view, which the suite must prove: a cluster that
+ * `up` gave containerd 2 and that still reads as unable fails here rather than quietly copying.
  */
-function inClusterOperator(): Promise<void> {
+export async function suiteFluxViewMount(): Promise<FluxViewMount> {
+  const nodes = (JSON.parse(await kubectl(["get", "nodes", "-o", "json"])).items as Node[])
+    .map((n) => ({
+      name: n.metadata?.name ?? "",
+      containerRuntimeVersion: n.status?.nodeInfo?.containerRuntimeVersion ?? "",
+      kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? "",
+    }));
+  const { mounts, why } = clusterMountsViewImage(nodes);
+  const runtime = await recordedRuntime();
+  if (!mounts && runtime !== undefined && runtime !== "debian") {
+    throw new Error(`the real nodes run ${runtime} but cannot mount the Flux view: ${why}`);
+  }
+  return mounts ? "image-volume" : "copy";
+}
+
+let installed: Promise<FluxViewMount> | undefined;
+
+/**
+ * Installs the operator (once per process): applies the patched install manifest with the
+ * suite's `--flux-view-mount`, restarts its pods so they run the image imported for this
+ * checkout, and waits for the rollout. Also makes the scenarios' namespace. Resolves the mount.
+ */
+function inClusterOperator(): Promise<FluxViewMount> {
   return installed ??= (async () => {
     await installCrds(kubeconfigPath());
+    const mount = await suiteFluxViewMount();
+    console.error(`[real] the operator runs with --flux-view-mount=${mount}`);
     await kubectl(["apply", "--server-side", "--force-conflicts", "-f", "-"], {
-      stdin: await inClusterManifest([REAL_NAMESPACE]),
+      stdin: await inClusterManifest([REAL_NAMESPACE], { fluxViewMount: mount }),
     });
     await kubectl(["-n", OPERATOR_NAMESPACE, "rollout", "restart", "deploy/minicluster-operator"]);
     await kubectl([
@@ -138,7 +175,21 @@ function inClusterOperator(): Promise<void> {
         metadata: { name: REAL_NAMESPACE, labels: optIn },
       }),
     });
+    return mount;
   })();
+}
+
+/**
+ * The view's mode a MiniCluster of the scenarios must show (status.fluxView): what its spec asks
+ * for, else the suite's; Flux in the application image (`disable`) mounts nothing.
+ */
+export function expectedFluxView(mc: MiniCluster, mount: FluxViewMount): FluxView {
+  const container = mc.spec?.flux?.container;
+  if (container?.disable) return "Copy";
+  if (container?.viewFrom === "ImageVolume" || container?.viewFrom === "Copy") {
+    return container.viewFrom;
+  }
+  return mount === "image-volume" ? "ImageVolume" : "Copy";
 }
 
 export interface RealEnv extends TestEnv {
@@ -192,15 +243,17 @@ export function realTest(
     sanitizeResources: false,
     async fn() {
       const kubeconfig = kubeconfigPath();
-      await inClusterOperator();
+      const mount = await inClusterOperator();
       const client = await KubeClient.fromKubeconfig(kubeconfig);
       const created: string[] = [];
+      const expected = new Map<string, FluxView>();
       const env: RealEnv = {
         client,
         kubeconfig,
         namespace: REAL_NAMESPACE,
         async apply(mc) {
           created.push(mc.metadata!.name!);
+          expected.set(mc.metadata!.name!, expectedFluxView(mc, mount));
           await kubectl(["apply", "-f", "-"], { stdin: stringify(mc) });
         },
         async pods(name) {
@@ -228,6 +281,23 @@ export function realTest(
       };
       try {
         await withTimeout(fn(env), opts.timeoutMs ?? 240_000, name);
+        // The scenario ran in the mode it was meant to prove: each MiniCluster that still has a
+        // Job shows how its pods got the view.
+        for (const [mc, view] of expected) {
+          const shown = await kubectl([
+            "-n",
+            REAL_NAMESPACE,
+            "get",
+            "minicluster",
+            mc,
+            "--ignore-not-found",
+            "-o",
+            "jsonpath={.status.fluxView}",
+          ]);
+          if (shown && shown !== view) {
+            throw new Error(`${mc}: the pods got the Flux view by ${shown}, not ${view}`);
+          }
+        }
       } finally {
         for (const mc of created) {
           await kubectl(["-n", REAL_NAMESPACE, "delete", "minicluster", mc, "--ignore-not-found"])

@@ -8,21 +8,12 @@
 // Plain pods, no operator: what is asserted is the runtime, read from the pods' own output.
 
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
 import { stringify } from "yaml";
 import type { Node, Pod } from "kubernetes-types/core/v1.d.ts";
 import { REAL_NODE_LABEL, realNodeName } from "../../hack/cluster/real_node_config.ts";
 import { FLUX_APP_IMAGE, FLUX_CORE_VERSION, FLUX_VIEW_IMAGE } from "../../hack/images/refs.ts";
 import { eventually } from "../harness.ts";
-import { kubeconfigPath, kubectl, realNodesAvailable } from "./env.ts";
-
-/** The runtime `up` recorded; only an explicit `--containerd debian` expects the old one. */
-async function recordedRuntime(): Promise<string | undefined> {
-  const state = JSON.parse(
-    await Deno.readTextFile(join(dirname(kubeconfigPath()), "state.json")),
-  );
-  return state.real?.runtime;
-}
+import { kubectl, realNodesAvailable, recordedRuntime } from "./env.ts";
 
 /** What the pod prints: how many entries each mount shows, then Flux's version from the view. */
 const SCRIPT = [
