@@ -109,11 +109,17 @@ export async function podsReport(namespace: string): Promise<string> {
   return parts.join("\n");
 }
 
-/** The real nodes' runtime as `cluster up` recorded it beside the kubeconfig ("debian" or not). */
-export async function recordedRuntime(): Promise<string | undefined> {
-  const state = await Deno.readTextFile(join(dirname(kubeconfigPath()), "state.json"))
-    .then((text) => JSON.parse(text)).catch(() => undefined);
-  return state?.real?.runtime;
+/**
+ * The real nodes' runtime as `cluster up` recorded it beside the kubeconfig ("debian" or not).
+ * Read without IO waits, like `realNodesAvailable()`, so that scenarios can be registered by it.
+ */
+export function recordedRuntime(): string | undefined {
+  try {
+    const state = JSON.parse(Deno.readTextFileSync(join(dirname(kubeconfigPath()), "state.json")));
+    return state.real?.runtime;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -132,7 +138,7 @@ export async function suiteFluxViewMount(): Promise<FluxViewMount> {
       kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? "",
     }));
   const { mounts, why } = clusterMountsViewImage(nodes);
-  const runtime = await recordedRuntime();
+  const runtime = recordedRuntime();
   if (!mounts && runtime !== undefined && runtime !== "debian") {
     throw new Error(`the real nodes run ${runtime} but cannot mount the Flux view: ${why}`);
   }
