@@ -13,12 +13,10 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
-import type { Node, Pod } from "kubernetes-types/core/v1.d.ts";
+import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
-import {
-  clusterMountsViewImage,
-  type FluxViewMount,
-} from "../../controllers/minicluster/workspace/flux_view_choice.ts";
+import type { FluxViewMount } from "../../controllers/minicluster/workspace/flux_view_choice.ts";
+import { clusterFluxViewMount } from "../../testing/flux_view_mount.ts";
 import type { FluxView } from "../../controllers/minicluster/children/sizing.ts";
 import { KubeClient } from "../../runtime/client/client.ts";
 import { Pods } from "../../runtime/client/resources.ts";
@@ -123,26 +121,19 @@ export function recordedRuntime(): string | undefined {
 }
 
 /**
- * What `viewFrom: Auto` means for the scenarios' operator: the operator's own rule for
- * `--flux-view-mount=auto` (flux_view_choice.ts) applied to the cluster's nodes. The operator
- * watches one namespace, and an operator confined to namespaces reads no Nodes (its Auto copies),
- * so the suite reads them for it and passes the answer as `--flux-view-mount`. On the default real
- * nodes (containerd 2) that is the mounted view, which the suite must prove: a cluster that
- * `up` gave containerd 2 and that still reads as unable fails here rather than quietly copying.
+ * What `viewFrom: Auto` means for the scenarios' operator, which watches one namespace and so reads
+ * no Nodes itself: the operator's own `auto` rule applied to the nodes for it
+ * (testing/flux_view_mount.ts). On the default real nodes (containerd 2) that is the mounted view,
+ * which the suite must prove: a cluster that `up` gave containerd 2 and that still reads as unable
+ * fails here rather than quietly copying.
  */
 export async function suiteFluxViewMount(): Promise<FluxViewMount> {
-  const nodes = (JSON.parse(await kubectl(["get", "nodes", "-o", "json"])).items as Node[])
-    .map((n) => ({
-      name: n.metadata?.name ?? "",
-      containerRuntimeVersion: n.status?.nodeInfo?.containerRuntimeVersion ?? "",
-      kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? "",
-    }));
-  const { mounts, why } = clusterMountsViewImage(nodes);
+  const { mount, why } = await clusterFluxViewMount(kubeconfigPath());
   const runtime = recordedRuntime();
-  if (!mounts && runtime !== undefined && runtime !== "debian") {
+  if (mount !== "image-volume" && runtime !== undefined && runtime !== "debian") {
     throw new Error(`the real nodes run ${runtime} but cannot mount the Flux view: ${why}`);
   }
-  return mounts ? "image-volume" : "copy";
+  return mount;
 }
 
 let installed: Promise<FluxViewMount> | undefined;
