@@ -538,3 +538,15 @@ Deno.test("flux view: another CreateContainerError, or the copied view, is not a
     0,
   );
 });
+
+Deno.test("flux view: mounted, logging.quiet keeps the broker configuration out of the Flux container's log, as the copy does", () => {
+  const shows = (script: string) => script.includes("🐸 Broker configuration");
+  const quiet = mcOf({ logging: { quiet: true } });
+  const mounted = buildEntrypointConfigMap(quiet, sized("ImageVolume")).data!;
+  assert.ok(!shows(mounted["wait-0"]), "the job's output alone, as the Go operator's CI expects");
+  const copied = buildEntrypointConfigMap(quiet, sized("Copy")).data!;
+  assert.ok(!shows(copied["wait-0"]));
+  assert.ok(shows(copied["flux-view"]), "the init container's log keeps it (the Go operator's)");
+  const loud = buildEntrypointConfigMap(mcOf(), sized("ImageVolume")).data!;
+  assert.ok(shows(loud["wait-0"]), "without quiet the Flux container shows what it wrote");
+});
