@@ -15,6 +15,7 @@
 import { kubectl } from "./kubectl.ts";
 import { CRD_FILES } from "./crd_files.ts";
 import { installCrds } from "../testing/crds.ts";
+import { clusterFluxViewMount } from "../testing/flux_view_mount.ts";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parse, stringify } from "yaml";
@@ -174,6 +175,10 @@ async function main(argv: string[]): Promise<number> {
 
   const permissions = compilePermissions(await Deno.readTextFile(join(ROOT, "deno.json")));
   const port = freePort();
+  // Confined to one namespace, the operator reads no Nodes (its `auto` would copy): the demo
+  // reads them for it, so a cluster that can mounts the Flux view from its image.
+  const view = await clusterFluxViewMount(kubeconfig);
+  say(`the Flux view: --flux-view-mount=${view.mount} (${view.why})`);
   const args = [
     "run",
     ...permissions,
@@ -182,6 +187,7 @@ async function main(argv: string[]): Promise<number> {
     // Only the demo's namespace: the tests reuse a running .cluster/, and an operator watching
     // every namespace would reconcile their MiniClusters too.
     `--namespaces=${NAMESPACE}`,
+    `--flux-view-mount=${view.mount}`,
     "--log-format=text",
     `--health-port=${port}`,
     "--bind-address=127.0.0.1",

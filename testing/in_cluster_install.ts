@@ -2,19 +2,24 @@
  * deploy/install.yaml as a user applies it, with what a run on the local cluster's real nodes
  * needs: the operator pinned to a real node (nodeSelector + toleration) and watching only the given
  * namespaces (the KWOK e2e and the benches run operators of their own in other namespaces of the
- * same cluster). The image is the one install.yaml names, built locally and imported into the node.
+ * same cluster), and, when given, with a `--flux-view-mount` (such an operator reads no Nodes, so
+ * its `auto` copies). The image is the one install.yaml names, built locally and imported into the node.
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments, stringify } from "yaml";
 import { REAL_NODE_LABEL } from "../hack/cluster/real_node_config.ts";
 import { OPERATOR_IMAGE } from "../hack/images/refs.ts";
+import type { FluxViewMount } from "../controllers/minicluster/workspace/flux_view_choice.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const OPERATOR_NAMESPACE = "minicluster-system";
 export const OPERATOR_DEPLOYMENT = "minicluster-operator";
 
-export async function inClusterManifest(watchNamespaces: string[]): Promise<string> {
+export async function inClusterManifest(
+  watchNamespaces: string[],
+  opts: { fluxViewMount?: FluxViewMount } = {},
+): Promise<string> {
   const docs = parseAllDocuments(await Deno.readTextFile(join(ROOT, "deploy", "install.yaml")))
     .map((d) => d.toJS());
   for (const doc of docs) {
@@ -31,6 +36,9 @@ export async function inClusterManifest(watchNamespaces: string[]): Promise<stri
       { key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" },
     ];
     pod.containers[0].env.push({ name: "OPERATOR_NAMESPACES", value: watchNamespaces.join(",") });
+    if (opts.fluxViewMount) {
+      pod.containers[0].env.push({ name: "OPERATOR_FLUX_VIEW_MOUNT", value: opts.fluxViewMount });
+    }
   }
   return docs.map((d) => stringify(d)).join("---\n");
 }

@@ -15,6 +15,9 @@ import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
+import type { FluxViewMount } from "../../controllers/minicluster/workspace/flux_view_choice.ts";
+import { clusterFluxViewMount } from "../../testing/flux_view_mount.ts";
+import type { FluxView } from "../../controllers/minicluster/children/sizing.ts";
 import { KubeClient } from "../../runtime/client/client.ts";
 import { Pods } from "../../runtime/client/resources.ts";
 import { JOB_NAME_LABEL } from "../../controllers/minicluster/children/names.ts";
@@ -104,18 +107,49 @@ export async function podsReport(namespace: string): Promise<string> {
   return parts.join("\n");
 }
 
-let installed: Promise<void> | undefined;
+/**
+ * The real nodes' runtime as `cluster up` recorded it beside the kubeconfig ("debian" or not).
+ * Read without IO waits, like `realNodesAvailable()`, so that scenarios can be registered by it.
+ */
+export function recordedRuntime(): string | undefined {
+  try {
+    const state = JSON.parse(Deno.readTextFileSync(join(dirname(kubeconfigPath()), "state.json")));
+    return state.real?.runtime;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
- * Installs the operator (once per process): applies the patched install manifest, restarts its
- * pods so they run the image imported for this checkout, and waits for the rollout. Also makes
- * the scenarios' namespace.
+ * What `viewFrom: Auto` means for the scenarios' operator, which watches one namespace and so reads
+ * no Nodes itself: the operator's own `auto` rule applied to the nodes for it
+ * (testing/flux_view_mount.ts). On the default real nodes (containerd 2) that is the mounted view,
+ * which the suite must prove: a cluster that `up` gave containerd 2 and that still reads as unable
+ * fails here rather than quietly copying.
  */
-function inClusterOperator(): Promise<void> {
+export async function suiteFluxViewMount(): Promise<FluxViewMount> {
+  const { mount, why } = await clusterFluxViewMount(kubeconfigPath());
+  const runtime = recordedRuntime();
+  if (mount !== "image-volume" && runtime !== undefined && runtime !== "debian") {
+    throw new Error(`the real nodes run ${runtime} but cannot mount the Flux view: ${why}`);
+  }
+  return mount;
+}
+
+let installed: Promise<FluxViewMount> | undefined;
+
+/**
+ * Installs the operator (once per process): applies the patched install manifest with the
+ * suite's `--flux-view-mount`, restarts its pods so they run the image imported for this
+ * checkout, and waits for the rollout. Also makes the scenarios' namespace. Resolves the mount.
+ */
+function inClusterOperator(): Promise<FluxViewMount> {
   return installed ??= (async () => {
     await installCrds(kubeconfigPath());
+    const mount = await suiteFluxViewMount();
+    console.error(`[real] the operator runs with --flux-view-mount=${mount}`);
     await kubectl(["apply", "--server-side", "--force-conflicts", "-f", "-"], {
-      stdin: await inClusterManifest([REAL_NAMESPACE]),
+      stdin: await inClusterManifest([REAL_NAMESPACE], { fluxViewMount: mount }),
     });
     await kubectl(["-n", OPERATOR_NAMESPACE, "rollout", "restart", "deploy/minicluster-operator"]);
     await kubectl([
@@ -138,7 +172,21 @@ function inClusterOperator(): Promise<void> {
         metadata: { name: REAL_NAMESPACE, labels: optIn },
       }),
     });
+    return mount;
   })();
+}
+
+/**
+ * The view's mode a MiniCluster of the scenarios must show (status.fluxView): what its spec asks
+ * for, else the suite's; Flux in the application image (`disable`) mounts nothing.
+ */
+export function expectedFluxView(mc: MiniCluster, mount: FluxViewMount): FluxView {
+  const container = mc.spec?.flux?.container;
+  if (container?.disable) return "Copy";
+  if (container?.viewFrom === "ImageVolume" || container?.viewFrom === "Copy") {
+    return container.viewFrom;
+  }
+  return mount === "image-volume" ? "ImageVolume" : "Copy";
 }
 
 export interface RealEnv extends TestEnv {
@@ -192,15 +240,17 @@ export function realTest(
     sanitizeResources: false,
     async fn() {
       const kubeconfig = kubeconfigPath();
-      await inClusterOperator();
+      const mount = await inClusterOperator();
       const client = await KubeClient.fromKubeconfig(kubeconfig);
       const created: string[] = [];
+      const expected = new Map<string, FluxView>();
       const env: RealEnv = {
         client,
         kubeconfig,
         namespace: REAL_NAMESPACE,
         async apply(mc) {
           created.push(mc.metadata!.name!);
+          expected.set(mc.metadata!.name!, expectedFluxView(mc, mount));
           await kubectl(["apply", "-f", "-"], { stdin: stringify(mc) });
         },
         async pods(name) {
@@ -228,6 +278,23 @@ export function realTest(
       };
       try {
         await withTimeout(fn(env), opts.timeoutMs ?? 240_000, name);
+        // The scenario ran in the mode it was meant to prove: each MiniCluster that still has a
+        // Job shows how its pods got the view.
+        for (const [mc, view] of expected) {
+          const shown = await kubectl([
+            "-n",
+            REAL_NAMESPACE,
+            "get",
+            "minicluster",
+            mc,
+            "--ignore-not-found",
+            "-o",
+            "jsonpath={.status.fluxView}",
+          ]);
+          if (shown && shown !== view) {
+            throw new Error(`${mc}: the pods got the Flux view by ${shown}, not ${view}`);
+          }
+        }
       } finally {
         for (const mc of created) {
           await kubectl(["-n", REAL_NAMESPACE, "delete", "minicluster", mc, "--ignore-not-found"])

@@ -7,9 +7,16 @@ import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { Condition } from "kubernetes-types/meta/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { FLUX_APP_IMAGE } from "../../hack/images/refs.ts";
+import { FLUX_APP_IMAGE, FLUX_VIEW_IMAGE } from "../../hack/images/refs.ts";
 import { eventually } from "../harness.ts";
-import { kubectl, REAL_NAMESPACE, type RealEnv, realMiniCluster, realTest } from "./env.ts";
+import {
+  kubectl,
+  REAL_NAMESPACE,
+  type RealEnv,
+  realMiniCluster,
+  realTest,
+  recordedRuntime,
+} from "./env.ts";
 
 /** The Flux container is named after its MiniCluster (as the Go operator names it). */
 
@@ -299,27 +306,57 @@ realTest("real: under logging.strict too, Flux's exit code fails the Job", async
   );
 });
 
-realTest("real: FLUX_RC_EXTRA makes the broker run the view's rc1.d scripts", async (env) => {
-  const name = "rc-extra";
-  // An rc1.d script that exists only in the copied view (/mnt/flux/view), never in the install's
-  // own confdir: it runs only if FLUX_RC_EXTRA names the directory that holds rc1.d.
-  const marker = "/tmp/mc-rc-extra-ran";
-  await env.apply(realMiniCluster(name, { size: 1 }, {
-    launcher: true,
-    commands: {
-      pre: [
-        'mkdir -p "${viewroot}/etc/flux/rc1.d"',
-        `printf '#!/bin/sh\\ntouch ${marker}\\n' > "\${viewroot}/etc/flux/rc1.d/99-mc-rc-extra"`,
-        'chmod +x "${viewroot}/etc/flux/rc1.d/99-mc-rc-extra"',
-      ].join("\n"),
-      script: `echo "FLUX_RC_EXTRA=$FLUX_RC_EXTRA"\nls ${marker} && echo rc-extra-ran`,
-    },
-  }));
-  await waitCondition(env, name, "Succeeded");
-  const log = await env.logs(await podName(env, name, 0), name);
-  assert.match(log, /^FLUX_RC_EXTRA=\/mnt\/flux\/view\/etc\/flux$/m, log);
-  assert.match(log, /^rc-extra-ran$/m, log);
-});
+// A script added to the view needs a writable view: the copy (the mounted view is read-only).
+realTest(
+  "real: FLUX_RC_EXTRA makes the broker run the copied view's rc1.d scripts",
+  async (env) => {
+    const name = "rc-extra";
+    // An rc1.d script that exists only in the copied view (/mnt/flux/view), never in the
+    // install's own confdir: it runs only if FLUX_RC_EXTRA names the directory that holds rc1.d.
+    const marker = "/tmp/mc-rc-extra-ran";
+    await env.apply(realMiniCluster(name, {
+      size: 1,
+      flux: { container: { image: FLUX_VIEW_IMAGE, viewFrom: "Copy" } },
+    }, {
+      launcher: true,
+      commands: {
+        pre: [
+          'mkdir -p "${viewroot}/etc/flux/rc1.d"',
+          `printf '#!/bin/sh\\ntouch ${marker}\\n' > "\${viewroot}/etc/flux/rc1.d/99-mc-rc-extra"`,
+          'chmod +x "${viewroot}/etc/flux/rc1.d/99-mc-rc-extra"',
+        ].join("\n"),
+        script: `echo "FLUX_RC_EXTRA=$FLUX_RC_EXTRA"\nls ${marker} && echo rc-extra-ran`,
+      },
+    }));
+    await waitCondition(env, name, "Succeeded");
+    const log = await env.logs(await podName(env, name, 0), name);
+    assert.match(log, /^FLUX_RC_EXTRA=\/mnt\/flux\/view\/etc\/flux$/m, log);
+    assert.match(log, /^rc-extra-ran$/m, log);
+  },
+);
+
+// Mounted, FLUX_RC_EXTRA names the view image's own etc/flux, whose rc1.d holds Fluxion's script:
+// the broker says it ran it from the read-only mount.
+realTest(
+  "real: with the view mounted, FLUX_RC_EXTRA is the image's etc/flux and the broker runs its rc1.d",
+  async (env) => {
+    const name = "rc-mounted";
+    await env.apply(realMiniCluster(name, {
+      size: 1,
+      flux: { container: { image: FLUX_VIEW_IMAGE, viewFrom: "ImageVolume" } },
+    }, {
+      launcher: true,
+      commands: { script: 'echo "FLUX_RC_EXTRA=$FLUX_RC_EXTRA"\nflux module list' },
+    }));
+    await waitCondition(env, name, "Succeeded");
+    const log = await env.logs(await podName(env, name, 0), name);
+    assert.match(log, /^FLUX_RC_EXTRA=\/opt\/views\/\._view\/[^/]+\/etc\/flux$/m, log);
+    const extra = /^FLUX_RC_EXTRA=(\S+)$/m.exec(log)![1];
+    assert.ok(log.includes(`rc1.0: running ${extra}/rc1.d/01-sched-fluxion`), log);
+    assert.match(log, /sched-fluxion-qmanager/, log);
+  },
+  { ignore: recordedRuntime() === "debian" },
+);
 
 /** A CURVE certificate of a fresh key pair, as Flux writes one (keys from WebCrypto). */
 async function certificate(): Promise<{ text: string; publicKey: string; secretKey: string }> {

@@ -5,24 +5,25 @@
 // containerd 1.6.20 (`cluster up --containerd debian`) does not mount them empty: it never creates
 // the container (CreateContainerError, `failed to mkdir ""`), which the pod's status says.
 //
-// Plain pods, no operator: what is asserted is the runtime, read from the pods' own output.
+// Plain pods, no operator: what is asserted is the runtime, read from the pods' own output. Then,
+// on containerd 1.6 only, what the operator makes of it: a MiniCluster with the view mounted is
+// Ready False as FluxViewNotMounted, naming the cause and the copy, with a Warning Event.
 
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
 import { stringify } from "yaml";
 import type { Node, Pod } from "kubernetes-types/core/v1.d.ts";
 import { REAL_NODE_LABEL, realNodeName } from "../../hack/cluster/real_node_config.ts";
 import { FLUX_APP_IMAGE, FLUX_CORE_VERSION, FLUX_VIEW_IMAGE } from "../../hack/images/refs.ts";
 import { eventually } from "../harness.ts";
-import { kubeconfigPath, kubectl, realNodesAvailable } from "./env.ts";
-
-/** The runtime `up` recorded; only an explicit `--containerd debian` expects the old one. */
-async function recordedRuntime(): Promise<string | undefined> {
-  const state = JSON.parse(
-    await Deno.readTextFile(join(dirname(kubeconfigPath()), "state.json")),
-  );
-  return state.real?.runtime;
-}
+import type { MiniCluster } from "../../api/mod.ts";
+import {
+  kubectl,
+  REAL_NAMESPACE,
+  realMiniCluster,
+  realNodesAvailable,
+  realTest,
+  recordedRuntime,
+} from "./env.ts";
 
 /** What the pod prints: how many entries each mount shows, then Flux's version from the view. */
 const SCRIPT = [
@@ -65,7 +66,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const runtime = await recordedRuntime();
+    const runtime = recordedRuntime();
     const namespace = `mc-image-volume-${Date.now().toString(36)}`;
     await kubectl(["create", "namespace", namespace]);
     try {
@@ -114,3 +115,43 @@ Deno.test({
     }
   },
 });
+
+realTest(
+  "real: on Debian's containerd 1.6 a MiniCluster with the view mounted reports FluxViewNotMounted",
+  async (env) => {
+    const name = "unmountable";
+    await env.apply(realMiniCluster(name, {
+      size: 2,
+      flux: { container: { image: FLUX_VIEW_IMAGE, viewFrom: "ImageVolume" } },
+    }));
+    const ready = await eventually(async () => {
+      const mc = JSON.parse(
+        await kubectl(["-n", REAL_NAMESPACE, "get", "minicluster", name, "-o", "json"]),
+      ) as MiniCluster;
+      const c = (mc.status?.conditions as { type: string; reason?: string; message?: string }[])
+        ?.find((c) => c.type === "Ready");
+      if (c?.reason !== "FluxViewNotMounted") throw new Error(JSON.stringify(mc.status));
+      return c;
+    }, { timeoutMs: 120_000, intervalMs: 1000 });
+    assert.match(ready.message ?? "", /could not mount the Flux view image volume/);
+    assert.match(ready.message ?? "", /viewFrom: Copy .*--flux-view-mount=copy/);
+    assert.match(ready.message ?? "", /CreateContainerError .*failed to mkdir ""/);
+    const events = JSON.parse(
+      await kubectl([
+        "-n",
+        REAL_NAMESPACE,
+        "get",
+        "events",
+        "--field-selector",
+        `involvedObject.name=${name},reason=FluxViewNotMounted`,
+        "-o",
+        "json",
+      ]),
+    ).items as { type: string }[];
+    assert.ok(
+      events.length > 0 && events.every((e) => e.type === "Warning"),
+      JSON.stringify(events),
+    );
+  },
+  { ignore: recordedRuntime() !== "debian" },
+);

@@ -20,7 +20,12 @@ import {
   type NodeRuntime,
 } from "../../controllers/minicluster/workspace/flux_view_choice.ts";
 import { NodeRuntimes } from "../../controllers/minicluster/workspace/node_runtimes.ts";
-import { computeStatus, FLUX_VIEW_EMPTY } from "../../controllers/minicluster/status/status.ts";
+import {
+  computeStatus,
+  FLUX_VIEW_EMPTY,
+  FLUX_VIEW_NOT_MOUNTED,
+  fluxViewNotMountedMessage,
+} from "../../controllers/minicluster/status/status.ts";
 import { conditionEvents } from "../../controllers/minicluster/status/events.ts";
 import { podSecurityViolations } from "../../controllers/minicluster/policy/pod_security.ts";
 import { MiniClusterWorkspaces } from "../../api/workspace.ts";
@@ -31,6 +36,7 @@ import { ApiError } from "../../runtime/client/errors.ts";
 import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 import { run, scriptProblems } from "../generated/script_checks.ts";
 import { defaultedMiniCluster } from "./fixtures.ts";
+import { TIMING } from "../../controllers/minicluster/timing.ts";
 
 const APP = "ghcr.io/rse-ops/lammps:flux-sched-focal";
 const sized = (fluxView: FluxView): Sizing => ({ effectiveSize: 2, maximumSize: 2, fluxView });
@@ -439,4 +445,108 @@ Deno.test("flux view: under restartPolicy OnFailure a container restarted on an 
   const warnings = op.api.objects<{ reason?: string; type?: string }>(Events)
     .filter((e) => e.reason === FLUX_VIEW_EMPTY).map((e) => e.type);
   assert.deepEqual(warnings, ["Warning"]);
+});
+
+/** What Debian's containerd 1.6.20 says of a container with an image volume (tests/real). */
+const CONTAINERD_1_6_MOUNT_FAILURE = 'failed to generate container "0c3e5f9a" spec: failed to ' +
+  'generate spec: failed to mkdir "": mkdir : no such file or directory';
+
+/** `name`'s pods of FakeOperator `op` after its pod 0's Flux container waited `waiting`. */
+async function waitedOnce(
+  op: FakeOperator,
+  name: string,
+  waiting: { reason: string; message: string },
+): Promise<void> {
+  op.seedPods(name, 2, 0);
+  const pod = op.api.objects<Pod>(Pods).find((p) => p.metadata?.name === `${name}-0-x`)!;
+  op.api.seed<Pod>(Pods, {
+    ...pod,
+    status: {
+      ...pod.status,
+      phase: "Pending",
+      containerStatuses: [{
+        name,
+        image: APP,
+        imageID: "",
+        ready: false,
+        restartCount: 0,
+        state: { waiting },
+      }],
+    },
+  });
+  op.sync();
+  op.time += 1_000;
+  await op.converge(name);
+}
+
+Deno.test("flux view: a runtime that cannot mount the view image makes Ready FluxViewNotMounted, naming the cause and the fix, with a Warning", async () => {
+  const op = new FakeOperator({ pacingOff: ["first-status-delay"] });
+  const image = "registry.example/flux-view:1";
+  await op.create("old-runtime", {
+    size: 2,
+    flux: { container: { image, viewFrom: "ImageVolume" } },
+  });
+  await op.converge("old-runtime");
+  await waitedOnce(op, "old-runtime", {
+    reason: "CreateContainerError",
+    message: CONTAINERD_1_6_MOUNT_FAILURE,
+  });
+  const ready = op.condition("old-runtime", "Ready")!;
+  assert.equal(ready.status, "False");
+  assert.equal(ready.reason, FLUX_VIEW_NOT_MOUNTED);
+  assert.ok(
+    ready.message!.startsWith(`0/2 pods ready; ${fluxViewNotMountedMessage(image)}`),
+    ready.message,
+  );
+  assert.match(ready.message!, /viewFrom: Copy .*--flux-view-mount=copy/);
+  // The runtime's own words stay, through the pod cache (cache_view.ts keeps waiting containers).
+  assert.match(
+    ready.message!,
+    /CreateContainerError \(container old-runtime\): .*failed to mkdir ""/,
+  );
+  const warnings = op.api.objects<{ reason?: string; type?: string }>(Events)
+    .filter((e) => e.reason === FLUX_VIEW_NOT_MOUNTED).map((e) => e.type);
+  assert.deepEqual(warnings, ["Warning"]);
+});
+
+Deno.test("flux view: another CreateContainerError, or the copied view, is not a view that cannot be mounted", async () => {
+  const op = new FakeOperator({ pacingOff: ["first-status-delay"] });
+  // A name still reserved by an earlier attempt: a busy runtime, retried by the kubelet.
+  await op.create("busy", { size: 2, flux: { container: { viewFrom: "ImageVolume" } } });
+  await op.converge("busy");
+  await waitedOnce(op, "busy", {
+    reason: "CreateContainerError",
+    message: 'failed to reserve container name "busy_busy-0-x": name "busy_busy-0-x" is reserved',
+  });
+  assert.equal(op.condition("busy", "Ready")!.reason, "PodsNotReady");
+  // Copied, no image volume is mounted: an empty path is some other mount's problem.
+  await op.create("copied", { size: 2, flux: { container: { viewFrom: "Copy" } } });
+  await op.converge("copied");
+  await waitedOnce(op, "copied", {
+    reason: "CreateContainerError",
+    message: CONTAINERD_1_6_MOUNT_FAILURE,
+  });
+  // The pods' progress is written at the status progress interval: the wait is seen.
+  op.time += TIMING.statusProgressIntervalMs;
+  await op.converge("copied");
+  const ready = op.condition("copied", "Ready")!;
+  assert.equal(ready.reason, "PodsNotReady");
+  assert.match(ready.message!, /CreateContainerError \(container copied\)/);
+  assert.equal(
+    op.api.objects<{ reason?: string }>(Events).filter((e) => e.reason === FLUX_VIEW_NOT_MOUNTED)
+      .length,
+    0,
+  );
+});
+
+Deno.test("flux view: mounted, logging.quiet keeps the broker configuration out of the Flux container's log, as the copy does", () => {
+  const shows = (script: string) => script.includes("🐸 Broker configuration");
+  const quiet = mcOf({ logging: { quiet: true } });
+  const mounted = buildEntrypointConfigMap(quiet, sized("ImageVolume")).data!;
+  assert.ok(!shows(mounted["wait-0"]), "the job's output alone, as the Go operator's CI expects");
+  const copied = buildEntrypointConfigMap(quiet, sized("Copy")).data!;
+  assert.ok(!shows(copied["wait-0"]));
+  assert.ok(shows(copied["flux-view"]), "the init container's log keeps it (the Go operator's)");
+  const loud = buildEntrypointConfigMap(mcOf(), sized("ImageVolume")).data!;
+  assert.ok(shows(loud["wait-0"]), "without quiet the Flux container shows what it wrote");
 });

@@ -14,6 +14,7 @@ import { Events } from "../../../runtime/client/resources.ts";
 import {
   FAILED,
   FLUX_VIEW_EMPTY,
+  FLUX_VIEW_NOT_MOUNTED,
   GANG_SCHEDULING,
   NEGATIVE_POLARITY,
   READY,
@@ -51,8 +52,9 @@ export function conditionEvents(
     const before = previous?.find((p) => p.type === c.type);
     if (before && before.status === c.status && before.reason === c.reason) continue;
     // A condition that starts False is the normal start (no pods yet), except a gang the API
-    // server cannot give or the scheduler cannot place: that is worth a Warning at once.
-    if (!before && c.status !== "True" && !gangProblem(c) && c.reason !== FLUX_VIEW_EMPTY) continue;
+    // server cannot give or the scheduler cannot place, or pods that cannot get Flux: those are
+    // worth a Warning at once.
+    if (!before && c.status !== "True" && !gangProblem(c) && !noFluxView(c)) continue;
     out.push({ type: warns(c, before) ? "Warning" : "Normal", reason: c.reason, message: text(c) });
   }
   return out;
@@ -64,12 +66,17 @@ function warns(c: Condition, before: Condition | undefined): boolean {
     // Suspending (or a queue taking the Job back) stops the pods on purpose: not a warning.
     const deliberate = c.reason === SUSPENDED_REASON || c.reason === WAITING_FOR_ADMISSION;
     // Pods that cannot get Flux are wrong from the start, not only once they were ready.
-    if (c.reason === FLUX_VIEW_EMPTY) return true;
+    if (noFluxView(c)) return true;
     return c.status !== "True" && before?.status === "True" && !deliberate;
   }
   if (c.type === SUCCEEDED) return false;
   if (c.type === GANG_SCHEDULING) return gangProblem(c);
   return c.type === FAILED;
+}
+
+/** Pods that cannot get Flux: the mounted view is empty, or the runtime cannot mount it. */
+function noFluxView(c: Condition): boolean {
+  return c.reason === FLUX_VIEW_EMPTY || c.reason === FLUX_VIEW_NOT_MOUNTED;
 }
 
 /** A gang the API cannot give, the scheduler cannot place, or a scheduler did not enforce. */

@@ -102,6 +102,12 @@ export interface StatusInput {
 export const FLUX_VIEW_EMPTY = "FluxViewEmpty";
 
 /**
+ * The reason of the Ready condition when the runtime could not create a container with the Flux
+ * view image volume mounted (the container never starts, so its entrypoint cannot say why).
+ */
+export const FLUX_VIEW_NOT_MOUNTED = "FluxViewNotMounted";
+
+/**
  * The Failed condition's reason and message from the Job's: when the Job failed on an exit code
  * of its podFailurePolicy, what that code means (a failed run of the lead broker; a mounted view
  * without Flux, which gets its own reason: the fix is the cluster's, not the workload's).
@@ -208,6 +214,14 @@ function readyCondition(
     const cause = fluxViewEmptyMessage(viewImageOf(input.job));
     return [false, FLUX_VIEW_EMPTY, [message, cause, ...why].join("; ")];
   }
+  const notMounted = fluxViewOf(input.job) === "ImageVolume" &&
+    activePods(input.pods, input.job).some((p) =>
+      (p.status?.containerStatuses ?? []).some(failedImageVolumeMount)
+    );
+  if (notMounted) {
+    const cause = fluxViewNotMountedMessage(viewImageOf(input.job));
+    return [false, FLUX_VIEW_NOT_MOUNTED, [message, cause, ...why].join("; ")];
+  }
   if (input.createFailure) {
     // Its own reason: a cluster that cannot make its pods is not merely slow (an Event marks it).
     const cause = detail("the Job cannot create pods", input.createFailure, MAX_CREATE_FAILURE);
@@ -228,6 +242,28 @@ const ROUTINE_WAITING_REASONS: ReadonlySet<string> = new Set([
  */
 export function foundViewEmpty(cs: ContainerStatus): boolean {
   return cs.lastState?.terminated?.exitCode === FLUX_VIEW_EMPTY_EXIT_CODE;
+}
+
+/**
+ * A container the runtime could not create because it could not mount an image volume. The kubelet
+ * hands an image volume to the runtime as a mount with an image and an empty host path; a runtime
+ * that knows no image mounts (containerd before 2.1: `failed to mkdir "": mkdir : no such file or
+ * directory`) takes it for a bind mount and fails on that empty path, retried by the kubelet
+ * forever (CreateContainerError). A file system call on the empty path is the mark: Go prints it
+ * as `<op> : <error>`.
+ */
+export function failedImageVolumeMount(cs: ContainerStatus): boolean {
+  const waiting = cs.state?.waiting;
+  return waiting?.reason === "CreateContainerError" &&
+    /\b[a-z]+ : no such file or directory/.test(waiting.message ?? "");
+}
+
+/** What the Ready condition says when the runtime could not mount the view image. */
+export function fluxViewNotMountedMessage(image: string): string {
+  return `the container runtime could not mount the Flux view image volume (${image}): ` +
+    "this node's container runtime does not support image volumes (containerd 2.2 or CRI-O " +
+    "1.33 and later are needed); set spec.flux.container.viewFrom: Copy (delete and re-create " +
+    "the MiniCluster) or run the operator with --flux-view-mount=copy";
 }
 
 /** A container's wait when it is worth reporting (not a routine step of starting). */

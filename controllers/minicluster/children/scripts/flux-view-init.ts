@@ -61,7 +61,8 @@ export function fluxViewInitScript(settings: Settings): string {
 /**
  * The Flux configuration under `${installRoot}`: the hostlist, broker.toml and the directories Flux
  * needs. Written by the init container when it copies the view, by the Flux container itself when
- * the view image is mounted (view-environment.ts). The two hostlist lines are what
+ * the view image is mounted (view-environment.ts), which prints broker.toml only without
+ * `logging.quiet`. The two hostlist lines are what
  * workspace_recovery.ts reads a lost workspace's maxSize from.
  */
 export function configurationLines(settings: Settings): string[] {
@@ -75,9 +76,13 @@ export function configurationLines(settings: Settings): string[] {
     "",
     "# The broker configuration",
     writeFileCommand(`"\${installRoot}/etc/flux/config/broker.toml"`, brokerToml(settings)),
-    "echo",
-    `echo "🐸 Broker configuration"`,
-    `cat "\${installRoot}/etc/flux/config/broker.toml"`,
+    // Written by the Flux container (the view mounted), the configuration would be in the
+    // workload's own log: `logging.quiet` keeps that log the job's output, as with the copy.
+    ...(settings.view.mounted && settings.logging.quiet ? [] : [
+      "echo",
+      `echo "🐸 Broker configuration"`,
+      `cat "\${installRoot}/etc/flux/config/broker.toml"`,
+    ]),
     "",
     "# The rundir and the certificate directory (the certificate itself is copied by each broker)",
     `mkdir -p "\${installRoot}/run/flux" "\${installRoot}/etc/curve"`,
