@@ -112,6 +112,17 @@ const LEAD_LOG = parseStampedLog([
   "2026-11-29T03:00:07.250000000Z real-ours-copy-2-0-1",
   "2026-11-29T03:00:07.260000000Z real-ours-copy-2-0-0",
 ].join("\n"));
+/** A follower copy pod, its sandbox gone (it finished). */
+const followerPod = () =>
+  copyPod(1, {
+    created: "01",
+    scheduled: "02",
+    initialized: "05",
+    initStarted: "03",
+    initFinished: "05",
+    containersStarted: "06",
+  });
+
 const FOLLOWER_LOG = parseStampedLog([
   "2026-11-29T03:00:06.050000000Z 🌀 flux start -o --config /mnt/flux/config",
   "2026-11-29T03:00:06.300000000Z Nov 29 03:00:06.299000 UTC 2026 broker.info[1]: builtins-success: load-builtins->join 11ms",
@@ -131,14 +142,7 @@ Deno.test("waterfall stamps: a copy pod's API stamps, its init container's run",
     { name: "flux-view", startedAt: ms("02"), finishedAt: ms("04") },
   ]);
   // A condition that is False has no moment: the sandbox of a finished pod is gone.
-  const follower = copyPod(1, {
-    created: "01",
-    scheduled: "02",
-    initialized: "05",
-    initStarted: "03",
-    initFinished: "05",
-    containersStarted: "06",
-  });
+  const follower = followerPod();
   assert.equal(apiStamps(follower).sandboxReady, undefined);
 });
 
@@ -179,14 +183,7 @@ Deno.test("waterfall stamps: broker up is the broker's first own line; joined pe
   assert.equal(lead.node, "real-node-1");
   assert.equal(lead.joined, Date.parse("2026-11-29T03:00:06.900Z"), "the lead's quorum-full");
   const follower = podStamps(
-    copyPod(1, {
-      created: "01",
-      scheduled: "02",
-      initialized: "05",
-      initStarted: "03",
-      initFinished: "05",
-      containersStarted: "06",
-    }),
+    followerPod(),
     FOLLOWER_LOG,
   );
   assert.equal(follower.brokerUp, Date.parse("2026-11-29T03:00:06.300Z"));
@@ -241,14 +238,7 @@ Deno.test("waterfall stamps: the polls narrow an API stamp's whole second", () =
 function run(contender: string, size: number, runIndex: number, shift: number): WaterfallRun {
   const lead = podStamps(LEAD, LEAD_LOG);
   const follower = podStamps(
-    copyPod(1, {
-      created: "01",
-      scheduled: "02",
-      initialized: "05",
-      initStarted: "03",
-      initFinished: "05",
-      containersStarted: "06",
-    }),
+    followerPod(),
     FOLLOWER_LOG,
   );
   const moved = (p: PodStamps): PodStamps =>
