@@ -30,7 +30,8 @@ integrationTest("write echoes: an answer read after its echo is the echo's objec
       for await (
         const e of client.watch<ConfigMap>(ConfigMaps, { namespace, signal: abort.signal })
       ) {
-        events.push(e.object);
+        // Ours only: a full cluster's controller manager adds kube-root-ca.crt to the namespace.
+        if (/^c\d$/.test(e.object.metadata?.name ?? "")) events.push(e.object);
       }
     })();
     await new Promise((r) => setTimeout(r, 500));
