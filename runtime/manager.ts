@@ -31,20 +31,9 @@ import { WritePacing } from "./pacing/write_pacing.ts";
 import { type RuntimeSwitches, runtimeSwitches } from "./pacing/pacing.ts";
 import type { FenceSwitch } from "./controller/freshness_fence.ts";
 import type { OwnWritesSwitch } from "./watch/own_writes.ts";
+import type { WatchSpec } from "./cache/watch_spec.ts";
 
-export interface WatchSpec {
-  labelSelector?: string;
-  fieldSelector?: string;
-  /**
-   * What the store keeps of each object (runtime/cache/transforms.ts). One store per kind and selectors
-   * is shared, so every caller must ask for the same transform (`watch` refuses another one).
-   */
-  transform?: Transform<KubeObject>;
-  /** Extra store indexes (runtime/cache/store.ts), fixed by the first caller like the transform. */
-  indexes?: Record<string, IndexFunc<KubeObject>>;
-  /** Watched only where the API server serves the kind (watcher.ts), looked at this often. */
-  whereServed?: { recheckMs: number };
-}
+export type { WatchSpec } from "./cache/watch_spec.ts";
 
 /**
  * The switches of the pacing mechanisms that live beside a reconcile, for a program to hand the

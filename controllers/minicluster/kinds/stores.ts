@@ -13,13 +13,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Event, Pod } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../../api/mod.ts";
 import type { ResourceType } from "../../../runtime/client/resources.ts";
-import {
-  controllerOf,
-  type IndexFunc,
-  type KubeObject,
-  type Store,
-} from "../../../runtime/cache/store.ts";
-import type { Transform } from "../../../runtime/cache/transforms.ts";
+import { controllerOf, type KubeObject, type Store } from "../../../runtime/cache/store.ts";
 import {
   JOB_NAME_LABEL,
   jobName,
@@ -50,15 +44,8 @@ export function involvedUid(event: KubeObject): string[] {
   return uid ? [uid] : [];
 }
 
-/** How a kind is watched: what a row of the child-kind table says of its cache. */
-export interface WatchSpec {
-  labelSelector?: string;
-  fieldSelector?: string;
-  transform?: Transform<KubeObject>;
-  indexes?: Record<string, IndexFunc<KubeObject>>;
-  /** Watched only where the API server serves the kind (runtime/watch/watcher.ts). */
-  whereServed?: { recheckMs: number };
-}
+export type { WatchSpec } from "../../../runtime/cache/watch_spec.ts";
+import type { WatchSpec } from "../../../runtime/cache/watch_spec.ts";
 
 /** Gives the shared store of a kind (the manager's `watch`, or a test's own watchers). */
 export type WatchFn = <T extends KubeObject>(rt: ResourceType, spec?: WatchSpec) => Store<T>;
