@@ -235,6 +235,7 @@ export async function realNodesBench(
   );
   console.log(table(rows));
   const day = new Date().toISOString().slice(0, 10);
+  await Deno.mkdir(out, { recursive: true });
   const file = join(out, `${day}-real-startup.json`);
   await Deno.writeTextFile(
     file,

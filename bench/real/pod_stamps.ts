@@ -122,11 +122,11 @@ export function apiStamps(pod: Pod): ApiStamps & {
 }
 
 /**
- * A line the broker itself logged to stderr, not the entrypoint's echo: Flux's time stamp (`Nov 29
- * 03:00:05.609123 UTC 2026`, five words, or one ISO word when it cannot format it), then
- * `broker.<severity>[<rank>]: `.
+ * A line the broker itself logged to stderr, not the entrypoint's echo: with log-stderr-mode local,
+ * Flux 0.88 prints the syslog severity in angle brackets, then `broker.<severity>[<rank>]: `
+ * (`<6>broker.info[0]: quorum-full: quorum->run 1.29s`).
  */
-const BROKER_LINE = /^(?:\S+ ){0,5}broker\.[a-z]+\[\d+\]: /;
+const BROKER_LINE = /^<\d>broker\.[a-z]+\[\d+\]: /;
 
 /** The broker's first own log line: at level 6 its state machine's first transition. */
 export function brokerUpAt(lines: StampedLine[]): number | undefined {

@@ -102,13 +102,14 @@ LEAD.status!.conditions![0] = {
 };
 
 // The lead's and a follower's broker logs as `kubectl logs --timestamps` prints them (Flux 0.88,
-// log-stderr-level 6, log-stderr-mode local).
+// log-stderr-level 6, log-stderr-mode local): the severity in angle brackets, then the line, as the
+// brokers of the real nodes printed them on 2026-11-29.
 const LEAD_LOG = parseStampedLog([
   "2026-11-29T03:00:05.200000000Z 👋 Hello, I'm real-ours-copy-2-0-0",
   "2026-11-29T03:00:05.300000000Z The main host is real-ours-copy-2-0-0 (broker.info[0]: not yet)",
-  "2026-11-29T03:00:05.610000000Z Nov 29 03:00:05.609000 UTC 2026 broker.info[0]: builtins-success: load-builtins->join 12.1ms",
-  "2026-11-29T03:00:05.620000000Z Nov 29 03:00:05.619000 UTC 2026 broker.info[0]: parent-none: join->config-sync 0.02ms",
-  "2026-11-29T03:00:06.900000000Z Nov 29 03:00:06.899000 UTC 2026 broker.info[0]: quorum-full: quorum->run 1.2s",
+  "2026-11-29T03:00:05.610000000Z <6>broker.info[0]: builtins-success: load-builtins->join 12.1ms",
+  "2026-11-29T03:00:05.620000000Z <6>broker.info[0]: parent-none: join->config-sync 0.02ms",
+  "2026-11-29T03:00:06.900000000Z <6>broker.info[0]: quorum-full: quorum->run 1.2s",
   "2026-11-29T03:00:07.250000000Z real-ours-copy-2-0-1",
   "2026-11-29T03:00:07.260000000Z real-ours-copy-2-0-0",
 ].join("\n"));
@@ -125,8 +126,8 @@ const followerPod = () =>
 
 const FOLLOWER_LOG = parseStampedLog([
   "2026-11-29T03:00:06.050000000Z 🌀 flux start -o --config /mnt/flux/config",
-  "2026-11-29T03:00:06.300000000Z Nov 29 03:00:06.299000 UTC 2026 broker.info[1]: builtins-success: load-builtins->join 11ms",
-  "2026-11-29T03:00:06.820000000Z Nov 29 03:00:06.819000 UTC 2026 broker.info[1]: parent-ready: join->config-sync 0.5s",
+  "2026-11-29T03:00:06.300000000Z <6>broker.info[1]: builtins-success: load-builtins->join 11ms",
+  "2026-11-29T03:00:06.820000000Z <6>broker.info[1]: parent-ready: join->config-sync 0.5s",
 ].join("\n"));
 
 Deno.test("waterfall stamps: a copy pod's API stamps, its init container's run", () => {
