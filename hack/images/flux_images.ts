@@ -11,6 +11,7 @@ import { FLUX_RUNTIME_PACKAGES } from "./flux_packages.ts";
 import type { ImageSpec, Layer } from "./docker_archive.ts";
 import { run } from "./progress.ts";
 import { writeView } from "./view.ts";
+import { clampPycTimestamps } from "./pyc_timestamps.ts";
 import {
   FLUX_APP_IMAGE,
   FLUX_APP_IMAGE_LATEST,
@@ -28,7 +29,7 @@ const VIEW_LINK = "/opt/view";
 const PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /** Bump when the view layer is laid out differently. */
-const VIEW_RECIPE = 1;
+const VIEW_RECIPE = 2;
 
 const FLUX_APP_ROOTFS: RootfsSpec = { name: "flux-app", packages: FLUX_RUNTIME_PACKAGES };
 
@@ -75,6 +76,8 @@ export async function fluxViewImageSpec(): Promise<ImageSpec> {
       });
       // Hard links: the tree only lives until it is tarred.
       await run(["cp", "-al", install.dir, `${tree}${FLUX_PREFIX}`]);
+      // The layer's one mtime would make the install's bytecode stale (pyc_timestamps.ts).
+      await clampPycTimestamps(`${tree}${FLUX_PREFIX}`, SOURCE_DATE_EPOCH);
       await writeView(install.dir, FLUX_PREFIX, `${tree}${viewDir}`);
       await Deno.symlink(viewDir, `${tree}${VIEW_LINK}`);
       return tree;

@@ -4,6 +4,19 @@
 # container (here: the same rootfs without /opt) copies the software back to /opt/software and
 # runs Flux from the copied view. Then a single broker must start, run a job and have Fluxion.
 set -euo pipefail
+
+# The image as a mounted view reads it (read-only, nothing can be recompiled and kept): the Python
+# that every broker runs at start-up (flux modprobe) must load Flux's bytecode as it is
+# (pyc_timestamps.ts), not recompile stale bytecode in every process.
+set -- /opt/views/._view/*
+stale="$(PYTHONPATH="$1/lib/python3.11/site-packages" python3 -v -c 'import flux.modprobe' 2>&1 |
+  grep -E "bytecode is stale|could not create" || true)"
+[ -z "$stale" ] || {
+  echo "the view's Python bytecode is stale in the image: $stale" >&2
+  exit 1
+}
+echo "mounted view: Flux's bytecode is valid"
+
 shared=/mnt/flux
 mkdir -p "$shared/view"
 
