@@ -103,6 +103,10 @@ async function oneRun(
   let succeededAt: number | undefined;
   // When each pod's API stamps were first seen and last seen missing: they narrow its whole seconds.
   const bounds = new Map<string, PollBounds>();
+  // The Job is complete when the lead's index succeeds, and the Job controller then deletes the
+  // followers still running: each pod as last polled, and the log of one being deleted, read then.
+  const lastSeen = new Map<string, Pod>();
+  const logsOfDeleted = new Map<string, Promise<StampedLine[]>>();
   let previousSentAt: number | undefined;
   while (succeededAt === undefined) {
     if (Date.now() - t0 > RUN_DEADLINE_MS) {
@@ -112,6 +116,13 @@ async function oneRun(
     const pods = await podsOf(client, name);
     notePoll(bounds, pods, sentAt, Date.now(), previousSentAt);
     previousSentAt = sentAt;
+    for (const p of pods) {
+      const podName = p.metadata!.name!;
+      lastSeen.set(podName, p);
+      if (p.metadata?.deletionTimestamp && !logsOfDeleted.has(podName)) {
+        logsOfDeleted.set(podName, brokerLog(kubeconfig, p).catch(() => []));
+      }
+    }
     if (
       podsRunningAt === undefined && pods.length >= size &&
       pods.every((p) =>
@@ -131,9 +142,18 @@ async function oneRun(
     }
     await sleep(POLL_MS);
   }
-  // Every pod as the API server holds it once the Job is complete, with its broker's log.
-  const pods = await podsOf(client, name);
-  const logs = await Promise.all(pods.map((p) => brokerLog(kubeconfig, p)));
+  // Every pod as the API server holds it once the Job is complete, with its broker's log; a pod
+  // deleted meanwhile as last polled, with the log read while it was being deleted (or none).
+  const remaining = await podsOf(client, name);
+  const gone = [...lastSeen.values()].filter((p) =>
+    !remaining.some((r) => r.metadata?.name === p.metadata?.name)
+  );
+  const pods = [...remaining, ...gone];
+  const readBefore = (p: Pod) => logsOfDeleted.get(p.metadata!.name!) ?? Promise.resolve([]);
+  const logs = await Promise.all([
+    ...remaining.map((p) => brokerLog(kubeconfig, p).catch(() => readBefore(p))),
+    ...gone.map(readBefore),
+  ]);
   const leadAt = pods.findIndex((p) => indexOf(p) === "0");
   if (leadAt < 0) throw new Error(`${contender.name} ${name}: no lead broker pod after completion`);
   const log = logs[leadAt];
