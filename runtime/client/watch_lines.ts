@@ -99,6 +99,11 @@ export async function* watchEvents<T>(
 ): AsyncGenerator<WatchEvent<T>> {
   const reader = body.getReader();
   const lines = new LineBuffer();
+  const eventOf = (line: string) => {
+    const event = parseWatchLine<T>(line, rt);
+    parsed?.(line, event.object);
+    return event;
+  };
   const reads = abortableReads(signal);
   try {
     while (true) {
@@ -110,14 +115,10 @@ export async function* watchEvents<T>(
         throw e;
       }
       if (chunk.done) break;
-      for (const line of lines.push(chunk.value)) {
-        const event = parseWatchLine<T>(line, rt);
-        parsed?.(line, event.object);
-        yield event;
-      }
+      for (const line of lines.push(chunk.value)) yield eventOf(line);
     }
     const rest = lines.flush();
-    if (rest !== undefined) yield parseWatchLine<T>(rest, rt);
+    if (rest !== undefined) yield eventOf(rest);
   } finally {
     // Released whether we ended, threw, were aborted or the consumer broke out. Not awaited: a
     // cancel that never settles (a stream already torn down by the abort) must not keep the
