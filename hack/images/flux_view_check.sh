@@ -9,7 +9,8 @@ set -euo pipefail
 # that every broker runs at start-up (flux modprobe) must load Flux's bytecode as it is
 # (pyc_timestamps.ts), not recompile stale bytecode in every process.
 set -- /opt/views/._view/*
-stale="$(PYTHONPATH="$1/lib/python3.11/site-packages" python3 -v -c 'import flux.modprobe' 2>&1 |
+mountedPython=$(find "$1" -maxdepth 2 -type d -path "$1/lib/python3*" | head -n 1)
+stale="$(PYTHONPATH="$mountedPython/site-packages" python3 -v -c 'import flux.modprobe' 2>&1 |
   grep -E "bytecode is stale|could not create" || true)"
 [ -z "$stale" ] || {
   echo "the view's Python bytecode is stale in the image: $stale" >&2
