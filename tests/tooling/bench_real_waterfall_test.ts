@@ -29,6 +29,25 @@ import { writeWaterfalls } from "../../bench/real/waterfall_files.ts";
 const T = (hms: string) => `2026-11-29T03:00:${hms}Z`;
 const ms = (hms: string) => Date.parse(T(hms));
 
+/** A container that ran from `started` to `finished` and exited 0. */
+function completed(name: string, image: string, started: string, finished: string) {
+  return {
+    name,
+    image,
+    imageID: "",
+    ready: false,
+    restartCount: 0,
+    state: {
+      terminated: {
+        exitCode: 0,
+        reason: "Completed",
+        startedAt: T(started),
+        finishedAt: T(finished),
+      },
+    },
+  };
+}
+
 /** A completed broker pod of the copy design: the flux-view init container, then the broker. */
 function copyPod(index: number, stamps: Record<string, string>): Pod {
   return {
@@ -52,36 +71,12 @@ function copyPod(index: number, stamps: Record<string, string>): Pod {
         { type: "Ready", status: "False", lastTransitionTime: T("59") },
         { type: "PodScheduled", status: "True", lastTransitionTime: T(stamps.scheduled) },
       ],
-      initContainerStatuses: [{
-        name: "flux-view",
-        image: "flux-view",
-        imageID: "",
-        ready: false,
-        restartCount: 0,
-        state: {
-          terminated: {
-            exitCode: 0,
-            reason: "Completed",
-            startedAt: T(stamps.initStarted),
-            finishedAt: T(stamps.initFinished),
-          },
-        },
-      }],
-      containerStatuses: [{
-        name: "real-ours-copy-2-0",
-        image: "flux-app",
-        imageID: "",
-        ready: false,
-        restartCount: 0,
-        state: {
-          terminated: {
-            exitCode: 0,
-            reason: "Completed",
-            startedAt: T(stamps.containersStarted),
-            finishedAt: T("59"),
-          },
-        },
-      }],
+      initContainerStatuses: [
+        completed("flux-view", "flux-view", stamps.initStarted, stamps.initFinished),
+      ],
+      containerStatuses: [
+        completed("real-ours-copy-2-0", "flux-app", stamps.containersStarted, "59"),
+      ],
     },
   };
 }
