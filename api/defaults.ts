@@ -39,6 +39,8 @@ export const DEFAULTS = {
   queuePolicy: "fcfs",
   leadBrokerPort: 8050,
   curveCertKey: "curve.cert",
+  queueReportPort: 8060,
+  queueReportIntervalSeconds: 30,
 } as const;
 
 /** Derived default: Job backoffLimit when spec.backoffLimit is 0 or unset (Go operator parity). */
@@ -139,7 +141,7 @@ function defaultVolume(v: ContainerVolume): DefaultedContainerVolume {
 
 function defaultFlux(flux: FluxSpec | undefined, size: number): DefaultedFluxSpec {
   const f = flux ?? {};
-  const { bursting, curveCertSecretRef, ...rest } = f;
+  const { bursting, curveCertSecretRef, queueReport, ...rest } = f;
   const out: DefaultedFluxSpec = {
     ...rest,
     container: {
@@ -159,6 +161,13 @@ function defaultFlux(flux: FluxSpec | undefined, size: number): DefaultedFluxSpe
     scheduler: { ...f.scheduler, queuePolicy: f.scheduler?.queuePolicy ?? DEFAULTS.queuePolicy },
   };
   if (bursting) out.bursting = defaultBursting(bursting, size);
+  if (queueReport) {
+    out.queueReport = {
+      ...queueReport,
+      port: queueReport.port ?? DEFAULTS.queueReportPort,
+      intervalSeconds: queueReport.intervalSeconds ?? DEFAULTS.queueReportIntervalSeconds,
+    };
+  }
   if (curveCertSecretRef) {
     out.curveCertSecretRef = {
       ...curveCertSecretRef,

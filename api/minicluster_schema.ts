@@ -565,6 +565,19 @@ export const MINICLUSTER_SCHEMA: OpenApiSchema = {
               "curveCert and curveCertSecretRef cannot both be set; give the certificate inline or by reference",
             "fieldPath": ".curveCertSecretRef",
             "reason": "FieldValueForbidden",
+          }, {
+            "rule":
+              "!has(self.queueReport) || !has(self.queueReport.port) || self.queueReport.port != 8050",
+            "message": "queueReport.port cannot be 8050, the port of the Flux brokers",
+            "fieldPath": ".queueReport.port",
+            "reason": "FieldValueInvalid",
+          }, {
+            "rule":
+              "!has(self.queueReport) || !has(self.bursting) || !has(self.bursting.leadBroker)",
+            "message":
+              "queueReport cannot be combined with bursting.leadBroker; the queue of a burst target is the lead cluster's, report it there",
+            "fieldPath": ".queueReport",
+            "reason": "FieldValueForbidden",
           }],
           "properties": {
             "container": {
@@ -784,6 +797,25 @@ export const MINICLUSTER_SCHEMA: OpenApiSchema = {
             },
             "brokerConfig": { "type": "string" },
             "environment": { "type": "object", "additionalProperties": { "type": "string" } },
+            "queueReport": {
+              "type": "object",
+              "properties": {
+                "port": {
+                  "type": "integer",
+                  "format": "int32",
+                  "default": 8060,
+                  "minimum": 1024,
+                  "maximum": 65535,
+                },
+                "intervalSeconds": {
+                  "type": "integer",
+                  "format": "int32",
+                  "default": 30,
+                  "minimum": 10,
+                  "maximum": 3600,
+                },
+              },
+            },
           },
         },
         "logging": {
@@ -973,6 +1005,38 @@ export const MINICLUSTER_SCHEMA: OpenApiSchema = {
         "jobid": { "type": "string" },
         "maximumSize": { "type": "integer", "format": "int32" },
         "fluxView": { "type": "string", "enum": ["ImageVolume", "Copy"] },
+        "fluxQueue": {
+          "type": "object",
+          "properties": {
+            "jobs": {
+              "type": "object",
+              "properties": {
+                "pending": { "type": "integer", "format": "int32", "minimum": 0 },
+                "running": { "type": "integer", "format": "int32", "minimum": 0 },
+              },
+            },
+            "nodes": {
+              "type": "object",
+              "properties": {
+                "total": { "type": "integer", "format": "int32", "minimum": 0 },
+                "free": { "type": "integer", "format": "int32", "minimum": 0 },
+                "allocated": { "type": "integer", "format": "int32", "minimum": 0 },
+                "down": { "type": "integer", "format": "int32", "minimum": 0 },
+              },
+            },
+            "cores": {
+              "type": "object",
+              "properties": {
+                "total": { "type": "integer", "format": "int32", "minimum": 0 },
+                "free": { "type": "integer", "format": "int32", "minimum": 0 },
+                "allocated": { "type": "integer", "format": "int32", "minimum": 0 },
+                "down": { "type": "integer", "format": "int32", "minimum": 0 },
+              },
+            },
+            "pendingNodes": { "type": "integer", "format": "int32", "minimum": 0 },
+            "largestPendingJobNodes": { "type": "integer", "format": "int32", "minimum": 0 },
+          },
+        },
         "conditions": {
           "type": "array",
           "x-kubernetes-list-type": "map",

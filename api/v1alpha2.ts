@@ -575,6 +575,7 @@ export interface FluxSpec {
      */
     [k: string]: string;
   };
+  queueReport?: FluxQueueReport;
 }
 /**
  * The flux-view init container: it copies a Flux installation (the view) and its configuration into a volume shared with the application containers.
@@ -681,6 +682,19 @@ export interface BurstedCluster {
    * Number of hosts. Defaults to this MiniCluster's size.
    */
   size?: number;
+}
+/**
+ * Observe Flux's queue (an addition to the Go operator's API): present, even as {}, it turns it on. The lead broker's pod (Job index 0) runs a small reporter inside the Flux instance that asks it every intervalSeconds for its job counts and resources and serves the last answer read-only over HTTP on port; the operator reads it from the pod's IP on its own timer and shows it in status.fluxQueue, the FluxQueueObserved condition and its /metrics. NetworkPolicies must let the operator reach the lead pod on this port. A running lead broker gets the reporter when its pod next starts.
+ */
+export interface FluxQueueReport {
+  /**
+   * TCP port of the lead broker's pod the reporter listens on. Defaults to 8060; not the broker's 8050, nor a port of a container of the pod.
+   */
+  port?: number;
+  /**
+   * Seconds between two reads of Flux by the reporter, and between two reads of the reporter by the operator. Defaults to 30.
+   */
+  intervalSeconds?: number;
 }
 /**
  * What the entrypoint scripts and Flux print to the pod logs.
@@ -924,10 +938,82 @@ export interface MiniClusterStatus {
    * How the pods of the Job get the Flux view, decided once when the Job was first built (spec.flux.container.viewFrom): ImageVolume or Copy.
    */
   fluxView?: "ImageVolume" | "Copy";
+  fluxQueue?: FluxQueueStatus;
   /**
-   * Latest observations of the MiniCluster's state: Ready, Succeeded, Failed, SpecInvalid, Unappliable and SizeClamped (the Go operator's JobMiniClusterReady and friends are not set; Ready replaces them).
+   * Latest observations of the MiniCluster's state: Ready, Succeeded, Failed, SpecInvalid, Unappliable, SizeClamped and, when asked for, FluxQueueObserved (the Go operator's JobMiniClusterReady and friends are not set; Ready replaces them).
    */
   conditions?: Condition[];
+}
+/**
+ * Flux's queue as the lead broker last reported it (spec.flux.queueReport), present while the FluxQueueObserved condition is True. Written only when a number changes, at most once per report interval.
+ */
+export interface FluxQueueStatus {
+  jobs?: FluxQueueJobs;
+  nodes?: FluxQueueNodes;
+  cores?: FluxQueueCores;
+  /**
+   * Nodes the pending jobs ask for together: a job that gives a node count counts it, another its cores over the cores of a node, rounded up.
+   */
+  pendingNodes?: number;
+  /**
+   * Nodes the largest pending job asks for (counted the same way).
+   */
+  largestPendingJobNodes?: number;
+}
+/**
+ * Jobs of the Flux instance by state.
+ */
+export interface FluxQueueJobs {
+  /**
+   * Jobs waiting to run (Flux states depend, priority and sched).
+   */
+  pending?: number;
+  /**
+   * Jobs running (Flux states run and cleanup).
+   */
+  running?: number;
+}
+/**
+ * The instance's nodes (brokers) by state, as flux resource list counts them.
+ */
+export interface FluxQueueNodes {
+  /**
+   * Every node the instance knows.
+   */
+  total?: number;
+  /**
+   * Nodes up and not allocated.
+   */
+  free?: number;
+  /**
+   * Nodes allocated to jobs.
+   */
+  allocated?: number;
+  /**
+   * Nodes down or drained.
+   */
+  down?: number;
+}
+/**
+ * The instance's cores by state, as flux resource list counts them.
+ */
+export interface FluxQueueCores {
+  /**
+   * Every core the instance knows.
+   */
+  total?: number;
+  /**
+   * Cores up and not allocated.
+   */
+  free?: number;
+  /**
+   * Cores allocated to jobs.
+   */
+  allocated?: number;
+  /**
+   * Cores of nodes down or drained.
+   */
+  down?: number;
 }
 /**
  * One aspect of the state (metav1.Condition).
@@ -1312,6 +1398,7 @@ export interface DefaultedFluxSpec {
      */
     [k: string]: string;
   };
+  queueReport?: DefaultedFluxQueueReport;
 }
 /**
  * The flux-view init container: it copies a Flux installation (the view) and its configuration into a volume shared with the application containers.
@@ -1418,6 +1505,19 @@ export interface DefaultedBurstedCluster {
    * Number of hosts. Defaults to this MiniCluster's size.
    */
   size: number;
+}
+/**
+ * Observe Flux's queue (an addition to the Go operator's API): present, even as {}, it turns it on. The lead broker's pod (Job index 0) runs a small reporter inside the Flux instance that asks it every intervalSeconds for its job counts and resources and serves the last answer read-only over HTTP on port; the operator reads it from the pod's IP on its own timer and shows it in status.fluxQueue, the FluxQueueObserved condition and its /metrics. NetworkPolicies must let the operator reach the lead pod on this port. A running lead broker gets the reporter when its pod next starts.
+ */
+export interface DefaultedFluxQueueReport {
+  /**
+   * TCP port of the lead broker's pod the reporter listens on. Defaults to 8060; not the broker's 8050, nor a port of a container of the pod.
+   */
+  port: number;
+  /**
+   * Seconds between two reads of Flux by the reporter, and between two reads of the reporter by the operator. Defaults to 30.
+   */
+  intervalSeconds: number;
 }
 /**
  * What the entrypoint scripts and Flux print to the pod logs.

@@ -154,6 +154,23 @@ export function validateSpec(mc: MiniCluster): string[] {
     }
   });
 
+  // The queue reporter listens in the lead broker's pod: no container of the pod may take its port.
+  const report = spec.flux.queueReport;
+  if (report) {
+    spec.containers.forEach((c, i) => {
+      if (c.ports?.includes(report.port)) {
+        problems.push(
+          `spec.flux.queueReport.port ${report.port} is also a port of spec.containers[${i}]; the queue reporter listens on it in the lead broker's pod: choose another port`,
+        );
+      }
+    });
+    if (!spec.containers.some((c) => c.runFlux)) {
+      problems.push(
+        "spec.flux.queueReport needs a container that runs Flux (runFlux: true): its lead broker runs the queue reporter",
+      );
+    }
+  }
+
   // Bursting clusters are told apart by hostname prefix.
   const burstNames = new Set<string>();
   (spec.flux.bursting?.clusters ?? []).forEach((cluster, i) => {

@@ -51,6 +51,7 @@ const TYPE_NAMES: Record<string, string> = {
   "spec.flux.bursting": "Bursting",
   "spec.flux.bursting.leadBroker": "FluxBroker",
   "spec.flux.bursting.clusters[]": "BurstedCluster",
+  "spec.flux.queueReport": "FluxQueueReport",
   "spec.logging": "LoggingSpec",
   "spec.archive": "MiniClusterArchive",
   "spec.gang": "GangScheduling",
@@ -60,6 +61,10 @@ const TYPE_NAMES: Record<string, string> = {
   "spec.pod.securityContext.sysctls[]": "Sysctl",
   "status": "MiniClusterStatus",
   "status.conditions[]": "Condition",
+  "status.fluxQueue": "FluxQueueStatus",
+  "status.fluxQueue.jobs": "FluxQueueJobs",
+  "status.fluxQueue.nodes": "FluxQueueNodes",
+  "status.fluxQueue.cores": "FluxQueueCores",
 };
 
 /**
