@@ -59,6 +59,8 @@ export interface Settings {
     leadBroker: { address: string; name: string; size: number; port: number } | undefined;
   };
   containers: ContainerInput[];
+  /** `spec.flux.queueReport` with its defaults: the lead broker runs the queue reporter. */
+  queueReport: { port: number; intervalSeconds: number } | undefined;
 }
 
 /** A spec the CRD accepted but the entrypoint cannot be built from. */
@@ -141,6 +143,9 @@ export function resolveSettings(mc: MiniClusterInput, sizing: Sizing): Settings 
       leadBroker,
     },
     containers,
+    queueReport: flux.queueReport
+      ? { port: flux.queueReport.port, intervalSeconds: flux.queueReport.intervalSeconds }
+      : undefined,
   };
 }
 

@@ -37,6 +37,7 @@ import { commandWords, shellWords } from "./command-words.ts";
 import { COMPLETE_MARKER, CURVE_CERT_SOURCE } from "./paths.ts";
 import { leadRestartGuard, leadRunEnded } from "./lead-finished.ts";
 import { resourceSetLines } from "./cores.ts";
+import { queueReporterLines } from "./queue-report.ts";
 
 const DEFAULT_OUTPUT_DIR = "/tmp/fluxout";
 
@@ -278,6 +279,10 @@ export function waitScript(settings: Settings, index: number): string {
     "exitcode=0",
     `if [ "$(hostname)" = "\${mainHost}" ]; then`,
     ...indent([
+      // One reporter per pod: in the first container that runs Flux.
+      ...(index === settings.containers.findIndex((c) => c.runFlux)
+        ? queueReporterLines(settings)
+        : []),
       ...(container.batch ? batchFile(container) : []),
       ...leadBroker(settings, container, hasScript),
       ...leadRunEnded(),
