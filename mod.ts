@@ -19,6 +19,7 @@ import {
   PROGRAM,
 } from "./controllers/minicluster/operator_flags.ts";
 import { miniClusterController, miniClusterStores } from "./controllers/minicluster/controller.ts";
+import { FluxQueuePoller } from "./controllers/minicluster/fluxqueue/poller.ts";
 
 export type {
   DefaultedMiniCluster,
@@ -61,15 +62,23 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
     during: opts.writesInFlightDuringBursts,
     burstPerSecond: BURST_PER_SECOND,
   });
-  manager.addController(
+  // Reads the lead brokers' queue reporters (spec.flux.queueReport) on its own timers, and wakes a
+  // MiniCluster's reconcile when what its status would show of its queue changed.
+  const fluxQueue = new FluxQueuePoller({
+    metrics: manager.registry,
+    log: manager.log.child({ component: "flux-queue" }),
+  });
+  const controller = manager.addController(
     miniClusterController(client, stores, {
       log: manager.log.child({ controller: "minicluster" }),
       instance: opts.leaderElectionIdentity,
       metrics: manager.registry,
+      fluxQueue,
       ...manager.controllerPacing,
       ...controllerSettings(opts),
     }),
   );
+  fluxQueue.wake = (key) => controller.queue.add(key);
   return manager;
 }
 

@@ -13,6 +13,7 @@ import { EventRecorder } from "../controllers/minicluster/status/events.ts";
 import type { PodSecurityLevel } from "../controllers/minicluster/policy/pod_security.ts";
 import type { InlineCurveCertPolicy } from "../controllers/minicluster/policy/curve_source.ts";
 import type { FluxViewMount } from "../controllers/minicluster/workspace/flux_view_choice.ts";
+import type { FluxQueueSource } from "../controllers/minicluster/fluxqueue/poller.ts";
 import { WATCHED } from "../controllers/minicluster/kinds/child_kinds.ts";
 import type { MiniClusterStores } from "../controllers/minicluster/kinds/child_kinds.ts";
 import type { Action } from "../runtime/controller/controller.ts";
@@ -50,6 +51,8 @@ export class FakeOperator {
       pacingOff?: string[];
       /** The operator's command line (operator_flags.ts), as far as the controller reads it. */
       flags?: string[];
+      /** What the reconciler knows of Flux's queues (fluxqueue/poller.ts); none by default. */
+      fluxQueue?: FluxQueueSource;
     } = {},
   ) {
     this.api.now = () => new Date(this.time);
@@ -83,6 +86,7 @@ export class FakeOperator {
         fluxViewMount: opts.fluxViewMount ?? settings.fluxViewMount,
         cleanupPollMs: 2_000,
         metrics: this.registry,
+        fluxQueue: opts.fluxQueue,
       },
     );
   }
@@ -203,6 +207,7 @@ export class FakeOperator {
         spec: { containers: [{ name: "c", image: "i" }] },
         status: {
           phase: "Running",
+          podIP: `10.0.0.${10 + i}`,
           conditions: [{ type: "Ready", status: i < ready ? "True" : "False" }],
         },
       };

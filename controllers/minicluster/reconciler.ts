@@ -95,6 +95,8 @@ import { buildStage } from "./pipeline/build_stage.ts";
 import { policeStage } from "./policy/police_stage.ts";
 import { type Applied, dependentsStage } from "./pipeline/dependents_stage.ts";
 import { queueStage } from "./lifecycle/queue_stage.ts";
+import type { FluxQueueSource } from "./fluxqueue/poller.ts";
+import { fluxQueueWant } from "./fluxqueue/lead.ts";
 
 export type { MiniClusterStores } from "./kinds/child_kinds.ts";
 
@@ -127,6 +129,11 @@ export interface MiniClusterReconcilerOptions {
   freshnessFence?: FenceSwitch;
   /** When a changed status is written (timing.ts); `STATUS_TIMING` by default. */
   statusTiming?: StatusTiming;
+  /**
+   * Reads the lead brokers' queue reporters for the MiniClusters that ask (fluxqueue/poller.ts);
+   * without it, no queue is reported.
+   */
+  fluxQueue?: FluxQueueSource;
   now?: () => Date;
 }
 
@@ -150,6 +157,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #now: () => Date;
   readonly #client: ApiClient;
   readonly #stageMetrics: StageMetrics;
+  readonly #fluxQueue?: FluxQueueSource;
   readonly #pipeline;
 
   constructor(opts: MiniClusterReconcilerOptions) {
@@ -159,6 +167,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#now = now;
     this.#stores = stores;
     this.#recorder = recorder;
+    this.#fluxQueue = opts.fluxQueue;
     this.#finalizer = new Finalizer(
       client,
       MiniClusters,
@@ -208,6 +217,8 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   }
 
   reconcile(mc: MiniCluster, ctx: ReconcileContext): Promise<Action> {
+    // A MiniCluster being deleted is no longer read (fluxQueueWant says so).
+    if (mc.metadata?.deletionTimestamp) this.#fluxQueue?.forget(ctx.key);
     return this.#finalizer.run(mc, {
       apply: (live, fence) => this.#apply(live, fence, ctx),
       cleanup: (doomed) => this.#cleanup.run(doomed, ctx.log),
@@ -218,6 +229,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   deleted(key: string): Promise<void> {
     this.#status.forget(key);
     this.#held.forget(key);
+    this.#fluxQueue?.forget(key);
     return Promise.resolve();
   }
 
@@ -255,10 +267,22 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     if (!last.report) {
       return after === undefined ? Action.awaitChange() : Action.requeueAfter(after);
     }
-    const plan = this.#status.plan(mc, last.report);
+    const plan = this.#status.plan(mc, this.#withFluxQueue(mc, last.report, ctx));
     if (plan.paced) ctx.log.debug("status paced", { rule: plan.paced, ...plan.action });
     if (plan.status) await this.#status.write(mc, plan.status, fence);
     return Action.soonest(plan.action, after);
+  }
+
+  /**
+   * The report with what the poller knows of Flux's queue, when the spec asks for it: the lead pod
+   * to read is handed to the poller (no IO; it reads on its own timer and wakes this MiniCluster
+   * when what it knows changes), and what it knows now goes into the status.
+   */
+  #withFluxQueue(mc: MiniCluster, report: StatusReport, ctx: ReconcileContext): StatusReport {
+    if (!this.#fluxQueue) return report;
+    const want = fluxQueueWant(mc, this.#stores);
+    const fluxQueue = this.#fluxQueue.follow(ctx.key, want, ctx.signal);
+    return fluxQueue ? { ...report, fluxQueue } : report;
   }
 
   /** What a run through every stage ends with: the self-deletion, or the full report. */
@@ -283,7 +307,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   ): Promise<void> {
     if (!report) return;
     try {
-      const plan = this.#status.plan(mc, report);
+      const plan = this.#status.plan(mc, this.#withFluxQueue(mc, report, ctx));
       if (plan.status) await this.#status.write(mc, plan.status, fence);
     } catch (e) {
       ctx.log.debug("could not report the failing write", { error: errorMessage(e) });

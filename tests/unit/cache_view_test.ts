@@ -57,7 +57,7 @@ function jobPod(rv: string, phase: string, ready: boolean, extra: Partial<Pod["s
   } as Pod;
 }
 
-Deno.test("podView: a Job's pod keeps identity, owner, labels, phase and readiness only", () => {
+Deno.test("podView: a Job's pod keeps identity, owner, labels, phase and readiness only (and the lead's IP)", () => {
   const view = podView(dropManagedFields(jobPod("5", "Running", true)));
   assert.deepEqual(view, {
     apiVersion: "v1",
@@ -72,8 +72,18 @@ Deno.test("podView: a Job's pod keeps identity, owner, labels, phase and readine
       labels: { "job-name": "mc", "batch.kubernetes.io/job-completion-index": "0" },
       ownerReferences: [jobOwner],
     },
-    status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] },
+    // Index 0, running: its IP, which the queue reporter is read at (fluxqueue/lead.ts).
+    status: {
+      phase: "Running",
+      podIP: "10.0.0.5",
+      conditions: [{ type: "Ready", status: "True" }],
+    },
   });
+  // Another index keeps no IP; nor does the lead before it runs.
+  const other = jobPod("5", "Running", true);
+  other.metadata!.labels!["batch.kubernetes.io/job-completion-index"] = "1";
+  assert.equal(podView(other).status?.podIP, undefined);
+  assert.equal(podView(jobPod("5", "Pending", false)).status?.podIP, undefined);
   // status.ts reads the same answers from the view as from the whole pod.
   const whole = [jobPod("5", "Running", true)];
   const viewed = whole.map(podView);
@@ -174,7 +184,7 @@ Deno.test("store: a quiet cache wakes nobody for an update its view cannot see",
   cache.apply("MODIFIED", podView(jobPod("3", "Running", true)));
   assert.deepEqual(events.map((e) => e.type), ["updated"]);
   // A relist with only versions moved is quiet too.
-  cache.replace([podView(jobPod("4", "Running", true))]);
+  cache.replace([podView(jobPod("4", "Running", true, { podIP: "10.0.0.3" }))]);
   assert.equal(events.length, 1);
   // A plain cache still reports every new version.
   const plain = new Cache<ConfigMap>("configmaps");

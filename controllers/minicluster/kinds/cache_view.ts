@@ -9,6 +9,9 @@
  * because the store only wakes listeners for changes it can see, also the reconciles a pod's or a
  * Job's irrelevant updates would cause.
  *
+ * The lead broker's pod (completion index 0) also keeps its IP, which the queue reporter's reads
+ * need (fluxqueue/lead.ts): one string per MiniCluster, changed only when the pod starts.
+ *
  * A pod that cannot start also keeps why, for the Ready condition's message: its PodScheduled
  * condition while it is False (the scheduler's reason and message), and the containers waiting for a
  * reason other than the routine ContainerCreating/PodInitializing (ImagePullBackOff,
@@ -35,6 +38,7 @@ import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { controllerOf } from "../../../runtime/cache/store.ts";
 import { foundViewEmpty, isUnscheduled, reportableWait } from "../status/status.ts";
 import { isWorkspace } from "../workspace/legacy_workspace.ts";
+import { COMPLETION_INDEX_LABEL } from "../children/names.ts";
 
 /** A Job's pod reduced to what status.ts and the reconciler read; other pods unchanged. */
 export function podView(pod: Pod): Pod {
@@ -66,6 +70,12 @@ export function podView(pod: Pod): Pod {
     metadata,
     status: {
       phase: pod.status?.phase,
+      // The lead broker's address, for the queue reporter's reads (fluxqueue/lead.ts).
+      // Kept once Running, which comes with or after the IP: no event of its own.
+      ...(pod.status?.podIP && pod.status.phase === "Running" &&
+          m.labels?.[COMPLETION_INDEX_LABEL] === "0"
+        ? { podIP: pod.status.podIP }
+        : {}),
       ...(conditions.length ? { conditions } : {}),
       ...(initContainerStatuses ? { initContainerStatuses } : {}),
       ...(containerStatuses ? { containerStatuses } : {}),

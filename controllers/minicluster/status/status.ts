@@ -30,6 +30,13 @@ import {
 import type { FluxView } from "../children/sizing.ts";
 import type { QueueReport } from "../lifecycle/queue_workload.ts";
 import { LEAD_FAILED_EXIT_CODE, LEAD_FAILED_MESSAGE } from "../children/scripts/lead-finished.ts";
+import {
+  FLUX_QUEUE_OBSERVED,
+  fluxQueueCondition,
+  type FluxQueueObservation,
+  type FluxQueueSnapshot,
+  fluxQueueStatus,
+} from "../fluxqueue/observation.ts";
 
 export type { Condition };
 
@@ -62,6 +69,8 @@ export interface MiniClusterStatus {
   maximumSize: number;
   /** How the Job's pods get the Flux view, as its pod template says; absent without a Job. */
   fluxView?: FluxView;
+  /** Flux's queue as last reported, while it is current (spec.flux.queueReport). */
+  fluxQueue?: FluxQueueSnapshot;
 }
 
 /** A reason and message for a problem condition. */
@@ -92,6 +101,8 @@ export interface StatusInput {
   createFailure?: string;
   /** The GangScheduling condition (gang_condition.ts), when there is a gang to report. */
   gang?: [boolean, string, string];
+  /** What the poller knows of Flux's queue, when the spec asks for it (fluxqueue/poller.ts). */
+  fluxQueue?: FluxQueueObservation;
   /** Conditions currently stored, only to keep their lastTransitionTime. */
   previous?: readonly Condition[];
   /** RFC 3339 time used for transitions that happen now. */
@@ -175,6 +186,8 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
   add(SIZE_CLAMPED, ...sizeCondition(input));
   add(SUSPENDED, ...suspended);
   if (input.gang) add(GANG_SCHEDULING, ...input.gang);
+  if (input.fluxQueue) add(FLUX_QUEUE_OBSERVED, ...fluxQueueCondition(input.fluxQueue));
+  const fluxQueue = input.fluxQueue && fluxQueueStatus(input.fluxQueue);
 
   return {
     conditions: conditions.map((c) => withTransitionTime(c, input.previous, input.now)),
@@ -185,6 +198,7 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
     jobid: job?.metadata?.uid ?? "",
     maximumSize: input.maximumSize,
     ...(job ? { fluxView: fluxViewOf(job) } : {}),
+    ...(fluxQueue ? { fluxQueue } : {}),
   };
 }
 
@@ -382,8 +396,9 @@ export function countReadyPods(pods: readonly Pod[], job?: Job): number {
 
 /**
  * True when `next` differs from the stored status only in how far the pods have come: the ready
- * pod count and the conditions' messages, every condition keeping its status and reason. Such a
- * change reports progress, not a transition; the reconciler may batch it with the next one.
+ * pod count, Flux's queue numbers and the conditions' messages, every condition keeping its status
+ * and reason. Such a change reports progress, not a transition; the reconciler may batch it with
+ * the next one.
  */
 export function progressOnly(stored: unknown, next: MiniClusterStatus): boolean {
   const prev = stored as Partial<MiniClusterStatus> | undefined;
@@ -391,6 +406,7 @@ export function progressOnly(stored: unknown, next: MiniClusterStatus): boolean 
   const strip = (st: Partial<MiniClusterStatus>) => ({
     ...st,
     readyPods: undefined,
+    fluxQueue: undefined,
     conditions: st.conditions?.map((c) => ({ ...c, message: undefined })),
   });
   return sameStatus(strip(prev), strip(next));

@@ -46,6 +46,7 @@ import { STATUS_TIMING, type StatusTiming } from "../timing.ts";
 import type { QueueReport } from "../lifecycle/queue_workload.ts";
 import { FirstStatusDelays } from "./first_status_metric.ts";
 import { Registry } from "../../../runtime/metrics/metrics.ts";
+import type { FluxQueueObservation } from "../fluxqueue/observation.ts";
 
 /** What a reconcile found, for the status. */
 export interface StatusReport {
@@ -65,6 +66,8 @@ export interface StatusReport {
   readonly gang?: GangReport;
   /** Kueue's Workload, when the MiniCluster is queued by Kueue (queue_workload.ts). */
   readonly queue?: QueueReport;
+  /** Flux's queue as the poller knows it, when the spec asks for it (fluxqueue/poller.ts). */
+  readonly fluxQueue?: FluxQueueObservation;
 }
 
 /** Why a changed status is not written yet (the two pacing rules above). */
@@ -197,6 +200,7 @@ export class StatusWriter {
       queue: report.queue,
       createFailure: failure.message,
       gang: gangCondition(report.gang ?? { asked: mc.spec?.gang !== undefined }, job, pods),
+      fluxQueue: report.fluxQueue,
       previous: mc.status?.conditions,
       now: rfc3339(this.now()),
     });
