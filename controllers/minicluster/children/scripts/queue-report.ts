@@ -125,7 +125,12 @@ class Latest:
     def body(self):
         with self.lock:
             if self.report is None:
-                out = {"version": VERSION, "ok": False, "error": "no read of Flux yet"}
+                out = {
+                    "version": VERSION,
+                    "ok": False,
+                    "starting": True,
+                    "error": "no answer from Flux yet",
+                }
             else:
                 out = dict(self.report)
                 out["ageSeconds"] = round(time.monotonic() - self.at, 1)
