@@ -108,6 +108,12 @@ export const cases: Record<string, MiniClusterSpec> = {
     },
   },
   "min-size": { size: 4, minSize: 2, containers: [{ image, command: "hostname" }] },
+  // The lead broker starts the queue reporter (issue 39, item 1); the followers do not.
+  "queue-report": {
+    size: 2,
+    flux: { queueReport: { port: 8070, intervalSeconds: 15 } },
+    containers: [{ image, command: "sleep 30" }],
+  },
   bursting: {
     size: 2,
     containers: [{ image, command: "hostname" }],
