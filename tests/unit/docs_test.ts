@@ -26,6 +26,17 @@ import {
 import { renderApiDocs, type Schema } from "../../hack/api-docs.ts";
 import { assemble, SOURCES } from "../../hack/install-manifest.ts";
 import { layoutTable, withLayout } from "../../hack/layout-docs.ts";
+import { FluxQueueMetrics } from "../../controllers/minicluster/fluxqueue/metrics.ts";
+import {
+  FLUX_QUEUE_OBSERVED,
+  FLUX_UNREADABLE,
+  LEAD_NOT_RUNNING,
+  LEAD_UNREACHABLE,
+  OBSERVED,
+  REPORT_INVALID,
+  REPORT_STALE,
+  WAITING_FOR_REPORT,
+} from "../../controllers/minicluster/fluxqueue/observation.ts";
 
 const read = (path: string) => Deno.readTextFileSync(new URL(`../../${path}`, import.meta.url));
 const README = read("README.md");
@@ -188,6 +199,32 @@ Deno.test("docs: architecture.md names every metric of the reconcile's stages an
   const doc = read("docs/architecture.md");
   for (const name of names) assert.ok(doc.includes(`\`${name}`), `architecture.md names ${name}`);
   assert.ok(read("docs/write-pacing.md").includes(`\`${FIRST_STATUS_DELAY_METRIC}\``));
+});
+
+Deno.test("docs: Flux's queue: every reason of its condition and every metric is documented", () => {
+  const page = read("docs/flux-queue.md");
+  const reasons = [
+    OBSERVED,
+    LEAD_NOT_RUNNING,
+    WAITING_FOR_REPORT,
+    LEAD_UNREACHABLE,
+    REPORT_INVALID,
+    FLUX_UNREADABLE,
+    REPORT_STALE,
+  ];
+  for (const reason of reasons) {
+    assert.match(page, new RegExp(`^\\| \`${reason}\` +\\|`, "m"), reason);
+    assert.ok(read("docs/status.md").includes(`\`${reason}\``), `status.md names ${reason}`);
+  }
+  assert.ok(README.includes(`\`${FLUX_QUEUE_OBSERVED}\``), "the README names the condition");
+  const registry = new Registry();
+  new FluxQueueMetrics(registry);
+  const names = [...registry.render().matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]);
+  assert.equal(names.length, 8);
+  for (const name of names) {
+    assert.ok(page.includes(`\`${name}`), `flux-queue.md names ${name}`);
+    assert.ok(read("docs/architecture.md").includes(`\`${name}`), `architecture.md names ${name}`);
+  }
 });
 
 Deno.test("docs: architecture.md's layout table is hack/folders.ts with the files in the tree", async () => {
