@@ -110,12 +110,16 @@ Deno.test("flux queue poller: the reporter's start is WaitingForReport, retried 
   const { clock, reads, woken, poller, registry } = setup(() =>
     new TypeError("error sending request: Connection refused (os error 111)")
   );
-  poller.follow("ns/mc", want());
+  assert.equal(poller.follow("ns/mc", want())?.unread, true, "nothing read yet");
   await clock.advance(0);
-  assert.equal(poller.follow("ns/mc", want())?.reason, "WaitingForReport");
-  assert.deepEqual(woken, [], "the start is not news");
+  const starting = poller.follow("ns/mc", want());
+  assert.deepEqual([starting?.reason, starting?.unread], ["WaitingForReport", undefined]);
+  // The first read replaces what the status showed before this process read anything (a
+  // report of the process before a restart): one wake; the reads of the start wake no more.
+  assert.deepEqual(woken, ["ns/mc"]);
   await clock.advance(5_000);
   assert.equal(reads.length, 2, "retried after 5 s while starting");
+  assert.deepEqual(woken, ["ns/mc"], "the start is not news");
   await clock.advance(55_000);
   const o = poller.follow("ns/mc", want());
   assert.equal(o?.reason, "LeadUnreachable");
@@ -123,7 +127,7 @@ Deno.test("flux queue poller: the reporter's start is WaitingForReport, retried 
     o?.message,
     "GET http://10.0.0.10:8060/v1/queue: error sending request: Connection refused (os error 111)",
   );
-  assert.deepEqual(woken, ["ns/mc"]);
+  assert.deepEqual(woken, ["ns/mc", "ns/mc"]);
   assert.match(registry.render(), /minicluster_flux_queue_observed\{namespace="ns",name="mc"\} 0/);
   // After the start, a lead that does not answer is read every interval, not every 5 s.
   const before = reads.length;

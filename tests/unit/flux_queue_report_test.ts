@@ -154,6 +154,47 @@ Deno.test("flux queue status: the condition and status.fluxQueue, only while obs
   assert.equal(down.fluxQueue, undefined, "no stale numbers beside a False condition");
 });
 
+Deno.test("flux queue status: before this process's first read, the stored condition and numbers stand", () => {
+  const stored = statusWith(observed);
+  const unread: FluxQueueObservation = { reason: "WaitingForReport", message: "w", unread: true };
+  const restarted = computeStatus({
+    generation: 1,
+    selector: "hpa-selector=x",
+    requestedSize: 2,
+    effectiveSize: 2,
+    maximumSize: 2,
+    pods: [],
+    fluxQueue: unread,
+    previous: stored.conditions,
+    previousFluxQueue: stored.fluxQueue,
+    now: "2026-01-02T00:00:00Z",
+  });
+  assert.deepEqual(restarted, stored, "an operator restart writes nothing");
+  // With nothing stored (a new lead pod of a new MiniCluster): waiting, as it is.
+  const fresh = statusWith(unread);
+  const c = fresh.conditions.find((c) => c.type === FLUX_QUEUE_OBSERVED)!;
+  assert.deepEqual([c.status, c.reason], ["False", "WaitingForReport"]);
+  // A stored False condition stands too, without numbers.
+  const lost = statusWith({ reason: "LeadUnreachable", message: "m" });
+  const kept = computeStatus({
+    generation: 1,
+    selector: "hpa-selector=x",
+    requestedSize: 2,
+    effectiveSize: 2,
+    maximumSize: 2,
+    pods: [],
+    fluxQueue: unread,
+    previous: lost.conditions,
+    previousFluxQueue: observed.snapshot,
+    now: "2026-01-02T00:00:00Z",
+  });
+  assert.equal(
+    kept.conditions.find((c) => c.type === FLUX_QUEUE_OBSERVED)?.reason,
+    "LeadUnreachable",
+  );
+  assert.equal(kept.fluxQueue, undefined);
+});
+
 Deno.test("flux queue status: new numbers are progress (paced); a new reason is a transition", () => {
   const before = statusWith(observed);
   const more = statusWith({

@@ -71,6 +71,14 @@ Deno.test("reconcile flux queue: the lead pod is handed to the poller, what it k
   assert.equal(op.condition("flux", "FluxQueueObserved")?.status, "True");
   assert.equal(op.events("flux").filter((r) => r === "Observed").length, 1);
 
+  // The operator restarts (or another takes the lead): until its first read, the status stands.
+  source.now = { reason: "WaitingForReport", message: "waiting", unread: true };
+  op.time += 1_000;
+  op.requestsSince();
+  await op.reconcile("flux");
+  assert.deepEqual(op.writesSince(), [], "a restart writes no status and no Event");
+  assert.deepEqual(op.miniCluster("flux")?.status?.fluxQueue, snapshot(1, 1));
+
   // New numbers are progress: written, no Event; paced 3 s after the last status write.
   source.now = { reason: "Observed", message: "0 pending, 1 running", snapshot: snapshot(0, 1) };
   op.time += 1_000;

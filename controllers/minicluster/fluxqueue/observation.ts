@@ -53,6 +53,12 @@ export interface FluxQueueObservation {
   readonly message: string;
   /** Only with `Observed`. */
   readonly snapshot?: FluxQueueSnapshot;
+  /**
+   * Nothing of this lead pod read yet by this process (it just started, or took the lead): a
+   * status that already shows the queue keeps what it shows until the first read, so a restart
+   * of the operator flaps no condition and writes nothing (status.ts).
+   */
+  readonly unread?: boolean;
 }
 
 /** The FluxQueueObserved condition of an observation: [True?, reason, message]. */
@@ -71,7 +77,7 @@ export function sameObservation(
   b: FluxQueueObservation | undefined,
 ): boolean {
   if (a === undefined || b === undefined) return a === b;
-  return a.reason === b.reason && a.message === b.message &&
+  return a.reason === b.reason && a.message === b.message && !a.unread === !b.unread &&
     JSON.stringify(a.snapshot) === JSON.stringify(b.snapshot);
 }
 

@@ -184,7 +184,7 @@ export class FluxQueuePoller implements FluxQueueSource {
       lead,
       url,
       intervalMs,
-      observation: waiting(lead, url),
+      observation: { ...waiting(lead, url), unread: true },
       observedOnce: false,
       failures: 0,
     };

@@ -103,6 +103,8 @@ export interface StatusInput {
   gang?: [boolean, string, string];
   /** What the poller knows of Flux's queue, when the spec asks for it (fluxqueue/poller.ts). */
   fluxQueue?: FluxQueueObservation;
+  /** status.fluxQueue as stored, kept while the poller has read nothing yet (`unread`). */
+  previousFluxQueue?: FluxQueueSnapshot;
   /** Conditions currently stored, only to keep their lastTransitionTime. */
   previous?: readonly Condition[];
   /** RFC 3339 time used for transitions that happen now. */
@@ -186,8 +188,25 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
   add(SIZE_CLAMPED, ...sizeCondition(input));
   add(SUSPENDED, ...suspended);
   if (input.gang) add(GANG_SCHEDULING, ...input.gang);
-  if (input.fluxQueue) add(FLUX_QUEUE_OBSERVED, ...fluxQueueCondition(input.fluxQueue));
-  const fluxQueue = input.fluxQueue && fluxQueueStatus(input.fluxQueue);
+  // Before this process's first read of the lead pod, what the stored status shows stands.
+  const stored = input.fluxQueue?.unread
+    ? input.previous?.find((c) => c.type === FLUX_QUEUE_OBSERVED)
+    : undefined;
+  if (stored) {
+    const { status, reason, message } = stored;
+    conditions.push({
+      type: FLUX_QUEUE_OBSERVED,
+      status,
+      reason,
+      message,
+      observedGeneration: input.generation,
+    });
+  } else if (input.fluxQueue) {
+    add(FLUX_QUEUE_OBSERVED, ...fluxQueueCondition(input.fluxQueue));
+  }
+  const fluxQueue = stored
+    ? (stored.status === "True" ? input.previousFluxQueue : undefined)
+    : input.fluxQueue && fluxQueueStatus(input.fluxQueue);
 
   return {
     conditions: conditions.map((c) => withTransitionTime(c, input.previous, input.now)),

@@ -46,7 +46,7 @@ import { STATUS_TIMING, type StatusTiming } from "../timing.ts";
 import type { QueueReport } from "../lifecycle/queue_workload.ts";
 import { FirstStatusDelays } from "./first_status_metric.ts";
 import { Registry } from "../../../runtime/metrics/metrics.ts";
-import type { FluxQueueObservation } from "../fluxqueue/observation.ts";
+import type { FluxQueueObservation, FluxQueueSnapshot } from "../fluxqueue/observation.ts";
 
 /** What a reconcile found, for the status. */
 export interface StatusReport {
@@ -201,6 +201,8 @@ export class StatusWriter {
       createFailure: failure.message,
       gang: gangCondition(report.gang ?? { asked: mc.spec?.gang !== undefined }, job, pods),
       fluxQueue: report.fluxQueue,
+      // Written by this operator only (the status subresource): a snapshot it made.
+      previousFluxQueue: mc.status?.fluxQueue as FluxQueueSnapshot | undefined,
       previous: mc.status?.conditions,
       now: rfc3339(this.now()),
     });
