@@ -151,6 +151,7 @@ cat > "${configroot}/queue-report.py" <<'MINICLUSTER_QUEUE_REPORT_EOF'
 # Usage: flux python queue-report.py PORT INTERVAL
 import http.server
 import json
+import socket
 import socketserver
 import sys
 import threading
@@ -288,8 +289,21 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
 
+class DualStackServer(Server):
+    """IPv6 and IPv4 on one socket, for single-stack IPv6 clusters too."""
+
+    address_family = socket.AF_INET6
+
+    def server_bind(self):
+        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+
+
 def serve(port, latest):
-    server = Server(("", port), handler_for(latest))
+    try:
+        server = DualStackServer(("::", port), handler_for(latest))
+    except OSError:  # no IPv6 in the pod
+        server = Server(("", port), handler_for(latest))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     return server
