@@ -263,7 +263,8 @@ export class FluxQueuePoller implements FluxQueueSource {
         resolve({ error: `no answer within ${this.#timeoutMs / 1000} s` });
       }, this.#timeoutMs);
     });
-    const read = this.#read(url, abort.signal).then(
+    // A read function that throws at once fails the read like one that rejects.
+    const read = Promise.resolve().then(() => this.#read(url, abort.signal)).then(
       (answer) => answer,
       (e) => ({ error: errorText(e) }),
     );
