@@ -31,3 +31,10 @@ Deno.test("cluster role: one rule per row, with the row's verbs and reason", () 
     assert.deepEqual(rule.map((r) => r.verbs), [[...row.rbac]], row.key);
   }
 });
+
+Deno.test("cluster role: no exec, attach or port-forward into pods (the queue is read from the lead pod itself)", () => {
+  const resources = clusterRoleRules().flatMap((r) => r.resources ?? []);
+  for (const sub of ["pods/exec", "pods/attach", "pods/portforward", "pods/proxy"]) {
+    assert.ok(!resources.includes(sub), sub);
+  }
+});
