@@ -95,6 +95,8 @@ import { buildStage } from "./pipeline/build_stage.ts";
 import { policeStage } from "./policy/police_stage.ts";
 import { type Applied, dependentsStage } from "./pipeline/dependents_stage.ts";
 import { queueStage } from "./lifecycle/queue_stage.ts";
+import { DesiredMemo, startingJob } from "./kinds/desired_memo.ts";
+import { ownJob, podsOf } from "./kinds/stores.ts";
 
 export type { MiniClusterStores } from "./kinds/child_kinds.ts";
 
@@ -150,6 +152,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #now: () => Date;
   readonly #client: ApiClient;
   readonly #stageMetrics: StageMetrics;
+  readonly #memo: DesiredMemo;
   readonly #pipeline;
 
   constructor(opts: MiniClusterReconcilerOptions) {
@@ -175,6 +178,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       pollMs: opts.cleanupPollMs ?? TIMING.cleanupPollMs,
     });
     this.#stageMetrics = new StageMetrics(opts.metrics ?? new Registry());
+    this.#memo = new DesiredMemo(opts.metrics);
     const nodes = opts.nodeRuntimes === null
       ? undefined
       : opts.nodeRuntimes ?? new NodeRuntimes(client, () => now().getTime());
@@ -189,6 +193,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
           stores,
           gangSupport: new GangSupportProbe(client, () => now().getTime()),
           inlineCurveCert: opts.inlineCurveCert ?? "allow",
+          memo: this.#memo,
         }),
       )
       .then("police", policeStage(opts.podSecurity ?? "privileged"))
@@ -218,6 +223,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   deleted(key: string): Promise<void> {
     this.#status.forget(key);
     this.#held.forget(key);
+    this.#memo.forget(key);
     return Promise.resolve();
   }
 
@@ -226,7 +232,18 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     const watch: StageWatch = { log: ctx.log, metrics: this.#stageMetrics };
     try {
       const end = await this.#pipeline.run({ mc, fence, ctx }, watch);
-      return await measured("finish", watch, () => this.#finish(mc, end, fence, ctx), () => "done");
+      const action = await measured(
+        "finish",
+        watch,
+        () => this.#finish(mc, end, fence, ctx),
+        () => "done",
+      );
+      // Settled: the next reconcile comes with a change, which builds anew (desired_memo.ts).
+      const job = ownJob(this.#stores, mc);
+      if (action.requeueAfter === undefined && !startingJob(job, podsOf(this.#stores, mc))) {
+        this.#memo.forget(ctx.key);
+      }
+      return action;
     } catch (e) {
       if (!(e instanceof StaleViewError)) throw e;
       ctx.log.debug("stale view of the MiniCluster; waiting for the cache", { reason: e.message });
