@@ -16,7 +16,12 @@ export class LineBuffer {
     const text = typeof chunk === "string" ? chunk : this.#decoder.decode(chunk, { stream: true });
     const parts = (this.#partial + text).split("\n");
     this.#partial = parts.pop()!;
-    return parts.map((l) => l.replace(/\r$/, "")).filter((l) => l.trim() !== "");
+    const lines: string[] = [];
+    for (const part of parts) {
+      const line = part.endsWith("\r") ? part.slice(0, -1) : part;
+      if (line.trim() !== "") lines.push(line);
+    }
+    return lines;
   }
 
   /** The last line when the stream ended without a newline. */
