@@ -2,6 +2,7 @@
 import { ApiError, type Status } from "./errors.ts";
 import type { WatchEvent } from "./api_client.ts";
 import { resourceName, type ResourceType } from "./resources.ts";
+import { withoutManagedFields } from "./managed_fields.ts";
 
 /**
  * Splits a byte stream into lines, keeping a partial line (and a partial UTF-8 sequence) across
@@ -53,6 +54,49 @@ export function parseWatchLine<T>(line: string, rt?: ResourceType): WatchEvent<T
   return event as WatchEvent<T>;
 }
 
+/** How the API server begins a line of an added or modified object (type, then object). */
+const OBJECT_PREFIXES = [
+  { type: "ADDED", prefix: '{"type":"ADDED","object":' },
+  { type: "MODIFIED", prefix: '{"type":"MODIFIED","object":' },
+] as const;
+
+/** The type and the object's text of a watch line of an added or modified object. */
+export function watchedObject(
+  line: string,
+): { type: "ADDED" | "MODIFIED"; text: string } | undefined {
+  if (!line.endsWith("}")) return undefined;
+  for (const { type, prefix } of OBJECT_PREFIXES) {
+    if (line.startsWith(prefix)) return { type, text: line.slice(prefix.length, -1) };
+  }
+  return undefined;
+}
+
+/**
+ * One line of a watch stream → an event. The object of an added or modified one is parsed from
+ * its own text (with `metadata.managedFields` cut from it first when `dropManagedFields`), which
+ * `parsed` receives with the object; any other line is read whole (parseWatchLine).
+ */
+export function watchLineEvent<T>(
+  line: string,
+  rt: ResourceType,
+  opts: {
+    dropManagedFields?: boolean;
+    parsed?: (objectText: string, object: unknown) => void;
+  } = {},
+): WatchEvent<T> {
+  const watched = watchedObject(line);
+  if (watched === undefined) return parseWatchLine<T>(line, rt);
+  const text = opts.dropManagedFields ? withoutManagedFields(watched.text) : watched.text;
+  let object: T;
+  try {
+    object = JSON.parse(text);
+  } catch {
+    throw new Error(`malformed watch event: ${line.slice(0, 200)}`);
+  }
+  opts.parsed?.(text, object);
+  return { type: watched.type, object };
+}
+
 /**
  * Reads that end when `signal` aborts, even if the read itself never settles: after 1,000
  * primaries, aborting the fetch of a quiet watch left its pending read unsettled for 20 s, and
@@ -99,16 +143,16 @@ export async function* watchEvents<T>(
   body: ReadableStream<Uint8Array>,
   rt: ResourceType,
   signal?: AbortSignal,
-  /** Each line with its parsed object (echoed_answers.ts). */
-  parsed?: (line: string, object: unknown) => void,
+  opts: {
+    /** Objects come with `metadata.managedFields` empty: cut from their text, never parsed. */
+    dropManagedFields?: boolean;
+    /** Each added or modified object's text with the object (echoed_answers.ts). */
+    parsed?: (objectText: string, object: unknown) => void;
+  } = {},
 ): AsyncGenerator<WatchEvent<T>> {
   const reader = body.getReader();
   const lines = new LineBuffer();
-  const eventOf = (line: string) => {
-    const event = parseWatchLine<T>(line, rt);
-    parsed?.(line, event.object);
-    return event;
-  };
+  const eventOf = (line: string) => watchLineEvent<T>(line, rt, opts);
   const reads = abortableReads(signal);
   try {
     while (true) {
