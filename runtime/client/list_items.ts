@@ -14,14 +14,15 @@
  * quotes and escapes) need tracking.
  */
 
-import { closingQuote } from "./managed_fields.ts";
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  closingQuote,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from "./json_scan.ts";
 
 /** The text before a list's items array opens. */
 const ITEMS_KEY = /"items"\s*:\s*$/;

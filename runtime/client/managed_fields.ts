@@ -9,12 +9,7 @@
  * structure is ASCII, and only strings (their quotes and escapes) need care.
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+import * as scan from "./json_scan.ts";
 
 /**
  * `text` (one JSON object) with its `metadata.managedFields` array emptied; `text` itself when it
@@ -28,20 +23,20 @@ export function withoutManagedFields(text: string): string {
   let cutFrom = -1;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      const end = closingQuote(text, i + 1);
+    if (c === scan.QUOTE) {
+      const end = scan.closingQuote(text, i + 1);
       if (end < 0) return text;
       if (depth === 1 || (depth === 2 && inMetadata)) key = text.slice(i + 1, end);
       i = end;
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+    } else if (c === scan.OPEN_BRACE || c === scan.OPEN_BRACKET) {
       depth++;
       if (depth === 2) {
-        inMetadata = c === OPEN_BRACE && key === "metadata";
+        inMetadata = c === scan.OPEN_BRACE && key === "metadata";
         key = "";
-      } else if (depth === 3 && inMetadata && c === OPEN_BRACKET && key === "managedFields") {
+      } else if (depth === 3 && inMetadata && c === scan.OPEN_BRACKET && key === "managedFields") {
         cutFrom = i;
       }
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+    } else if (c === scan.CLOSE_BRACE || c === scan.CLOSE_BRACKET) {
       if (depth === 3 && cutFrom >= 0) return text.slice(0, cutFrom) + "[]" + text.slice(i + 1);
       // The metadata has closed without managedFields: nothing after it is metadata.
       if (depth === 2 && inMetadata) return text;
@@ -50,19 +45,4 @@ export function withoutManagedFields(text: string): string {
     }
   }
   return text;
-}
-
-/**
- * Where the string whose text starts at `from` closes (its unescaped quote), or -1 when it does
- * not close in `text`. A quote is escaped when an odd number of backslashes precedes it.
- */
-export function closingQuote(text: string, from: number): number {
-  for (let q = text.indexOf('"', from); q >= 0; q = text.indexOf('"', q + 1)) {
-    let backslashes = 0;
-    while (q - backslashes - 1 >= from && text.charCodeAt(q - backslashes - 1) === BACKSLASH) {
-      backslashes++;
-    }
-    if (backslashes % 2 === 0) return q;
-  }
-  return -1;
 }
