@@ -37,6 +37,7 @@ import { commandWords, shellWords } from "./command-words.ts";
 import { COMPLETE_MARKER, CURVE_CERT_SOURCE } from "./paths.ts";
 import { leadRestartGuard, leadRunEnded } from "./lead-finished.ts";
 import { resourceSetLines } from "./cores.ts";
+import { undrainOnJoin } from "./drain.ts";
 
 const DEFAULT_OUTPUT_DIR = "/tmp/fluxout";
 
@@ -169,15 +170,47 @@ function followerBroker(settings: Settings, container: ContainerInput): string[]
       `  echo "😪 Sleeping 15s to try again..."`,
       "  sleep 15",
     ];
+  const drains = settings.flux.drainGracePeriodSeconds !== undefined;
   return [
     ...userBlock(container.commands?.workerPre, settings.logging.quiet),
+    ...(drains ? undrainOnJoin() : []),
     "# Follower brokers wait for the lead broker; retried until one exits cleanly",
     `echo "🌀" flux start ${wrap}-o --config "\${cfg}" "\${brokerOptions[*]}"`,
-    "while true; do",
+    ...(drains ? followerStopTrap() : []),
+    drains ? `while [ "\${stopping}" = 0 ]; do` : "while true; do",
     "  exitcode=0",
-    `  ${start} || exitcode=$?`,
+    ...(drains
+      ? [
+        `  ${start} &`,
+        "  brokerpid=$!",
+        `  if [ "\${stopping}" = 1 ]; then kill -TERM "\${brokerpid}" 2>/dev/null || true; fi`,
+        `  wait "\${brokerpid}" || exitcode=$?`,
+        `  if [ "\${stopping}" = 1 ]; then`,
+        `    wait "\${brokerpid}" || true`,
+        `    echo "The follower broker left with its pod (drained first). Goodbye!"`,
+        "    exitcode=143",
+        "    break",
+        "  fi",
+      ]
+      : [`  ${start} || exitcode=$?`]),
     ...retry,
     "done",
+  ];
+}
+
+/**
+ * With the drain (drain.ts), a follower's pod that goes stops its broker on SIGTERM, which the
+ * kubelet sends once the preStop hook has drained the rank: the broker leaves the instance and
+ * the container ends with 143 (a follower within the size whose pod was deleted is replaced, as
+ * when it was killed; one above it is not counted by the Job). Without a trap, bash as the
+ * container's first process ignores SIGTERM and the pod would stay for the whole grace period.
+ */
+export function followerStopTrap(): string[] {
+  return [
+    "# SIGTERM (the pod goes, its rank drained by the preStop hook): the broker leaves",
+    "stopping=0",
+    "brokerpid=",
+    `trap 'stopping=1; if [ -n "\${brokerpid}" ]; then kill -TERM "\${brokerpid}" 2>/dev/null || true; fi' TERM`,
   ];
 }
 
