@@ -294,6 +294,46 @@ Deno.test("controller: a secondary's delay batches its events; the primary's own
   await c.stop();
 });
 
+Deno.test("controller: a secondary's event its atOnce accepts skips the batch", async () => {
+  const clock = new FakeClock();
+  const primary = new Cache<ConfigMap>("configmaps");
+  const pods = new Cache<ConfigMap>("pods");
+  let runs = 0;
+  const c = new Controller<ConfigMap>({
+    name: "t",
+    primary,
+    secondaries: [{
+      store: pods,
+      mapper: mapByLabel("parent"),
+      delayMs: 1000,
+      atOnce: (obj) => obj.metadata?.labels?.last === "true",
+    }],
+    reconciler: {
+      reconcile() {
+        runs++;
+        return Promise.resolve(Action.awaitChange());
+      },
+    },
+    clock,
+    resyncPeriodMs: 0,
+  });
+  primary.replace([cm("a")], { synced: true });
+  pods.replace([], { synced: true });
+  await c.start();
+  await tick();
+  assert.equal(runs, 1);
+  pods.apply("ADDED", cm("a-0", "1", { labels: { parent: "a" } }));
+  await clock.advance(100);
+  assert.equal(runs, 1, "batched");
+  // A last state before a delete: at once, taking the batched run with it.
+  pods.apply("MODIFIED", cm("a-0", "2", { labels: { parent: "a", last: "true" } }));
+  await tick();
+  assert.equal(runs, 2);
+  await clock.advance(10_000);
+  assert.equal(runs, 2);
+  await c.stop();
+});
+
 Deno.test("controller: at start-up, a new primary goes before the thousands the first list loaded", async () => {
   const primary = new Cache<ConfigMap>("configmaps");
   const order: string[] = [];

@@ -30,6 +30,7 @@ import {
 import type { FluxView } from "../children/sizing.ts";
 import type { QueueReport } from "../lifecycle/queue_workload.ts";
 import { LEAD_FAILED_EXIT_CODE, LEAD_FAILED_MESSAGE } from "../children/scripts/lead-finished.ts";
+import { DRAINING } from "./drain_condition.ts";
 
 export type { Condition };
 
@@ -42,6 +43,8 @@ export const UNAPPLIABLE = "Unappliable";
 export const SIZE_CLAMPED = "SizeClamped";
 /** Present only for a MiniCluster with a gang (gang_condition.ts). */
 export const GANG_SCHEDULING = "GangScheduling";
+/** Present only for a MiniCluster that drains removed brokers (drain_condition.ts). */
+export { DRAINING };
 
 /** For events: is True the good state of this condition (Ready) or the bad one (Failed)? */
 export const NEGATIVE_POLARITY = new Set([FAILED, SPEC_INVALID, UNAPPLIABLE, SIZE_CLAMPED]);
@@ -92,6 +95,8 @@ export interface StatusInput {
   createFailure?: string;
   /** The GangScheduling condition (gang_condition.ts), when there is a gang to report. */
   gang?: [boolean, string, string];
+  /** The Draining condition (drain_condition.ts), when the spec drains removed brokers. */
+  drain?: [boolean, string, string];
   /** Conditions currently stored, only to keep their lastTransitionTime. */
   previous?: readonly Condition[];
   /** RFC 3339 time used for transitions that happen now. */
@@ -175,6 +180,7 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
   add(SIZE_CLAMPED, ...sizeCondition(input));
   add(SUSPENDED, ...suspended);
   if (input.gang) add(GANG_SCHEDULING, ...input.gang);
+  if (input.drain) add(DRAINING, ...input.drain);
 
   return {
     conditions: conditions.map((c) => withTransitionTime(c, input.previous, input.now)),

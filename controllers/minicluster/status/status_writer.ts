@@ -38,6 +38,7 @@ import { MiniClusters } from "../../../api/resource.ts";
 import { FIELD_MANAGER, scaleSelector } from "../children/names.ts";
 import { createFailure } from "./create_failures.ts";
 import { gangCondition, type GangReport } from "../gang/gang_condition.ts";
+import { drainCondition } from "./drain_condition.ts";
 import { conditionEvents, type EventRecorder } from "./events.ts";
 import type { MiniClusterStores } from "../kinds/child_kinds.ts";
 import { INVOLVED_INDEX, ownJob, podsOf } from "../kinds/stores.ts";
@@ -197,6 +198,7 @@ export class StatusWriter {
       queue: report.queue,
       createFailure: failure.message,
       gang: gangCondition(report.gang ?? { asked: mc.spec?.gang !== undefined }, job, pods),
+      drain: drainCondition(mc.spec?.flux?.drainGracePeriodSeconds, job, pods),
       previous: mc.status?.conditions,
       now: rfc3339(this.now()),
     });
