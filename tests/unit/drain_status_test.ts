@@ -1,7 +1,8 @@
 /**
  * The drain as the status shows it (status/drain_condition.ts): the Draining condition from the
  * Job's pods that are going, its Events, what the pod cache keeps of a broker whose drain
- * cancelled jobs, and that such a pod wakes its MiniCluster at once.
+ * cancelled jobs, that such a pod wakes its MiniCluster at once, and that the deletion of a whole
+ * MiniCluster does not wait for its long drain grace period.
  */
 import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
@@ -18,6 +19,13 @@ import { computeStatus } from "../../controllers/minicluster/status/status.ts";
 import { conditionEvents } from "../../controllers/minicluster/status/events.ts";
 import { podView } from "../../controllers/minicluster/kinds/cache_view.ts";
 import { CHILD_KINDS } from "../../controllers/minicluster/kinds/child_kinds.ts";
+import {
+  DELETION_GRACE_SECONDS,
+  podsToHurry,
+} from "../../controllers/minicluster/lifecycle/cleanup.ts";
+import type { MiniCluster } from "../../api/mod.ts";
+import { MiniClusters } from "../../api/resource.ts";
+import { FakeOperator, NS } from "../../testing/fake_operator.ts";
 
 const job: Job = {
   apiVersion: "batch/v1",
@@ -194,4 +202,45 @@ Deno.test("a pod whose drain cancelled jobs wakes its MiniCluster at once, befor
   assert.equal(pods.batched, true);
   assert.equal(pods.atOnce?.(podView(pod(3, { going: true, message: expired(3, "fAbc") }))), true);
   assert.equal(pods.atOnce?.(podView(pod(3, { going: true }))), false);
+});
+
+Deno.test("deletion: pods whose drain grace period is longer go within the default 30 s", () => {
+  const mc = (grace?: number): MiniCluster => ({
+    apiVersion: "flux-framework.org/v1alpha2",
+    kind: "MiniCluster",
+    metadata: { name: "mc", namespace: "ns" },
+    spec: { containers: [], flux: grace === undefined ? {} : { drainGracePeriodSeconds: grace } },
+  });
+  const deleted = (seconds: number): Pod => {
+    const p = pod(2, { going: true });
+    return { ...p, metadata: { ...p.metadata, deletionGracePeriodSeconds: seconds } };
+  };
+  const pods = [pod(0), deleted(600), deleted(DELETION_GRACE_SECONDS), deleted(5)];
+  assert.deepEqual(podsToHurry(mc(600), pods), [pods[0], pods[1]]);
+  assert.deepEqual(podsToHurry(mc(30), pods), []);
+  assert.deepEqual(podsToHurry(mc(), pods), []);
+});
+
+Deno.test("deletion of a draining MiniCluster deletes its Job's pods again, once", async () => {
+  const op = new FakeOperator();
+  await op.create("slow", { size: 2, flux: { drainGracePeriodSeconds: 600 } });
+  await op.converge("slow");
+  op.seedPods("slow", 2, 2);
+  await op.api.delete(MiniClusters, NS, "slow");
+  op.sync();
+  op.requestsSince();
+  await op.reconcile("slow");
+  const writes = op.writesSince();
+  assert.ok(writes.includes("delete jobs.batch slow"), writes.join("\n"));
+  assert.ok(writes.includes("delete pods slow-0-x"), writes.join("\n"));
+  assert.ok(writes.includes("delete pods slow-1-x"), writes.join("\n"));
+  // A MiniCluster without the drain leaves its pods to the garbage collector, as before.
+  await op.create("plain", { size: 2 });
+  await op.converge("plain");
+  op.seedPods("plain", 2, 2);
+  await op.api.delete(MiniClusters, NS, "plain");
+  op.sync();
+  op.requestsSince();
+  await op.reconcile("plain");
+  assert.ok(!op.writesSince().some((w) => w.startsWith("delete pods")));
 });

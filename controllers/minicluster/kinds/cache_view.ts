@@ -49,6 +49,9 @@ export function podView(pod: Pod): Pod {
     resourceVersion: m.resourceVersion,
     creationTimestamp: m.creationTimestamp,
     deletionTimestamp: m.deletionTimestamp,
+    ...(m.deletionGracePeriodSeconds !== undefined
+      ? { deletionGracePeriodSeconds: m.deletionGracePeriodSeconds }
+      : {}),
     labels: m.labels,
     ownerReferences: m.ownerReferences,
   };
