@@ -106,8 +106,9 @@ async function inTemp<T>(fn: (root: string) => Promise<T>): Promise<T> {
   }
 }
 
-Deno.test("the drain keeps a fifth of the grace period, 2 to 15 s, for cancelling and leaving", () => {
-  assert.equal(drainReserveSeconds(5), 2);
+Deno.test("the drain keeps a fifth of the grace period, 3 to 15 s, for cancelling and leaving", () => {
+  assert.equal(drainReserveSeconds(5), 3);
+  assert.equal(drainReserveSeconds(10), 3);
   assert.equal(drainReserveSeconds(30), 6);
   assert.equal(drainReserveSeconds(60), 12);
   assert.equal(drainReserveSeconds(3600), 15);

@@ -36,11 +36,12 @@ export const FLUX_COMMAND_TIMEOUT_SECONDS = 10;
 const POLL_SECONDS = 1;
 
 /**
- * Seconds of the grace period kept for the end of the hook (cancelling, reporting) and for the
- * broker to leave after SIGTERM: a fifth of it, at least 2 s, at most 15 s.
+ * Seconds of the grace period kept for the end of the hook (listing, reporting and cancelling the
+ * jobs: Flux's Python commands take most of a second each on a busy node) and for the broker to
+ * leave after SIGTERM: a fifth of it, at least 3 s, at most 15 s.
  */
 export function drainReserveSeconds(grace: number): number {
-  return Math.min(15, Math.max(2, Math.floor(grace / 5)));
+  return Math.min(15, Math.max(3, Math.floor(grace / 5)));
 }
 
 /** The preStop hook of the Flux container at `index` (the entrypoint ConfigMap's `drain-<i>`). */
@@ -83,10 +84,11 @@ export function drainScript(settings: Settings, grace: number): string {
     `if [ -z "\${jobs}" ]; then exit 0; fi`,
     `message="${DRAIN_GRACE_EXPIRED}: rank \${rank} ($(hostname)): the drain grace period ` +
     `(${grace}s) ran out; cancelled its running jobs: \${jobs}"`,
-    "# shellcheck disable=SC2086 # one word per job id",
-    `fluxq cancel --message="rank \${rank} removed: drain grace period ran out" \${jobs} || true`,
+    "# Said first: the jobs end with the broker even if the hook is stopped before cancelling",
     `echo "\${message}"`,
     `printf '%s' "\${message}" > ${TERMINATION_LOG} 2>/dev/null || true`,
+    "# shellcheck disable=SC2086 # one word per job id",
+    `fluxq cancel --message="rank \${rank} removed: drain grace period ran out" \${jobs} || true`,
     "exit 1",
   ];
   return lines.join("\n") + "\n";

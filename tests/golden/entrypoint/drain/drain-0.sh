@@ -39,8 +39,9 @@ done
 jobs=$(fluxq jobs -n -f running -i "${rank}" -o '{id.f58}' | tr '\n' ' ' | sed 's/ *$//')
 if [ -z "${jobs}" ]; then exit 0; fi
 message="DrainGraceExpired: rank ${rank} ($(hostname)): the drain grace period (120s) ran out; cancelled its running jobs: ${jobs}"
-# shellcheck disable=SC2086 # one word per job id
-fluxq cancel --message="rank ${rank} removed: drain grace period ran out" ${jobs} || true
+# Said first: the jobs end with the broker even if the hook is stopped before cancelling
 echo "${message}"
 printf '%s' "${message}" > /dev/termination-log 2>/dev/null || true
+# shellcheck disable=SC2086 # one word per job id
+fluxq cancel --message="rank ${rank} removed: drain grace period ran out" ${jobs} || true
 exit 1
