@@ -94,6 +94,18 @@ Deno.test("Draining: absent without the drain, False while no broker's pod goes"
   assert.equal(drainCondition(30, job, [pod(3, { going: true, owner: "old" })])![1], NOT_DRAINING);
 });
 
+Deno.test("Draining: not after the Job ended, when its followers' pods go with the instance", () => {
+  const ended: Job = {
+    ...job,
+    status: { conditions: [{ type: "SuccessCriteriaMet", status: "True" }] },
+  };
+  assert.deepEqual(drainCondition(30, ended, [pod(0), pod(1, { going: true })]), [
+    false,
+    NOT_DRAINING,
+    "the Job has ended",
+  ]);
+});
+
 Deno.test("Draining: the ranks of the going pods, after a shrink or a pod deleted", () => {
   const shrink = drainCondition(120, job, [
     pod(0),

@@ -9,7 +9,8 @@
  *   to end (or already left, the pod not yet gone);
  * - True, `DrainGraceExpired`: a going pod's hook ran out of its grace period and cancelled the
  *   jobs still running on its rank: its termination message names them (a Warning Event);
- * - False, `NotDraining`: no broker's pod is going.
+ * - False, `NotDraining`: no broker's pod is going, or the Job has ended (its followers' pods go
+ *   with the instance; their hooks find no broker to drain).
  *
  * The rank of a pod is its Job completion index, as in the MiniCluster's own hostlist; the lead
  * broker (index 0) never drains.
@@ -17,6 +18,7 @@
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ContainerStatus, Pod } from "kubernetes-types/core/v1.d.ts";
 import { DRAIN_GRACE_EXPIRED } from "../children/scripts/drain.ts";
+import { jobCondition, jobSucceeded } from "../lifecycle/lifecycle.ts";
 
 export const DRAINING = "Draining";
 export const RANKS_DRAINING = "RanksDraining";
@@ -56,6 +58,10 @@ export function drainCondition(
   pods: readonly Pod[],
 ): [boolean, string, string] | undefined {
   if (grace === undefined) return undefined;
+  // The Job has ended (or is failing): the Flux instance ends with it, nothing is drained.
+  if (jobSucceeded(job) || jobCondition(job, "Failed") || jobCondition(job, "FailureTarget")) {
+    return [false, NOT_DRAINING, "the Job has ended"];
+  }
   const going = pods.filter((p) =>
     p.metadata?.deletionTimestamp && rankOf(p) !== undefined && rankOf(p) !== 0 &&
     (!job?.metadata?.uid ||
