@@ -239,10 +239,13 @@ Deno.test("the drain runs before the user's preStopExec, which stays one word of
   });
 });
 
-Deno.test("the Job's pods: the grace period as set, the hook on the Flux container only", () => {
+Deno.test("the Job: the grace period as set, the hook on the Flux container only, replaced once ended", () => {
   const job: Job = buildJob(...specSized(drainingMiniCluster(90, "echo bye")));
   const pod = job.spec!.template.spec!;
   assert.equal(pod.terminationGracePeriodSeconds, 90);
+  // A going broker's replacement waits for it to end: two brokers of one rank make Flux drop the
+  // first as crashed, with its jobs.
+  assert.equal(job.spec!.podReplacementPolicy, "Failed");
   const [flux, side] = pod.containers;
   assert.deepEqual(flux.lifecycle?.preStop?.exec?.command, [
     ...preStopCommand("echo bye", "/flux_operator/drain-0.sh")!,
@@ -255,5 +258,6 @@ Deno.test("the Job's pods: the grace period as set, the hook on the Flux contain
   // Without the field: no grace period of the operator's, no hook.
   const plain = buildJob(...specSized(miniCluster({ size: 4, containers: [{ image }] })));
   assert.equal(plain.spec!.template.spec!.terminationGracePeriodSeconds, undefined);
+  assert.equal(plain.spec!.podReplacementPolicy, undefined);
   assert.equal(plain.spec!.template.spec!.containers[0].lifecycle, undefined);
 });
