@@ -261,3 +261,53 @@ Deno.test("the Job: the grace period as set, the hook on the Flux container only
   assert.equal(plain.spec!.podReplacementPolicy, undefined);
   assert.equal(plain.spec!.template.spec!.containers[0].lifecycle, undefined);
 });
+
+/** The follower's broker loop of a draining MiniCluster's wait script, run on its own. */
+function followerLoop(): string {
+  const data = buildEntrypointConfigMap(...specSized(drainingMiniCluster(60))).data ?? {};
+  const lines = data["wait-0"].split("\n");
+  const from = lines.findIndex((l) => l.includes("# SIGTERM (the pod goes"));
+  const to = lines.findIndex((l, i) => i > from && l === "  done");
+  assert.ok(from > 0 && to > from, "the follower's loop");
+  return [
+    "cfg=config",
+    "brokerOptions=()",
+    ...lines.slice(from, to + 1).map((l) => l.slice(2)),
+    'echo "exit ${exitcode}"',
+    'exit "${exitcode}"',
+  ].join("\n");
+}
+
+Deno.test("a draining follower's broker leaves on SIGTERM and the container ends with 143", async () => {
+  await inTemp(async (root) => {
+    const bin = `${root}/bin`;
+    await Deno.mkdir(bin);
+    // A broker that runs until SIGTERM, then leaves (exit 0) and says so.
+    await Deno.writeTextFile(
+      `${bin}/flux`,
+      `#!/bin/bash\ntrap 'echo left >> ${root}/broker; exit 0' TERM\n` +
+        `echo started >> ${root}/broker\nwhile true; do sleep 0.1; done\n`,
+    );
+    await Deno.chmod(`${bin}/flux`, 0o755);
+    const child = new Deno.Command("bash", {
+      args: ["-c", followerLoop()],
+      env: { PATH: `${bin}:${Deno.env.get("PATH")}` },
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const started = async () =>
+      (await Deno.readTextFile(`${root}/broker`).catch(() => "")).includes("started");
+    for (let i = 0; i < 100 && !await started(); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(await started(), "the broker started");
+    const t0 = performance.now();
+    child.kill("SIGTERM");
+    const out = await child.output();
+    const stdout = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 143, stdout);
+    assert.ok(performance.now() - t0 < 3_000, "at once, not after the 15 s retry");
+    assert.match(stdout, /left with its pod/);
+    assert.equal(await Deno.readTextFile(`${root}/broker`), "started\nleft\n");
+  });
+});
