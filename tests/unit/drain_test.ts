@@ -47,6 +47,8 @@ interface Stub {
   running?: string[];
   /** `flux resource drain` without targets prints this reason (the rank drained with it). */
   drainedReason?: string;
+  /** `flux resource status` fails (no answer from the lead broker). */
+  statusFails?: boolean;
 }
 
 /**
@@ -70,6 +72,7 @@ async function runWithStubs(root: string, script: string, host: string, stub: St
       `  "getattr rank") ${stub.rank === undefined ? "exit 1" : `echo ${stub.rank}`} ;;`,
       '  "resource status")',
       `    echo x >> ${polls}`,
+      ...(stub.statusFails ? ["    exit 1"] : []),
       `    if [ "$(wc -l < ${polls})" -le ${
         stub.drainingPolls ?? 0
       } ]; then echo ${stub.rank}; fi ;;`,
@@ -182,6 +185,14 @@ Deno.test("the hook never drains the lead broker, and ends at once without a bro
     assert.equal(gone.code, 0);
     assert.deepEqual(gone.calls, ["getattr rank"]);
     assert.ok(performance.now() - t0 < 5_000);
+    // The lead broker gone after the drain: three questions without an answer, then no wait.
+    const lost = await runWithStubs(root, hookIn(root, 60, 20), "mc-2", {
+      rank: 2,
+      statusFails: true,
+    });
+    assert.equal(lost.code, 0);
+    assert.equal(lost.calls.filter((c) => c.startsWith("resource status")).length, 3);
+    assert.ok(!lost.calls.some((c) => c.startsWith("cancel")));
   });
 });
 

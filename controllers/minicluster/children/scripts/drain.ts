@@ -34,6 +34,8 @@ export const DRAIN_GRACE_EXPIRED = "DrainGraceExpired";
 export const FLUX_COMMAND_TIMEOUT_SECONDS = 10;
 /** How often the hook asks whether the rank's jobs have ended. */
 const POLL_SECONDS = 1;
+/** Questions in a row without an answer after which the hook takes the instance for gone. */
+const MAX_FAILURES = 3;
 
 /**
  * Seconds of the grace period kept for the end of the hook (listing, reporting and cancelling the
@@ -67,15 +69,20 @@ export function drainScript(settings: Settings, grace: number): string {
     "# -u: a rank an administrator drained keeps its reason (and is never undrained on join)",
     `if ! fluxq resource drain -u "\${rank}" "\${reason}"; then exit 0; fi`,
     `echo "Drained rank \${rank}; waiting for its jobs to end"`,
+    "failures=0",
     `while [ "\${SECONDS}" -lt "\${deadline}" ]; do`,
     "  # draining: drained, with a job still allocated there",
-    "  if ! draining=$(fluxq resource status -n --skip-empty -s draining " +
+    "  if draining=$(fluxq resource status -n --skip-empty -s draining " +
     `-i "\${rank}" -o '{ranks}'); then`,
-    "    exit 0",
-    "  fi",
-    `  if [ -z "\${draining}" ]; then`,
-    `    echo "Rank \${rank} is drained: its jobs have ended"`,
-    "    exit 0",
+    "    failures=0",
+    `    if [ -z "\${draining}" ]; then`,
+    `      echo "Rank \${rank} is drained: its jobs have ended"`,
+    "      exit 0",
+    "    fi",
+    "  else",
+    `    # ${MAX_FAILURES} failures in a row: the instance is gone (the whole MiniCluster goes)`,
+    "    failures=$((failures + 1))",
+    `    if [ "\${failures}" -ge ${MAX_FAILURES} ]; then exit 0; fi`,
     "  fi",
     `  sleep ${POLL_SECONDS}`,
     "done",

@@ -24,14 +24,19 @@ if [ "${rank}" = 0 ]; then exit 0; fi
 # -u: a rank an administrator drained keeps its reason (and is never undrained on join)
 if ! fluxq resource drain -u "${rank}" "${reason}"; then exit 0; fi
 echo "Drained rank ${rank}; waiting for its jobs to end"
+failures=0
 while [ "${SECONDS}" -lt "${deadline}" ]; do
   # draining: drained, with a job still allocated there
-  if ! draining=$(fluxq resource status -n --skip-empty -s draining -i "${rank}" -o '{ranks}'); then
-    exit 0
-  fi
-  if [ -z "${draining}" ]; then
-    echo "Rank ${rank} is drained: its jobs have ended"
-    exit 0
+  if draining=$(fluxq resource status -n --skip-empty -s draining -i "${rank}" -o '{ranks}'); then
+    failures=0
+    if [ -z "${draining}" ]; then
+      echo "Rank ${rank} is drained: its jobs have ended"
+      exit 0
+    fi
+  else
+    # 3 failures in a row: the instance is gone (the whole MiniCluster goes)
+    failures=$((failures + 1))
+    if [ "${failures}" -ge 3 ]; then exit 0; fi
   fi
   sleep 1
 done
