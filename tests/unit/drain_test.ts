@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import { buildEntrypointConfigMap } from "../../controllers/minicluster/children/entrypoint.ts";
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
+import type { MiniClusterContainer } from "../../api/mod.ts";
 import { preStopCommand } from "../../controllers/minicluster/children/pod/containers.ts";
 import {
   DRAIN_GRACE_EXPIRED,
@@ -277,7 +278,7 @@ Deno.test("the Job: the grace period as set, the hook on the Flux container only
 function followerLoop(): string {
   const data = buildEntrypointConfigMap(...specSized(drainingMiniCluster(60))).data ?? {};
   const lines = data["wait-0"].split("\n");
-  const from = lines.findIndex((l) => l.includes("# SIGTERM (the pod goes"));
+  const from = lines.findIndex((l) => l.includes("# SIGTERM (the pod goes, its rank drained"));
   const to = lines.findIndex((l, i) => i > from && l === "  done");
   assert.ok(from > 0 && to > from, "the follower's loop");
   return [
@@ -321,4 +322,68 @@ Deno.test("a draining follower's broker leaves on SIGTERM and the container ends
     assert.match(stdout, /left with its pod/);
     assert.equal(await Deno.readTextFile(`${root}/broker`), "started\nleft\n");
   });
+});
+
+Deno.test("a draining MiniCluster's lead broker ends its instance on SIGTERM, in every run mode", async () => {
+  const modes: Record<string, Partial<MiniClusterContainer>> = {
+    interactive: {},
+    submit: { command: "hostname" },
+    batch: { command: "hostname", batch: true },
+    launcher: { command: "flux run hostname", launcher: true },
+  };
+  for (const [mode, container] of Object.entries(modes)) {
+    const mc = miniCluster(
+      {
+        size: 2,
+        interactive: mode === "interactive",
+        flux: { drainGracePeriodSeconds: 60 },
+        containers: [{ image, ...container }],
+      },
+      "mc",
+      "ns",
+    );
+    const lines = (buildEntrypointConfigMap(...specSized(mc)).data ?? {})["wait-0"].split("\n");
+    const from = lines.findIndex((l) => l.includes("# SIGTERM (the pod goes): the instance ends"));
+    const to = lines.findIndex((l, i) => i > from && l === "  trap - TERM");
+    assert.ok(from > 0 && to > from, `${mode}: the lead broker's run`);
+    assert.equal(lines.filter((l) => l.endsWith("|| exitcode=$?")).length, 2, "run and follower");
+    await inTemp(async (root) => {
+      const bin = `${root}/bin`;
+      await Deno.mkdir(bin);
+      await Deno.writeTextFile(
+        `${bin}/flux`,
+        // Holding no pipe of the test's: in a container the kernel ends it with the first process.
+        `#!/bin/bash\nexec > /dev/null 2>&1\necho $$ > ${root}/pid\necho started >> ${root}/flux\n` +
+          "while true; do sleep 0.1; done\n",
+      );
+      await Deno.chmod(`${bin}/flux`, 0o755);
+      const script = [
+        "cfg=config",
+        "brokerOptions=()",
+        "flags=()",
+        "exitcode=0",
+        ...lines.slice(from, to + 1).map((l) => l.slice(2)),
+        'echo "the run ended with ${exitcode}"',
+      ].join("\n");
+      const child = new Deno.Command("bash", {
+        args: ["-c", script],
+        env: { PATH: `${bin}:${Deno.env.get("PATH")}` },
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const started = async () =>
+        (await Deno.readTextFile(`${root}/flux`).catch(() => "")).includes("started");
+      for (let i = 0; i < 100 && !await started(); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(await started(), `${mode}: Flux started`);
+      child.kill("SIGTERM");
+      const out = await child.output();
+      Deno.kill(Number(await Deno.readTextFile(`${root}/pid`)), "SIGKILL");
+      const stdout = new TextDecoder().decode(out.stdout);
+      assert.equal(out.code, 143, `${mode}: ${stdout}`);
+      assert.match(stdout, /lead broker is going/);
+      assert.doesNotMatch(stdout, /the run ended/, "not a run's end (no exit code 79)");
+    });
+  }
 });

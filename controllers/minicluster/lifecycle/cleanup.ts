@@ -25,8 +25,10 @@ export type CleanupResult = { done: true } | { done: false; action: Action };
 
 /**
  * The grace period of the Job's pods when the whole MiniCluster goes (Kubernetes' default). Pods
- * that drain (spec.flux.drainGracePeriodSeconds) would otherwise take their whole drain grace
- * period: the lead broker stays up until it ends, so the followers' drains wait for their jobs.
+ * that drain (spec.flux.drainGracePeriodSeconds) could otherwise take their whole drain grace
+ * period: the lead broker ends its instance at SIGTERM (scripts/wait.ts `leadStoppable`), which
+ * ends the followers' drains, but a lead broker that does not (a wrapper, a hung broker) would keep
+ * them waiting for their jobs.
  */
 export const DELETION_GRACE_SECONDS = 30;
 

@@ -198,6 +198,32 @@ function followerBroker(settings: Settings, container: ContainerInput): string[]
   ];
 }
 
+/** How the lead broker's run ends its line: Flux's exit code kept for the end of the script. */
+const RUN_EXIT = " || exitcode=$?";
+
+/**
+ * With the drain (drain.ts), the lead broker's pod stops at SIGTERM: the pods' grace period is the
+ * drain's, and a lead broker that ignored SIGTERM (bash as the container's first process does)
+ * would keep the instance up for all of it when its pod goes (the MiniCluster suspended or
+ * deleted, the pod evicted), with the followers' drains waiting for their jobs meanwhile. The run
+ * goes to the background so that the trap runs at once; the container ends with 143, as the kill
+ * at the end of the grace period would have ended it (a code the Job does not fail on).
+ */
+export function leadStoppable(lines: string[]): string[] {
+  const run = lines.findIndex((l) => l.endsWith(RUN_EXIT));
+  if (run < 0) throw new Error("the lead broker's run has no exit code to keep");
+  return [
+    ...lines.slice(0, run),
+    "# SIGTERM (the pod goes): the instance ends at once, not at the end of the grace period",
+    `trap 'echo "The pod of the lead broker is going: the instance ends"; exit 143' TERM`,
+    `${lines[run].slice(0, -RUN_EXIT.length)} &`,
+    "leadpid=$!",
+    `wait "\${leadpid}"${RUN_EXIT}`,
+    "trap - TERM",
+    ...lines.slice(run + 1),
+  ];
+}
+
 /**
  * With the drain (drain.ts), a follower's pod that goes stops its broker on SIGTERM, which the
  * kubelet sends once the preStop hook has drained the rank: the broker leaves the instance and
@@ -312,7 +338,9 @@ export function waitScript(settings: Settings, index: number): string {
     `if [ "$(hostname)" = "\${mainHost}" ]; then`,
     ...indent([
       ...(container.batch ? batchFile(container) : []),
-      ...leadBroker(settings, container, hasScript),
+      ...(settings.flux.drainGracePeriodSeconds !== undefined
+        ? leadStoppable(leadBroker(settings, container, hasScript))
+        : leadBroker(settings, container, hasScript)),
       ...leadRunEnded(),
     ]),
     "else",

@@ -148,7 +148,12 @@ if [ "$(hostname)" = "${mainHost}" ]; then
   echo 'Command provided is: '
   echo "🧠 Running in interactive mode"
   echo "🌀 flux broker --config-path ${cfg} ${brokerOptions[*]}"
-  flux broker --config-path "${cfg}" "${brokerOptions[@]}" || exitcode=$?
+  # SIGTERM (the pod goes): the instance ends at once, not at the end of the grace period
+  trap 'echo "The pod of the lead broker is going: the instance ends"; exit 143' TERM
+  flux broker --config-path "${cfg}" "${brokerOptions[@]}" &
+  leadpid=$!
+  wait "${leadpid}" || exitcode=$?
+  trap - TERM
   # The Flux instance has ended and its followers with it: this run's end is final
   echo "${exitcode}" > "${leadFinishedMarker}"
   # shellcheck disable=SC2317 # run by the EXIT trap
