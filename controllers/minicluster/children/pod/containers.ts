@@ -156,7 +156,7 @@ function env(c: DefaultedMiniClusterContainer): EnvVar[] {
  * container that drains (`drainHook`, the path of its drain script) runs it as its preStop,
  * before the user's own (preStopCommand).
  */
-export function lifecycle(
+function lifecycle(
   c: DefaultedMiniClusterContainer,
   drainHook?: string,
 ): Lifecycle | undefined {
