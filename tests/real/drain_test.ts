@@ -48,8 +48,13 @@ async function condition(env: RealEnv, name: string, type: string): Promise<Cond
   return (mc.status?.conditions as Condition[] | undefined)?.find((c) => c.type === type);
 }
 
-/** `reason: message` of the Events about the MiniCluster (or of `kind`, e.g. its pods). */
-async function events(name: string, kind = "MiniCluster"): Promise<string[]> {
+/**
+ * `reason: message` of the Events about this MiniCluster (by uid: an earlier one of its name left
+ * its own), or about every object of `kind` (e.g. the pods).
+ */
+async function events(env: RealEnv, name: string, kind = "MiniCluster"): Promise<string[]> {
+  const uid = (await env.client.get<MiniCluster>(MiniClusters, REAL_NAMESPACE, name)).metadata
+    ?.uid;
   const out = await kubectl([
     "-n",
     REAL_NAMESPACE,
@@ -57,7 +62,7 @@ async function events(name: string, kind = "MiniCluster"): Promise<string[]> {
     "events",
     "--field-selector",
     kind === "MiniCluster"
-      ? `involvedObject.kind=MiniCluster,involvedObject.name=${name}`
+      ? `involvedObject.kind=MiniCluster,involvedObject.name=${name},involvedObject.uid=${uid}`
       : `involvedObject.kind=${kind}`,
     "-o",
     'jsonpath={range .items[*]}{.reason}: {.message}{"\\n"}{end}',
@@ -141,7 +146,7 @@ realTest(
     assert.equal(result, "COMPLETED 0");
     await onLead(env, name, `flux job wait-event -t 60 ${queued} clean\n`);
     const ran = (await onLead(env, name, `flux jobs -no '{result} {ranks}' ${queued}\n`)).trim();
-    assert.equal(ran, "COMPLETED 0-1", "the queued job ran on the ranks left");
+    assert.equal(ran, "COMPLETED [0-1]", "the queued job ran on the ranks left");
     const drained = await onLead(env, name, "flux resource drain -no '{ranks} {reason}'\n");
     assert.equal(drained.trim(), `2-3 ${DRAIN_REASON}`);
     const done = await eventually(async () => {
@@ -150,7 +155,7 @@ realTest(
       return c;
     }, { timeoutMs: 30_000, intervalMs: 1000 });
     assert.equal(done.status, "False");
-    assert.ok((await events(name)).some((e) => e.startsWith("RanksDraining: ")));
+    assert.ok((await events(env, name)).some((e) => e.startsWith("RanksDraining: ")));
 
     // Grown again: the new brokers of ranks 2-3 undrain their ranks, and all four are free.
     const t1 = performance.now();
@@ -193,13 +198,17 @@ realTest(
         `after the scale, the pod gone ${((gone - t0) / 1000).toFixed(1)} s after it`,
     );
     assert.ok(cancelled - t0 >= (grace - 5) * 1000, "not cancelled long before the grace period");
-    // The MiniCluster's Warning Event names the cancelled job.
-    // The kubelet's Event on the pod (the hook failed) names it too, whatever the operator saw.
-    const hook = (await events(name, "Pod")).filter((e) => e.startsWith("FailedPreStopHook: "));
+    // The MiniCluster's Warning Event names the cancelled job (the kubelet's on the pod says only
+    // that the hook failed).
+    const hook = (await events(env, name, "Pod")).filter((e) =>
+      e.startsWith("FailedPreStopHook: ")
+    );
     console.error(`[drain] the pod's Events: ${hook.join("\n")}`);
     const named = await eventually(async () => {
-      const found = (await events(name)).find((e) => e.startsWith("DrainGraceExpired: "));
-      if (!found) throw new Error(`no DrainGraceExpired Event: ${(await events(name)).join("\n")}`);
+      const found = (await events(env, name)).find((e) => e.startsWith("DrainGraceExpired: "));
+      if (!found) {
+        throw new Error(`no DrainGraceExpired Event: ${(await events(env, name)).join("\n")}`);
+      }
       return found;
     }, { timeoutMs: 30_000, intervalMs: 1000 });
     console.error(`[drain] ${named}`);

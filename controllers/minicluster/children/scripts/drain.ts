@@ -9,9 +9,9 @@
  *    sends SIGTERM, on which the follower's script stops its broker (it leaves the instance
  *    cleanly) and the container ends (wait.ts `followerStopTrap`);
  * 3. when the grace period is about to run out (DRAIN_RESERVE_SECONDS before it), it cancels the
- *    jobs still running on the rank, names them in the container's termination message and its
- *    own output, and fails, so that the kubelet reports them (a `FailedPreStopHook` Event on the
- *    pod) and the operator can (status/drain_condition.ts reads the termination message).
+ *    jobs still running on the rank, names them in the container's termination message (which
+ *    status/drain_condition.ts reads) and its output, and fails (the kubelet's `FailedPreStopHook`
+ *    Event on the pod says only that it failed).
  *
  * The lead broker never drains (its pod goes only with the whole MiniCluster). Each Flux command
  * is bounded (FLUX_COMMAND_TIMEOUT_SECONDS): when the whole MiniCluster is deleted the lead broker
