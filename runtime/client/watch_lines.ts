@@ -33,14 +33,18 @@ export class LineBuffer {
   }
 }
 
-/** One line of a watch stream → an event; ERROR events become thrown `ApiError`s. */
-export function parseWatchLine<T>(line: string, rt?: ResourceType): WatchEvent<T> {
-  let event: { type?: string; object?: unknown };
+/** `text` (all or part of the watch line `line`) parsed; an error names the line. */
+function parsedLine<T>(text: string, line: string): T {
   try {
-    event = JSON.parse(line);
+    return JSON.parse(text);
   } catch {
     throw new Error(`malformed watch event: ${line.slice(0, 200)}`);
   }
+}
+
+/** One line of a watch stream → an event; ERROR events become thrown `ApiError`s. */
+export function parseWatchLine<T>(line: string, rt?: ResourceType): WatchEvent<T> {
+  const event = parsedLine<{ type?: string; object?: unknown }>(line, line);
   if (event.type === "ERROR") {
     const status = (event.object ?? {}) as Status;
     throw new ApiError(status, `watch ${rt ? resourceName(rt) : ""}`.trim());
@@ -71,6 +75,14 @@ export function watchedObject(
   return undefined;
 }
 
+/** How the lines of a watch are read into events. */
+export interface WatchLineOptions {
+  /** Objects come with `metadata.managedFields` empty: cut from their text, never parsed. */
+  dropManagedFields?: boolean;
+  /** Each added or modified object's text with the object (echoed_answers.ts). */
+  parsed?: (objectText: string, object: unknown) => void;
+}
+
 /**
  * One line of a watch stream → an event. The object of an added or modified one is parsed from
  * its own text (with `metadata.managedFields` cut from it first when `dropManagedFields`), which
@@ -79,20 +91,12 @@ export function watchedObject(
 export function watchLineEvent<T>(
   line: string,
   rt: ResourceType,
-  opts: {
-    dropManagedFields?: boolean;
-    parsed?: (objectText: string, object: unknown) => void;
-  } = {},
+  opts: WatchLineOptions = {},
 ): WatchEvent<T> {
   const watched = watchedObject(line);
   if (watched === undefined) return parseWatchLine<T>(line, rt);
   const text = opts.dropManagedFields ? withoutManagedFields(watched.text) : watched.text;
-  let object: T;
-  try {
-    object = JSON.parse(text);
-  } catch {
-    throw new Error(`malformed watch event: ${line.slice(0, 200)}`);
-  }
+  const object = parsedLine<T>(text, line);
   opts.parsed?.(text, object);
   return { type: watched.type, object };
 }
@@ -143,12 +147,7 @@ export async function* watchEvents<T>(
   body: ReadableStream<Uint8Array>,
   rt: ResourceType,
   signal?: AbortSignal,
-  opts: {
-    /** Objects come with `metadata.managedFields` empty: cut from their text, never parsed. */
-    dropManagedFields?: boolean;
-    /** Each added or modified object's text with the object (echoed_answers.ts). */
-    parsed?: (objectText: string, object: unknown) => void;
-  } = {},
+  opts: WatchLineOptions = {},
 ): AsyncGenerator<WatchEvent<T>> {
   const reader = body.getReader();
   const lines = new LineBuffer();
