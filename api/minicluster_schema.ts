@@ -719,6 +719,12 @@ export const MINICLUSTER_SCHEMA: OpenApiSchema = {
             "topology": { "type": "string" },
             "noWaitSocket": { "type": "boolean" },
             "completeWorkers": { "type": "boolean" },
+            "drainGracePeriodSeconds": {
+              "type": "integer",
+              "format": "int64",
+              "minimum": 5,
+              "maximum": 604800,
+            },
             "logLevel": {
               "type": "integer",
               "format": "int32",

@@ -536,6 +536,10 @@ export interface FluxSpec {
    */
   completeWorkers?: boolean;
   /**
+   * Shrinking never kills a job without notice: a follower broker whose pod goes (a smaller size, or the pod deleted) first has its rank drained in Flux, and its pod goes once the rank's jobs have ended, or after this many seconds, when the jobs still running there are cancelled and named (a DrainGraceExpired Event, the pod's termination message). Also the pods' terminationGracePeriodSeconds. A rank drained so is undrained when a broker joins on it again. The lead broker never drains. Unset, a removed broker goes at once with whatever ran on it, as in the Go operator.
+   */
+  drainGracePeriodSeconds?: number;
+  /**
    * Flux broker log level (log-stderr-level, 0 emergencies only to 7 debug). Defaults to 6.
    */
   logLevel?: number;
@@ -1358,6 +1362,10 @@ export interface DefaultedFluxSpec {
    * A worker whose broker exits finishes instead of restarting.
    */
   completeWorkers?: boolean;
+  /**
+   * Shrinking never kills a job without notice: a follower broker whose pod goes (a smaller size, or the pod deleted) first has its rank drained in Flux, and its pod goes once the rank's jobs have ended, or after this many seconds, when the jobs still running there are cancelled and named (a DrainGraceExpired Event, the pod's termination message). Also the pods' terminationGracePeriodSeconds. A rank drained so is undrained when a broker joins on it again. The lead broker never drains. Unset, a removed broker goes at once with whatever ran on it, as in the Go operator.
+   */
+  drainGracePeriodSeconds?: number;
   /**
    * Flux broker log level (log-stderr-level, 0 emergencies only to 7 debug). Defaults to 6.
    */

@@ -99,7 +99,7 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
   },
   "controllers/minicluster/kinds": {
     what:
-      "the table of child kinds (one row per kind), stores, desired children, matchers and drift policies, the ClusterRole's rules",
+      "the table of child kinds (one row per kind), stores, desired children and their memo, matchers and drift policies, the ClusterRole's rules",
     imports: [
       "api",
       "controllers/minicluster/children",
@@ -112,6 +112,7 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
       "runtime/cache",
       "runtime/client",
       "runtime/controller",
+      "runtime/metrics",
     ],
   },
   "controllers/minicluster/workspace": {

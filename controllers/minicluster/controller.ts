@@ -95,6 +95,7 @@ export function miniClusterController(
       store: stores[row.key] as Store<KubeObject>,
       mapper: row.mapper(stores),
       ...(row.batched ? { delayMs: opts.childEventBatchMs ?? TIMING.secondaryBatchMs } : {}),
+      ...(row.atOnce ? { atOnce: row.atOnce } : {}),
     })),
     reconciler,
   };

@@ -97,6 +97,8 @@ import { type Applied, dependentsStage } from "./pipeline/dependents_stage.ts";
 import { queueStage } from "./lifecycle/queue_stage.ts";
 import type { FluxQueueSource } from "./fluxqueue/poller.ts";
 import { fluxQueueWant } from "./fluxqueue/lead.ts";
+import { DesiredMemo, startingJob } from "./kinds/desired_memo.ts";
+import { ownJob, podsOf } from "./kinds/stores.ts";
 
 export type { MiniClusterStores } from "./kinds/child_kinds.ts";
 
@@ -158,6 +160,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
   readonly #client: ApiClient;
   readonly #stageMetrics: StageMetrics;
   readonly #fluxQueue?: FluxQueueSource;
+  readonly #memo: DesiredMemo;
   readonly #pipeline;
 
   constructor(opts: MiniClusterReconcilerOptions) {
@@ -184,6 +187,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
       pollMs: opts.cleanupPollMs ?? TIMING.cleanupPollMs,
     });
     this.#stageMetrics = new StageMetrics(opts.metrics ?? new Registry());
+    this.#memo = new DesiredMemo(opts.metrics);
     const nodes = opts.nodeRuntimes === null
       ? undefined
       : opts.nodeRuntimes ?? new NodeRuntimes(client, () => now().getTime());
@@ -198,6 +202,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
           stores,
           gangSupport: new GangSupportProbe(client, () => now().getTime()),
           inlineCurveCert: opts.inlineCurveCert ?? "allow",
+          memo: this.#memo,
         }),
       )
       .then("police", policeStage(opts.podSecurity ?? "privileged"))
@@ -230,6 +235,7 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     this.#status.forget(key);
     this.#held.forget(key);
     this.#fluxQueue?.forget(key);
+    this.#memo.forget(key);
     return Promise.resolve();
   }
 
@@ -238,7 +244,18 @@ export class MiniClusterReconciler implements Reconciler<MiniCluster> {
     const watch: StageWatch = { log: ctx.log, metrics: this.#stageMetrics };
     try {
       const end = await this.#pipeline.run({ mc, fence, ctx }, watch);
-      return await measured("finish", watch, () => this.#finish(mc, end, fence, ctx), () => "done");
+      const action = await measured(
+        "finish",
+        watch,
+        () => this.#finish(mc, end, fence, ctx),
+        () => "done",
+      );
+      // Settled: the next reconcile comes with a change, which builds anew (desired_memo.ts).
+      const job = ownJob(this.#stores, mc);
+      if (action.requeueAfter === undefined && !startingJob(job, podsOf(this.#stores, mc))) {
+        this.#memo.forget(ctx.key);
+      }
+      return action;
     } catch (e) {
       if (!(e instanceof StaleViewError)) throw e;
       ctx.log.debug("stale view of the MiniCluster; waiting for the cache", { reason: e.message });

@@ -37,6 +37,8 @@ export interface ListEachOptions extends ListOptions {
 
 export interface WatchOptions extends ListOptions {
   allowWatchBookmarks?: boolean;
+  /** Objects come with `metadata.managedFields` empty: cut from their text, never parsed. */
+  dropManagedFields?: boolean;
   /** Server-side timeout; the stream then ends normally and the caller resumes. */
   timeoutSeconds?: number;
 }

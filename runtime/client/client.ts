@@ -489,12 +489,10 @@ export class KubeClient implements ApiClient {
     try {
       if (response.body) {
         const resource = resourceName(rt);
-        yield* watchEvents<T>(
-          response.body,
-          rt,
-          signal,
-          (line, object) => this.#echoes.watched(resource, line, object),
-        );
+        yield* watchEvents<T>(response.body, rt, signal, {
+          dropManagedFields: opts.dropManagedFields,
+          parsed: (text, object) => this.#echoes.watched(resource, text, object),
+        });
       }
     } finally {
       connection.release();

@@ -7,24 +7,16 @@
  * A controller that creates its children sees about half its watch events come back this way.
  *
  * Only while a write of a kind is in flight are that kind's watched objects kept, by their text,
- * and only an exact text is taken, so no answer differs from what parsing it would give. Kept
- * objects go when their kind has no write in flight, and past a bound, oldest first.
+ * and only an exact text is taken, so no answer differs from what parsing it would give. A watch
+ * that cuts managedFields from its objects (managed_fields.ts) keeps them by the cut text, and an
+ * answer is then looked up cut the same way: its object comes with managedFields empty, as the
+ * caches keep every object. Kept objects go when their kind has no write in flight, and past a
+ * bound, oldest first.
  */
+import { withoutManagedFields } from "./managed_fields.ts";
 
 /** Objects kept per kind at most (a burst of writes keeps the window open). */
 const KEPT_PER_KIND = 512;
-
-/** How the API server begins a line of an added or modified object (type, then object). */
-const OBJECT_PREFIXES = ['{"type":"ADDED","object":', '{"type":"MODIFIED","object":'];
-
-/** The object's text in a watch line of an added or modified object; undefined otherwise. */
-export function watchedObjectText(line: string): string | undefined {
-  if (!line.endsWith("}")) return undefined;
-  for (const prefix of OBJECT_PREFIXES) {
-    if (line.startsWith(prefix)) return line.slice(prefix.length, -1);
-  }
-  return undefined;
-}
 
 /** The resource a write's echo comes back on: a subresource's object is its resource's. */
 export function echoResource(resource: string): string {
@@ -54,11 +46,12 @@ export class EchoedAnswers {
     this.#watched.delete(resource);
   }
 
-  /** A watch of `resource` parsed `line` into `object`: kept while a write of it is in flight. */
-  watched(resource: string, line: string, object: unknown): void {
+  /**
+   * A watch of `resource` parsed the object `text` into `object` (an added or modified one): kept
+   * while a write of it is in flight.
+   */
+  watched(resource: string, text: string, object: unknown): void {
     if (!this.#inFlight.has(resource)) return;
-    const text = watchedObjectText(line);
-    if (text === undefined) return;
     let kept = this.#watched.get(resource);
     if (!kept) this.#watched.set(resource, kept = new Map());
     kept.set(text, object);
@@ -69,8 +62,12 @@ export class EchoedAnswers {
   take(resource: string, text: string): unknown {
     const kept = this.#watched.get(resource);
     if (!kept?.size) return undefined;
-    const answer = text.endsWith("\n") ? text.slice(0, -1) : text;
-    const object = kept.get(answer);
+    let answer = text.endsWith("\n") ? text.slice(0, -1) : text;
+    let object = kept.get(answer);
+    if (object === undefined) {
+      answer = withoutManagedFields(answer);
+      object = kept.get(answer);
+    }
     if (object !== undefined) kept.delete(answer);
     return object;
   }

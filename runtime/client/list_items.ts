@@ -14,12 +14,15 @@
  * quotes and escapes) need tracking.
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  closingQuote,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from "./json_scan.ts";
 
 /** The text before a list's items array opens. */
 const ITEMS_KEY = /"items"\s*:\s*$/;
@@ -169,19 +172,4 @@ export class ListItemReader {
     if (from < 0 || to < 0) return text.slice(this.#itemStart, end + 1);
     return text.slice(this.#itemStart, from) + "[]" + text.slice(to + 1, end + 1);
   }
-}
-
-/**
- * Where the string whose text starts at `from` closes (its unescaped quote), or -1 when it does
- * not close in `text`. A quote is escaped when an odd number of backslashes precedes it.
- */
-function closingQuote(text: string, from: number): number {
-  for (let q = text.indexOf('"', from); q >= 0; q = text.indexOf('"', q + 1)) {
-    let backslashes = 0;
-    while (q - backslashes - 1 >= from && text.charCodeAt(q - backslashes - 1) === BACKSLASH) {
-      backslashes++;
-    }
-    if (backslashes % 2 === 0) return q;
-  }
-  return -1;
 }

@@ -2,6 +2,7 @@
 import { ApiError, type Status } from "./errors.ts";
 import type { WatchEvent } from "./api_client.ts";
 import { resourceName, type ResourceType } from "./resources.ts";
+import { withoutManagedFields } from "./managed_fields.ts";
 
 /**
  * Splits a byte stream into lines, keeping a partial line (and a partial UTF-8 sequence) across
@@ -16,7 +17,12 @@ export class LineBuffer {
     const text = typeof chunk === "string" ? chunk : this.#decoder.decode(chunk, { stream: true });
     const parts = (this.#partial + text).split("\n");
     this.#partial = parts.pop()!;
-    return parts.map((l) => l.replace(/\r$/, "")).filter((l) => l.trim() !== "");
+    const lines: string[] = [];
+    for (const part of parts) {
+      const line = part.endsWith("\r") ? part.slice(0, -1) : part;
+      if (line.trim() !== "") lines.push(line);
+    }
+    return lines;
   }
 
   /** The last line when the stream ended without a newline. */
@@ -27,14 +33,18 @@ export class LineBuffer {
   }
 }
 
-/** One line of a watch stream → an event; ERROR events become thrown `ApiError`s. */
-export function parseWatchLine<T>(line: string, rt?: ResourceType): WatchEvent<T> {
-  let event: { type?: string; object?: unknown };
+/** `text` (all or part of the watch line `line`) parsed; an error names the line. */
+function parsedLine<T>(text: string, line: string): T {
   try {
-    event = JSON.parse(line);
+    return JSON.parse(text);
   } catch {
     throw new Error(`malformed watch event: ${line.slice(0, 200)}`);
   }
+}
+
+/** One line of a watch stream → an event; ERROR events become thrown `ApiError`s. */
+export function parseWatchLine<T>(line: string, rt?: ResourceType): WatchEvent<T> {
+  const event = parsedLine<{ type?: string; object?: unknown }>(line, line);
   if (event.type === "ERROR") {
     const status = (event.object ?? {}) as Status;
     throw new ApiError(status, `watch ${rt ? resourceName(rt) : ""}`.trim());
@@ -46,6 +56,49 @@ export function parseWatchLine<T>(line: string, rt?: ResourceType): WatchEvent<T
     throw new Error(`unknown watch event type ${JSON.stringify(event.type)}`);
   }
   return event as WatchEvent<T>;
+}
+
+/** How the API server begins a line of an added or modified object (type, then object). */
+const OBJECT_PREFIXES = [
+  { type: "ADDED", prefix: '{"type":"ADDED","object":' },
+  { type: "MODIFIED", prefix: '{"type":"MODIFIED","object":' },
+] as const;
+
+/** The type and the object's text of a watch line of an added or modified object. */
+export function watchedObject(
+  line: string,
+): { type: "ADDED" | "MODIFIED"; text: string } | undefined {
+  if (!line.endsWith("}")) return undefined;
+  for (const { type, prefix } of OBJECT_PREFIXES) {
+    if (line.startsWith(prefix)) return { type, text: line.slice(prefix.length, -1) };
+  }
+  return undefined;
+}
+
+/** How the lines of a watch are read into events. */
+export interface WatchLineOptions {
+  /** Objects come with `metadata.managedFields` empty: cut from their text, never parsed. */
+  dropManagedFields?: boolean;
+  /** Each added or modified object's text with the object (echoed_answers.ts). */
+  parsed?: (objectText: string, object: unknown) => void;
+}
+
+/**
+ * One line of a watch stream → an event. The object of an added or modified one is parsed from
+ * its own text (with `metadata.managedFields` cut from it first when `dropManagedFields`), which
+ * `parsed` receives with the object; any other line is read whole (parseWatchLine).
+ */
+export function watchLineEvent<T>(
+  line: string,
+  rt: ResourceType,
+  opts: WatchLineOptions = {},
+): WatchEvent<T> {
+  const watched = watchedObject(line);
+  if (watched === undefined) return parseWatchLine<T>(line, rt);
+  const text = opts.dropManagedFields ? withoutManagedFields(watched.text) : watched.text;
+  const object = parsedLine<T>(text, line);
+  opts.parsed?.(text, object);
+  return { type: watched.type, object };
 }
 
 /**
@@ -94,16 +147,11 @@ export async function* watchEvents<T>(
   body: ReadableStream<Uint8Array>,
   rt: ResourceType,
   signal?: AbortSignal,
-  /** Each line with its parsed object (echoed_answers.ts). */
-  parsed?: (line: string, object: unknown) => void,
+  opts: WatchLineOptions = {},
 ): AsyncGenerator<WatchEvent<T>> {
   const reader = body.getReader();
   const lines = new LineBuffer();
-  const eventOf = (line: string) => {
-    const event = parseWatchLine<T>(line, rt);
-    parsed?.(line, event.object);
-    return event;
-  };
+  const eventOf = (line: string) => watchLineEvent<T>(line, rt, opts);
   const reads = abortableReads(signal);
   try {
     while (true) {

@@ -96,6 +96,11 @@ export interface Secondary<S extends KubeObject = KubeObject> {
    * reconcile for a burst costs a little latency and saves the rest. Default 0 (at once).
    */
   delayMs?: number;
+  /**
+   * Events whose object this accepts wake the primary at once, despite `delayMs`: what they show
+   * may be gone from the store by the end of the window (a last state before a delete).
+   */
+  atOnce?: (obj: S) => boolean;
 }
 
 /** Result of one reconcile, for metrics. */
@@ -205,7 +210,7 @@ export class Controller<T extends KubeObject> {
       this.#note(key, event.initialList ? "listed" : event.type);
       this.queue.add(key, { urgent: !event.initialList });
     }));
-    for (const { store, mapper, delayMs = 0 } of secondaries) {
+    for (const { store, mapper, delayMs = 0, atOnce } of secondaries) {
       this.#unsubscribe.push(store.subscribe((event) => {
         const keys = new Set(this.#safeMap(mapper, event.object, store.resource));
         // An update may change the owner (a coalesced delete-and-recreate, an orphaning edit): the
@@ -215,7 +220,7 @@ export class Controller<T extends KubeObject> {
         }
         for (const key of keys) {
           this.#note(key, `${store.resource} ${event.type}`);
-          if (delayMs > 0) this.queue.addAfter(key, delayMs);
+          if (delayMs > 0 && !atOnce?.(event.object)) this.queue.addAfter(key, delayMs);
           else this.queue.add(key);
         }
       }));

@@ -337,7 +337,7 @@ export async function deleteObserved(
   client: ApiClient,
   resource: ResourceType,
   obj: KubeObject,
-  opts: { propagationPolicy?: "Foreground" | "Background" } = {},
+  opts: { propagationPolicy?: "Foreground" | "Background"; gracePeriodSeconds?: number } = {},
 ): Promise<void> {
   const { namespace, name, uid } = obj.metadata ?? {};
   try {

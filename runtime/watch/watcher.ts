@@ -201,6 +201,7 @@ export class Watcher<T extends KubeObject> {
           allowWatchBookmarks: true,
           timeoutSeconds: this.#opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300),
           signal,
+          dropManagedFields: true,
         });
         for await (const event of events) {
           received++;

@@ -251,7 +251,11 @@ Deno.test("controller: a deleted primary calls the optional deleted hook", async
   await c.stop();
 });
 
-Deno.test("controller: a secondary's delay batches its events; the primary's own come at once", async () => {
+/**
+ * A started controller of the primary "a" whose pods (a secondary by the label `parent`) are
+ * batched for a second, `atOnce` as given; the reconciles counted by `runs()`.
+ */
+async function batchingController(atOnce?: (obj: ConfigMap) => boolean) {
   const clock = new FakeClock();
   const primary = new Cache<ConfigMap>("configmaps");
   const pods = new Cache<ConfigMap>("pods");
@@ -259,7 +263,7 @@ Deno.test("controller: a secondary's delay batches its events; the primary's own
   const c = new Controller<ConfigMap>({
     name: "t",
     primary,
-    secondaries: [{ store: pods, mapper: mapByLabel("parent"), delayMs: 1000 }],
+    secondaries: [{ store: pods, mapper: mapByLabel("parent"), delayMs: 1000, atOnce }],
     reconciler: {
       reconcile() {
         runs++;
@@ -274,23 +278,44 @@ Deno.test("controller: a secondary's delay batches its events; the primary's own
   await c.start();
   await tick();
   assert.equal(runs, 1);
+  return { clock, primary, pods, c, runs: () => runs };
+}
+
+Deno.test("controller: a secondary's delay batches its events; the primary's own come at once", async () => {
+  const { clock, primary, pods, c, runs } = await batchingController();
   // Four pods change within the window: one reconcile, a second after the first event.
   for (let i = 0; i < 4; i++) {
     pods.apply("ADDED", cm(`a-${i}`, "1", { labels: { parent: "a" } }));
     await clock.advance(200);
   }
-  assert.equal(runs, 1);
+  assert.equal(runs(), 1);
   await clock.advance(200);
-  assert.equal(runs, 2);
+  assert.equal(runs(), 2);
   await clock.advance(10_000);
-  assert.equal(runs, 2);
+  assert.equal(runs(), 2);
   // A pending delayed key is run at once by a change of the primary itself.
   pods.apply("MODIFIED", cm("a-0", "2", { labels: { parent: "a" } }));
   primary.apply("MODIFIED", cm("a", "2"));
   await tick();
-  assert.equal(runs, 3);
+  assert.equal(runs(), 3);
   await clock.advance(10_000);
-  assert.equal(runs, 3);
+  assert.equal(runs(), 3);
+  await c.stop();
+});
+
+Deno.test("controller: a secondary's event its atOnce accepts skips the batch", async () => {
+  const { clock, pods, c, runs } = await batchingController((obj) =>
+    obj.metadata?.labels?.last === "true"
+  );
+  pods.apply("ADDED", cm("a-0", "1", { labels: { parent: "a" } }));
+  await clock.advance(100);
+  assert.equal(runs(), 1, "batched");
+  // A last state before a delete: at once, taking the batched run with it.
+  pods.apply("MODIFIED", cm("a-0", "2", { labels: { parent: "a", last: "true" } }));
+  await tick();
+  assert.equal(runs(), 2);
+  await clock.advance(10_000);
+  assert.equal(runs(), 2);
   await c.stop();
 });
 

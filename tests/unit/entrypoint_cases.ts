@@ -181,6 +181,13 @@ export const cases: Record<string, MiniClusterSpec> = {
       },
     }],
   },
+  drain: {
+    size: 4,
+    maxSize: 6,
+    interactive: true,
+    flux: { drainGracePeriodSeconds: 120 },
+    containers: [{ image, lifeCycle: { preStopExec: "echo 'saving' > /tmp/saved" } }],
+  },
 };
 
 /**
@@ -214,6 +221,7 @@ export function hostileMiniCluster(root: string, marker: string): DefaultedMiniC
         topology: `kary:${evil}`,
         environment: { HOSTILE: evil },
         bursting: { clusters: [{ name: `burst${evil}`, size: 2 }] },
+        drainGracePeriodSeconds: 60,
       },
     },
     `mc${evil}`,

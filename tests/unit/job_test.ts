@@ -162,6 +162,11 @@ const cases: Record<string, MiniClusterSpec> = {
     gang: {},
     containers: [{ image: "rockylinux:9", command: "hostname" }],
   },
+  drain: {
+    size: 4,
+    flux: { drainGracePeriodSeconds: 300 },
+    containers: [{ image: "rockylinux:9", lifeCycle: { preStopExec: "echo bye" } }],
+  },
   "munge-secret": {
     flux: { mungeSecret: "munge-key" },
     containers: [

@@ -4,6 +4,8 @@
  * Keys (Go Flux Operator parity):
  * - `wait-<i>` for the Flux container at index i of spec.containers,
  * - `start-<i>` for a wrapped non-Flux container at index i,
+ * - `drain-<i>`, the preStop hook of the Flux container at index i, with
+ *   `spec.flux.drainGracePeriodSeconds` (scripts/drain.ts; not in the Go operator),
  * - `<flux.container.name>` (default `flux-view`) for the flux-view init container, unless the
  *   view image is mounted (sizing.ts mountsViewImage: no init container).
  *
@@ -26,6 +28,7 @@ import { wrapsEntrypoint } from "./pod/volumes.ts";
 import { fluxViewInitScript } from "./scripts/flux-view-init.ts";
 import { waitScript } from "./scripts/wait.ts";
 import { startScript } from "./scripts/start.ts";
+import { drainScript } from "./scripts/drain.ts";
 
 export { CURVE_CERT_KEY, CURVE_CERT_SOURCE, ENTRYPOINT_MOUNT_PATH } from "./scripts/paths.ts";
 export { EntrypointSpecError } from "./scripts/settings.ts";
@@ -37,6 +40,7 @@ export { type EntrypointItem, entrypointItems, wrapsEntrypoint } from "./pod/vol
 
 const waitKey = (index: number) => `wait-${index}`;
 const startKey = (index: number) => `start-${index}`;
+const drainKey = (index: number) => `drain-${index}`;
 
 /** The scripts of `mc`'s brokers at `sizing` (the hostlist is written for its maximum). */
 export function buildEntrypointConfigMap(mc: MiniClusterInput, sizing: Sizing): ConfigMap {
@@ -44,7 +48,10 @@ export function buildEntrypointConfigMap(mc: MiniClusterInput, sizing: Sizing): 
   const data: Record<string, string> = {};
   settings.containers.forEach((container, index) => {
     if (container.runFlux) data[waitKey(index)] = waitScript(settings, index);
-    else if (wrapsEntrypoint(container)) data[startKey(index)] = startScript(settings, index);
+    const grace = settings.flux.drainGracePeriodSeconds;
+    if (container.runFlux && grace !== undefined) {
+      data[drainKey(index)] = drainScript(settings, grace);
+    } else if (wrapsEntrypoint(container)) data[startKey(index)] = startScript(settings, index);
   });
   if (settings.view.name in data) {
     throw new EntrypointSpecError(

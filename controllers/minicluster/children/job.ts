@@ -43,7 +43,7 @@ import {
 import { LEAD_FAILED_EXIT_CODE } from "./scripts/lead-finished.ts";
 import { FLUX_VIEW_EMPTY_EXIT_CODE } from "./scripts/view-environment.ts";
 import type { DefaultedMiniCluster } from "../../../api/mod.ts";
-import { operatorVolumes, userVolumes } from "./pod/volumes.ts";
+import { drains, operatorVolumes, userVolumes } from "./pod/volumes.ts";
 
 export interface JobOptions {
   /** Leave spec.gang out: the API server does not serve gang scheduling (gang.ts). */
@@ -108,6 +108,10 @@ export function buildJob(mc: DefaultedMiniCluster, sizing: Sizing, opts: JobOpti
         : {}),
       successPolicy: leadBrokerSuccess(),
       ...podFailurePolicy(mc, spec, viewMounted),
+      // A draining broker's pod is replaced only once it has ended: a new broker of the same rank
+      // saying hello meanwhile makes Flux drop the old one as crashed, with its jobs
+      // (scripts/drain.ts). The default with a podFailurePolicy; said for every restartPolicy.
+      ...(drains(mc) ? { podReplacementPolicy: "Failed" } : {}),
       template: {
         metadata: { labels: jobPodLabels(mc), ...(annotations ? { annotations } : {}) },
         spec: orderedPodSpec(spec),

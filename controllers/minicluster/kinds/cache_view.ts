@@ -16,7 +16,8 @@
  * condition while it is False (the scheduler's reason and message), and the containers waiting for a
  * reason other than the routine ContainerCreating/PodInitializing (ImagePullBackOff,
  * CreateContainerConfigError, CrashLoopBackOff, ...), and of such a container that last ended on
- * an empty Flux view, that exit code. A healthy pod keeps none of this.
+ * an empty Flux view, that exit code. A healthy pod keeps none of this. A broker's container that
+ * ended after its drain hook cancelled jobs keeps its termination message (drain_condition.ts).
  *
  * The services pod is a child the reconciler compares field by field: pods not owned by a Job are
  * kept whole.
@@ -37,6 +38,7 @@ import type {
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { controllerOf } from "../../../runtime/cache/store.ts";
 import { foundViewEmpty, isUnscheduled, reportableWait } from "../status/status.ts";
+import { drainGraceExpired } from "../status/drain_condition.ts";
 import { isWorkspace } from "../workspace/legacy_workspace.ts";
 import { COMPLETION_INDEX_LABEL } from "../children/names.ts";
 
@@ -51,6 +53,9 @@ export function podView(pod: Pod): Pod {
     resourceVersion: m.resourceVersion,
     creationTimestamp: m.creationTimestamp,
     deletionTimestamp: m.deletionTimestamp,
+    ...(m.deletionGracePeriodSeconds !== undefined
+      ? { deletionGracePeriodSeconds: m.deletionGracePeriodSeconds }
+      : {}),
     labels: m.labels,
     ownerReferences: m.ownerReferences,
   };
@@ -63,7 +68,7 @@ export function podView(pod: Pod): Pod {
     return [];
   });
   const initContainerStatuses = stuckContainers(pod.status?.initContainerStatuses);
-  const containerStatuses = stuckContainers(pod.status?.containerStatuses);
+  const containerStatuses = stuckContainers(pod.status?.containerStatuses, true);
   return {
     apiVersion: pod.apiVersion,
     kind: pod.kind,
@@ -83,10 +88,24 @@ export function podView(pod: Pod): Pod {
   };
 }
 
-/** The containers waiting for a reason worth reporting, reduced to name, reason and message. */
-function stuckContainers(statuses?: ContainerStatus[]): ContainerStatus[] | undefined {
+/**
+ * The containers waiting for a reason worth reporting, reduced to name, reason and message; with
+ * `drained`, also a container that ended after its drain hook cancelled jobs, with its termination
+ * message (drain_condition.ts).
+ */
+function stuckContainers(
+  statuses?: ContainerStatus[],
+  drained = false,
+): ContainerStatus[] | undefined {
   const stuck: ContainerStatus[] = [];
   for (const cs of statuses ?? []) {
+    if (drained && drainGraceExpired(cs)) {
+      const { exitCode, message } = cs.state!.terminated!;
+      stuck.push(
+        { name: cs.name, state: { terminated: { exitCode, message } } } as ContainerStatus,
+      );
+      continue;
+    }
     const waiting = reportableWait(cs);
     if (!waiting) continue;
     // The view keeps only what status.ts reads; the API's required fields are not among it.

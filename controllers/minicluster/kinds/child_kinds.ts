@@ -90,6 +90,7 @@ import type { CurveBuilders } from "../policy/curve_builders.ts";
 import { withCurveDigest } from "../policy/curve_integrity.ts";
 import type { GivenCurveCert } from "../policy/curve_source.ts";
 import { FAILED_CREATE_SELECTOR, failedCreateView } from "../status/create_failures.ts";
+import { drainGraceExpired } from "../status/drain_condition.ts";
 import { upToDate } from "./diff.ts";
 import { jobDrift, type JobIo } from "./job_drift.ts";
 import { owned, ownedChild, ownedJob } from "./owned_children.ts";
@@ -178,6 +179,8 @@ export interface ChildKind<
   mapper(stores: MiniClusterStores): Mapper<KubeObject>;
   /** Its events wake the MiniCluster after `secondaryBatchMs`, together with the others of it. */
   batched: boolean;
+  /** Events of objects this accepts wake it at once, batched or not (what may soon be gone). */
+  atOnce?: (obj: KubeObject) => boolean;
   /** Its desired children in one reconcile (render and the bench write them too). */
   builder?: Builder<F, V>;
   /** How a cached child of this kind is compared with a desired one (written kinds only). */
@@ -401,6 +404,10 @@ const pods: ChildKind<"pods", Pod, "servicesPod", Pod | undefined> = {
   // The Job's pods are owned by the Job, not the MiniCluster: they map through its label.
   mapper: () => mapByLabel(MINICLUSTER_LABEL),
   batched: true,
+  // A removed broker's container that ended after its drain cancelled jobs: its pod is deleted
+  // right after, and the Draining condition must see it first (drain_condition.ts).
+  atOnce: (pod) =>
+    ((pod as Pod).status?.containerStatuses ?? []).some((cs) => drainGraceExpired(cs)),
   wave: 1,
   dependents: ({ mc, desired, io }, kind) =>
     desired.servicesPod

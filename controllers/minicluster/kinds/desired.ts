@@ -67,6 +67,16 @@ export async function desiredChildren(
   return desired;
 }
 
+/**
+ * `opts` without what makes no child differ, so that equal builds have equal options
+ * (desired_memo.ts): a running subdomain that is the spec's own.
+ */
+export function effectiveOptions(mc: DefaultedMiniCluster, opts: DesiredOptions): DesiredOptions {
+  if (opts.runningSubdomain !== headlessServiceName(mc)) return opts;
+  const { runningSubdomain: _, ...rest } = opts;
+  return rest;
+}
+
 /** `flux.curveCert` as a given certificate. */
 function inlineCurveCert(mc: DefaultedMiniCluster): GivenCurveCert | undefined {
   const text = userCurveCert(mc);

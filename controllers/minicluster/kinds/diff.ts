@@ -127,8 +127,11 @@ export function upToDate(
  * Returns `desired` with the hash annotation set to the hash of `desired` itself (without the
  * annotation). Stable: the same desired object always gives the same hash, whatever its key order.
  */
-export function withDesiredHash<T extends { metadata?: ObjectMeta }>(desired: T): T {
-  const hash = hashOf(desired);
+export function withDesiredHash<T extends { metadata?: ObjectMeta }>(
+  desired: T,
+  texts?: CanonicalTexts,
+): T {
+  const hash = hashOf(desired, texts);
   return {
     ...desired,
     metadata: {
@@ -143,9 +146,16 @@ export function withDesiredHash<T extends { metadata?: ObjectMeta }>(desired: T)
  * reconcile hashes every desired child, so this is synchronous: WebCrypto's promise per digest
  * cost more than the digest.
  */
-export function hashOf(value: Json): string {
-  return createHash("sha256").update(canonicalJson(value)).digest("hex").slice(0, 24);
+export function hashOf(value: Json, texts?: CanonicalTexts): string {
+  return createHash("sha256").update(canonicalJson(value, texts)).digest("hex").slice(0, 24);
 }
+
+/**
+ * The canonical JSON of objects already written, by object: a value hashed twice in one build (the
+ * Job's template, in its template hash and in the Job's) is written out once. Only for objects
+ * that do not change between the hashes.
+ */
+export type CanonicalTexts = WeakMap<object, string>;
 
 /**
  * JSON with object keys sorted, so that equal values always serialize the same way. The text is
@@ -153,11 +163,11 @@ export function hashOf(value: Json): string {
  * hashes on existing children were made that way), which puts array-index keys ("0", "12") first
  * in numeric order, as JavaScript enumerates them; written out directly, it allocates no copies.
  */
-export function canonicalJson(value: Json): string {
-  return serialize(value) ?? "undefined";
+export function canonicalJson(value: Json, texts?: CanonicalTexts): string {
+  return serialize(value, texts) ?? "undefined";
 }
 
-function serialize(v: unknown): string | undefined {
+function serialize(v: unknown, texts?: CanonicalTexts): string | undefined {
   switch (typeof v) {
     case "string":
       return JSON.stringify(v);
@@ -171,18 +181,26 @@ function serialize(v: unknown): string | undefined {
       return undefined; // undefined, functions and symbols: dropped (null in an array)
   }
   if (v === null) return "null";
+  const written = texts?.get(v);
+  if (written !== undefined) return written;
+  const text = serializeObject(v, texts);
+  if (text !== undefined) texts?.set(v, text);
+  return text;
+}
+
+function serializeObject(v: object, texts?: CanonicalTexts): string | undefined {
   const toJSON = (v as { toJSON?: () => unknown }).toJSON;
-  if (typeof toJSON === "function") return serialize(toJSON.call(v));
+  if (typeof toJSON === "function") return serialize(toJSON.call(v), texts);
   if (Array.isArray(v)) {
     let out = "[";
-    for (let i = 0; i < v.length; i++) out += (i ? "," : "") + (serialize(v[i]) ?? "null");
+    for (let i = 0; i < v.length; i++) out += (i ? "," : "") + (serialize(v[i], texts) ?? "null");
     return out + "]";
   }
   const o = v as Record<string, unknown>;
   let out = "{";
   let first = true;
   for (const k of sortedKeys(o)) {
-    const s = serialize(o[k]);
+    const s = serialize(o[k], texts);
     if (s === undefined) continue;
     out += (first ? "" : ",") + JSON.stringify(k) + ":" + s;
     first = false;
@@ -194,11 +212,18 @@ const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
 
 function sortedKeys(o: Record<string, unknown>): string[] {
   const keys = Object.keys(o).sort();
+  // Only a key that starts with a digit can be an array index.
+  if (!keys.some(startsWithDigit)) return keys;
   // Array-index keys come first in numeric order, as they do in any object JavaScript enumerates.
   const indexes = keys.filter((k) => ARRAY_INDEX.test(k) && Number(k) < 4294967295);
   if (indexes.length === 0) return keys;
   const rest = keys.filter((k) => !(ARRAY_INDEX.test(k) && Number(k) < 4294967295));
   return [...indexes.sort((a, b) => Number(a) - Number(b)), ...rest];
+}
+
+function startsWithDigit(k: string): boolean {
+  const c = k.charCodeAt(0);
+  return c >= 48 && c <= 57;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -12,7 +12,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import { childLabels } from "../children/names.ts";
 import { type Owner, ownerReference } from "../children/owner.ts";
-import { hashOf, withDesiredHash } from "./diff.ts";
+import { type CanonicalTexts, hashOf, withDesiredHash } from "./diff.ts";
 
 /**
  * Annotation on the Job: hash of the parts a Job cannot change once created (completion mode,
@@ -45,15 +45,17 @@ export function ownedChild<T extends { metadata?: ObjectMeta }>(mc: Owner, obj: 
 /** The Job: owned, with the hash of its template, then the hash of the whole (diff.ts). */
 export function ownedJob(mc: Owner, built: Job): Job {
   const job = owned(mc, built);
+  // The template is written out once for both hashes.
+  const texts: CanonicalTexts = new WeakMap();
   const templateHash = hashOf({
     completionMode: job.spec?.completionMode,
     successPolicy: job.spec?.successPolicy,
     podFailurePolicy: job.spec?.podFailurePolicy,
     template: job.spec?.template,
-  });
+  }, texts);
   job.metadata = {
     ...job.metadata,
     annotations: { ...job.metadata?.annotations, [TEMPLATE_HASH_ANNOTATION]: templateHash },
   };
-  return withDesiredHash(job);
+  return withDesiredHash(job, texts);
 }

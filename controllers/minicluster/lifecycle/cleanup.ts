@@ -5,19 +5,45 @@
  * at once); before the wave before it goes, the pods its objects run (the Job's, the services pod)
  * must be gone, which the cleanup waits for (requeueing, never blocking) at most
  * `cleanupTimeoutMs` from the deletion, after which it reports `CleanupTimedOut` and goes on.
+ * Pods whose drain grace period is longer than DELETION_GRACE_SECONDS are deleted again with it.
  * Every child is deleted here: ownership would remove them after the MiniCluster goes, but only
  * where a garbage collector runs, and only after the MiniCluster is gone.
  */
+import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../../api/mod.ts";
+import { Pods } from "../../../runtime/client/resources.ts";
 import type { ApiClient } from "../../../runtime/client/api_client.ts";
 import { Action } from "../../../runtime/controller/controller.ts";
 import { deleteObserved } from "../../../runtime/controller/dependents.ts";
 import type { KubeObject, Store } from "../../../runtime/cache/store.ts";
 import type { RuntimeLog } from "../../../runtime/core/log.ts";
 import { childWaves, type MiniClusterStores } from "../kinds/child_kinds.ts";
+import { podsOf } from "../kinds/stores.ts";
 import type { EventRecorder } from "../status/events.ts";
 
 export type CleanupResult = { done: true } | { done: false; action: Action };
+
+/**
+ * The grace period of the Job's pods when the whole MiniCluster goes (Kubernetes' default). Pods
+ * that drain (spec.flux.drainGracePeriodSeconds) could otherwise take their whole drain grace
+ * period: the lead broker ends its instance at SIGTERM (scripts/wait.ts `leadStoppable`), which
+ * ends the followers' drains, but a lead broker that does not (a wrapper, a hung broker) would keep
+ * them waiting for their jobs.
+ */
+export const DELETION_GRACE_SECONDS = 30;
+
+/**
+ * The Job's pods to delete again with DELETION_GRACE_SECONDS, when the MiniCluster's drain grace
+ * period is longer: those not yet deleted with it or a shorter one (deleting again with a shorter
+ * grace period shortens a termination under way).
+ */
+export function podsToHurry(mc: MiniCluster, pods: readonly Pod[]): Pod[] {
+  const grace = mc.spec?.flux?.drainGracePeriodSeconds;
+  if (grace === undefined || grace <= DELETION_GRACE_SECONDS) return [];
+  return pods.filter((p) =>
+    (p.metadata?.deletionGracePeriodSeconds ?? Infinity) > DELETION_GRACE_SECONDS
+  );
+}
 
 export class Cleanup {
   constructor(
@@ -37,6 +63,14 @@ export class Cleanup {
           : undefined;
         for (const obj of (this.stores[key] as Store<KubeObject>).byIndex("owner", uid)) {
           if (!obj.metadata?.deletionTimestamp) await deleteObserved(this.client, rt, obj, opts);
+        }
+      }
+      // The Job is gone (nothing makes its pods again): its pods go within the deletion's grace.
+      if (wave.some(({ key }) => key === "jobs")) {
+        for (const pod of podsToHurry(mc, podsOf(this.stores, mc))) {
+          await deleteObserved(this.client, Pods, pod, {
+            gracePeriodSeconds: DELETION_GRACE_SECONDS,
+          });
         }
       }
       const remaining = wave.reduce(

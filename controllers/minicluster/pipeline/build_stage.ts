@@ -17,6 +17,7 @@ import { type Queueing, readQueueing } from "../lifecycle/queue_stage.ts";
 import { reportedSizes } from "../workspace/sizes_stage.ts";
 import { proceed, type Stage, stop } from "./stage.ts";
 import { ownJob } from "../kinds/stores.ts";
+import type { DesiredMemo } from "../kinds/desired_memo.ts";
 import type { Sizes } from "../workspace/workspace.ts";
 
 /**
@@ -36,6 +37,8 @@ export interface BuildStageOptions {
   readonly gangSupport: GangSupportProbe;
   /** Whether `flux.curveCert` is accepted (curve_source.ts). */
   readonly inlineCurveCert: InlineCurveCertPolicy;
+  /** The builds of starting MiniClusters, reused while their inputs stay the same. */
+  readonly memo: DesiredMemo;
 }
 
 export function buildStage(
@@ -43,7 +46,9 @@ export function buildStage(
 ): (
   record: { readonly spec: DefaultedMiniCluster; readonly sizes: Sizes },
 ) => Promise<Stage<Built>> {
-  const { client, stores, gangSupport, inlineCurveCert } = opts;
+  const { client, stores, gangSupport, inlineCurveCert, memo } = opts;
+  const built = (spec: DefaultedMiniCluster, sizes: Sizes, desiredOpts: DesiredOptions) =>
+    buildOrStop(memo, spec, sizes, desiredOpts);
   return async ({ spec, sizes }) => {
     const curve = await curveSource(client, spec, inlineCurveCert);
     if ("invalid" in curve) return stop({ ...reportedSizes(sizes), invalid: curve.invalid });
@@ -72,13 +77,14 @@ export function buildStage(
 }
 
 /** The desired children at `sizes`, or why the builders cannot make them (`BuildFailed`). */
-async function built(
+async function buildOrStop(
+  memo: DesiredMemo,
   spec: DefaultedMiniCluster,
   sizes: Sizes,
   opts: DesiredOptions,
 ): Promise<Stage<DesiredChildren>> {
   try {
-    return proceed(await desiredChildren(spec, sizes, opts));
+    return proceed(await memo.desired(spec, sizes, opts, () => desiredChildren(spec, sizes, opts)));
   } catch (e) {
     if (!(e instanceof BuildError)) throw e;
     return stop({

@@ -21,6 +21,7 @@ import {
   SUCCEEDED,
 } from "./status.ts";
 import { GANG_NOT_ENFORCED, GANG_UNAVAILABLE, GANG_UNSCHEDULABLE } from "../gang/gang_condition.ts";
+import { DRAIN_GRACE_EXPIRED, DRAINING } from "./drain_condition.ts";
 import { SUSPENDED_REASON, WAITING_FOR_ADMISSION } from "../lifecycle/lifecycle.ts";
 import { MINICLUSTER_API_VERSION, MINICLUSTER_KIND } from "../children/owner.ts";
 import { FLUX_QUEUE_OBSERVED, FLUX_QUEUE_PROBLEMS } from "../fluxqueue/observation.ts";
@@ -72,6 +73,8 @@ function warns(c: Condition, before: Condition | undefined): boolean {
   }
   if (c.type === SUCCEEDED) return false;
   if (c.type === GANG_SCHEDULING) return gangProblem(c);
+  // Jobs were cancelled on a removed rank: its grace period ran out.
+  if (c.type === DRAINING) return c.reason === DRAIN_GRACE_EXPIRED;
   // The lead broker cannot be read, or answers nonsense: not its start, nor its end.
   if (c.type === FLUX_QUEUE_OBSERVED) return FLUX_QUEUE_PROBLEMS.has(c.reason ?? "");
   return c.type === FAILED;

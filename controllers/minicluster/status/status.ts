@@ -37,6 +37,7 @@ import {
   type FluxQueueSnapshot,
   fluxQueueStatus,
 } from "../fluxqueue/observation.ts";
+import { DRAINING } from "./drain_condition.ts";
 
 export type { Condition };
 
@@ -49,6 +50,8 @@ export const UNAPPLIABLE = "Unappliable";
 export const SIZE_CLAMPED = "SizeClamped";
 /** Present only for a MiniCluster with a gang (gang_condition.ts). */
 export const GANG_SCHEDULING = "GangScheduling";
+/** Present only for a MiniCluster that drains removed brokers (drain_condition.ts). */
+export { DRAINING };
 
 /** For events: is True the good state of this condition (Ready) or the bad one (Failed)? */
 export const NEGATIVE_POLARITY = new Set([FAILED, SPEC_INVALID, UNAPPLIABLE, SIZE_CLAMPED]);
@@ -105,6 +108,8 @@ export interface StatusInput {
   fluxQueue?: FluxQueueObservation;
   /** status.fluxQueue as stored, kept while the poller has read nothing yet (`unread`). */
   previousFluxQueue?: FluxQueueSnapshot;
+  /** The Draining condition (drain_condition.ts), when the spec drains removed brokers. */
+  drain?: [boolean, string, string];
   /** Conditions currently stored, only to keep their lastTransitionTime. */
   previous?: readonly Condition[];
   /** RFC 3339 time used for transitions that happen now. */
@@ -188,6 +193,7 @@ export function computeStatus(input: StatusInput): MiniClusterStatus {
   add(SIZE_CLAMPED, ...sizeCondition(input));
   add(SUSPENDED, ...suspended);
   if (input.gang) add(GANG_SCHEDULING, ...input.gang);
+  if (input.drain) add(DRAINING, ...input.drain);
   // Before this process's first read of the lead pod, what the stored status shows stands.
   const stored = input.fluxQueue?.unread
     ? input.previous?.find((c) => c.type === FLUX_QUEUE_OBSERVED)

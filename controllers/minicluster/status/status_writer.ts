@@ -38,6 +38,7 @@ import { MiniClusters } from "../../../api/resource.ts";
 import { FIELD_MANAGER, scaleSelector } from "../children/names.ts";
 import { createFailure } from "./create_failures.ts";
 import { gangCondition, type GangReport } from "../gang/gang_condition.ts";
+import { drainCondition } from "./drain_condition.ts";
 import { conditionEvents, type EventRecorder } from "./events.ts";
 import type { MiniClusterStores } from "../kinds/child_kinds.ts";
 import { INVOLVED_INDEX, ownJob, podsOf } from "../kinds/stores.ts";
@@ -203,6 +204,7 @@ export class StatusWriter {
       fluxQueue: report.fluxQueue,
       // Written by this operator only (the status subresource): a snapshot it made.
       previousFluxQueue: mc.status?.fluxQueue as FluxQueueSnapshot | undefined,
+      drain: drainCondition(mc.spec?.flux?.drainGracePeriodSeconds, job, pods),
       previous: mc.status?.conditions,
       now: rfc3339(this.now()),
     });

@@ -19,6 +19,7 @@ import type {
 import { ENTRYPOINT_MOUNT_PATH, INIT_SCRIPT_FILE } from "../scripts/paths.ts";
 import {
   containerVolumeMounts,
+  drains,
   entrypointScriptPath,
   mungeMount,
   operatorMounts,
@@ -66,7 +67,8 @@ export function jobContainers(mc: DefaultedMiniCluster, viewMounted = false): Co
     } else command = userCommand(c);
     // The Flux runner takes the MiniCluster's name (the Go operator's choice, which tools rely on).
     const name = flux ? jobName(mc) : requireName(c, `spec.containers[${i}]`);
-    return container(c, name, command, mounts);
+    const drain = flux && drains(mc) ? entrypointScriptPath(mc, `drain-${i}`) : undefined;
+    return container(c, name, command, mounts, drain);
   });
 }
 
@@ -95,6 +97,7 @@ function container(
   name: string,
   command: string[] | undefined,
   volumeMounts: VolumeMount[],
+  drainHook?: string,
 ): Container {
   return dropEmpty({
     name,
@@ -107,7 +110,7 @@ function container(
     env: env(c),
     resources: resources(c.resources),
     volumeMounts,
-    lifecycle: lifecycle(c),
+    lifecycle: lifecycle(c, drainHook),
     imagePullPolicy: pullPolicy(c),
     securityContext: c.securityContext,
     stdin: true,
@@ -149,17 +152,45 @@ function env(c: DefaultedMiniClusterContainer): EnvVar[] {
 
 /**
  * postStart/preStop hooks. The Go operator passed the whole string as the program name, so
- * "echo hi" looked for a binary called "echo hi"; a shell runs it as written instead.
+ * "echo hi" looked for a binary called "echo hi"; a shell runs it as written instead. A Flux
+ * container that drains (`drainHook`, the path of its drain script) runs it as its preStop,
+ * before the user's own (preStopCommand).
  */
-function lifecycle(c: DefaultedMiniClusterContainer): Lifecycle | undefined {
+function lifecycle(
+  c: DefaultedMiniClusterContainer,
+  drainHook?: string,
+): Lifecycle | undefined {
   const { postStartExec, preStopExec } = c.lifeCycle ?? {};
-  if (!postStartExec && !preStopExec) return undefined;
+  const preStop = preStopCommand(preStopExec, drainHook);
+  if (!postStartExec && !preStop) return undefined;
   return {
     ...(postStartExec
       ? { postStart: { exec: { command: ["/bin/sh", "-c", postStartExec] } } }
       : {}),
-    ...(preStopExec ? { preStop: { exec: { command: ["/bin/sh", "-c", preStopExec] } } } : {}),
+    ...(preStop ? { preStop: { exec: { command: preStop } } } : {}),
   };
+}
+
+/**
+ * The preStop command: the user's `preStopExec` through a shell; with the drain, the drain script
+ * first (the rank's jobs end before the user's command runs, e.g. to save their output), then
+ * the user's command as one argument of its own shell (never spliced into the text), and the
+ * drain's failure (jobs cancelled) wins over the user's exit code, so the kubelet reports it.
+ */
+export function preStopCommand(
+  preStopExec: string | undefined,
+  drainHook: string | undefined,
+): string[] | undefined {
+  if (!drainHook) return preStopExec ? ["/bin/sh", "-c", preStopExec] : undefined;
+  if (!preStopExec) return ["/bin/bash", drainHook];
+  return [
+    "/bin/sh",
+    "-c",
+    `/bin/bash ${drainHook}; drained=$?; /bin/sh -c "$1"; own=$?; ` +
+    `if [ "$drained" -ne 0 ]; then exit "$drained"; fi; exit "$own"`,
+    "preStop",
+    preStopExec,
+  ];
 }
 
 /** Drops absent fields, empty lists and empty objects, so server-side apply claims only what we set. */

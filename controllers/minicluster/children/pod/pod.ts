@@ -152,7 +152,8 @@ export function commonPodOptions(mc: DefaultedMiniCluster): PodSpec {
 }
 
 /**
- * Options only the Job's pods take: host namespaces and the shared process namespace.
+ * Options only the Job's pods take: the grace period of the drain, host namespaces and the shared
+ * process namespace.
  *
  * `spec.pod.resources` is not passed on. The Go operator put it in the pod overhead, but pod
  * admission rejects every pod whose overhead is not exactly the one its RuntimeClass declares
@@ -161,6 +162,8 @@ export function commonPodOptions(mc: DefaultedMiniCluster): PodSpec {
 export function jobOnlyPodOptions(mc: DefaultedMiniCluster): Partial<PodSpec> {
   const pod = mc.spec.pod;
   return withoutUndefined({
+    // The preStop hook drains a removed follower within it (scripts/drain.ts).
+    terminationGracePeriodSeconds: mc.spec.flux.drainGracePeriodSeconds,
     shareProcessNamespace: mc.spec.shareProcessNamespace ? true : undefined,
     hostIPC: pod.hostIPC ? true : undefined,
     hostPID: pod.hostPID ? true : undefined,
@@ -182,6 +185,7 @@ const POD_SPEC_ORDER: (keyof PodSpec)[] = [
   "affinity",
   "tolerations",
   "dnsPolicy",
+  "terminationGracePeriodSeconds",
   "shareProcessNamespace",
   "hostIPC",
   "hostPID",

@@ -73,12 +73,18 @@ export function entrypointItems(mc: DefaultedMiniCluster, viewMounted = false): 
   const items: EntrypointItem[] = [];
   mc.spec.containers.forEach((container, i) => {
     if (container.runFlux) items.push(script(`wait-${i}`));
+    if (container.runFlux && drains(mc)) items.push(script(`drain-${i}`));
     if (wrapsEntrypoint(container)) items.push(script(`start-${i}`));
   });
   if (!viewMounted) {
     items.push({ key: mc.spec.flux.container.name, path: INIT_SCRIPT_FILE, mode: SCRIPT_MODE });
   }
   return items;
+}
+
+/** Removed follower brokers drain first (spec.flux.drainGracePeriodSeconds, scripts/drain.ts). */
+export function drains(mc: DefaultedMiniCluster): boolean {
+  return mc.spec.flux.drainGracePeriodSeconds !== undefined;
 }
 
 const script = (key: string): EntrypointItem => ({ key, path: `${key}.sh`, mode: SCRIPT_MODE });

@@ -51,6 +51,8 @@ export interface Settings {
     topology: string;
     noWaitSocket: boolean;
     completeWorkers: boolean;
+    /** Removed followers drain first, for at most this long (drain.ts); undefined: no drain. */
+    drainGracePeriodSeconds: number | undefined;
     logLevel: number;
     schedulerSimple: boolean;
     queuePolicy: string;
@@ -135,6 +137,7 @@ export function resolveSettings(mc: MiniClusterInput, sizing: Sizing): Settings 
       topology: flux.topology ?? "",
       noWaitSocket: flux.noWaitSocket ?? false,
       completeWorkers: flux.completeWorkers ?? false,
+      drainGracePeriodSeconds: flux.drainGracePeriodSeconds,
       logLevel: flux.logLevel ?? DEFAULT_LOG_LEVEL,
       schedulerSimple: flux.scheduler?.simple ?? false,
       queuePolicy: flux.scheduler?.queuePolicy || DEFAULT_QUEUE_POLICY,

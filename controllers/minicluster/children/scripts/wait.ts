@@ -38,6 +38,7 @@ import { COMPLETE_MARKER, CURVE_CERT_SOURCE } from "./paths.ts";
 import { leadRestartGuard, leadRunEnded } from "./lead-finished.ts";
 import { resourceSetLines } from "./cores.ts";
 import { queueReporterLines } from "./queue-report.ts";
+import { undrainOnJoin } from "./drain.ts";
 
 const DEFAULT_OUTPUT_DIR = "/tmp/fluxout";
 
@@ -170,15 +171,73 @@ function followerBroker(settings: Settings, container: ContainerInput): string[]
       `  echo "😪 Sleeping 15s to try again..."`,
       "  sleep 15",
     ];
+  const drains = settings.flux.drainGracePeriodSeconds !== undefined;
   return [
     ...userBlock(container.commands?.workerPre, settings.logging.quiet),
+    ...(drains ? undrainOnJoin() : []),
     "# Follower brokers wait for the lead broker; retried until one exits cleanly",
     `echo "🌀" flux start ${wrap}-o --config "\${cfg}" "\${brokerOptions[*]}"`,
-    "while true; do",
+    ...(drains ? followerStopTrap() : []),
+    drains ? `while [ "\${stopping}" = 0 ]; do` : "while true; do",
     "  exitcode=0",
-    `  ${start} || exitcode=$?`,
+    ...(drains
+      ? [
+        `  ${start} &`,
+        "  brokerpid=$!",
+        `  if [ "\${stopping}" = 1 ]; then kill -TERM "\${brokerpid}" 2>/dev/null || true; fi`,
+        `  wait "\${brokerpid}" || exitcode=$?`,
+        `  if [ "\${stopping}" = 1 ]; then`,
+        `    wait "\${brokerpid}" || true`,
+        `    echo "The follower broker left with its pod (drained first). Goodbye!"`,
+        "    exitcode=143",
+        "    break",
+        "  fi",
+      ]
+      : [`  ${start} || exitcode=$?`]),
     ...retry,
     "done",
+  ];
+}
+
+/** How the lead broker's run ends its line: Flux's exit code kept for the end of the script. */
+const RUN_EXIT = " || exitcode=$?";
+
+/**
+ * With the drain (drain.ts), the lead broker's pod stops at SIGTERM: the pods' grace period is the
+ * drain's, and a lead broker that ignored SIGTERM (bash as the container's first process does)
+ * would keep the instance up for all of it when its pod goes (the MiniCluster suspended or
+ * deleted, the pod evicted), with the followers' drains waiting for their jobs meanwhile. The run
+ * goes to the background so that the trap runs at once; the container ends with 143, as the kill
+ * at the end of the grace period would have ended it (a code the Job does not fail on).
+ */
+export function leadStoppable(lines: string[]): string[] {
+  const run = lines.findIndex((l) => l.endsWith(RUN_EXIT));
+  if (run < 0) throw new Error("the lead broker's run has no exit code to keep");
+  return [
+    ...lines.slice(0, run),
+    "# SIGTERM (the pod goes): the instance ends at once, not at the end of the grace period",
+    `trap 'echo "The pod of the lead broker is going: the instance ends"; exit 143' TERM`,
+    `${lines[run].slice(0, -RUN_EXIT.length)} &`,
+    "leadpid=$!",
+    `wait "\${leadpid}"${RUN_EXIT}`,
+    "trap - TERM",
+    ...lines.slice(run + 1),
+  ];
+}
+
+/**
+ * With the drain (drain.ts), a follower's pod that goes stops its broker on SIGTERM, which the
+ * kubelet sends once the preStop hook has drained the rank: the broker leaves the instance and
+ * the container ends with 143 (a follower within the size whose pod was deleted is replaced, as
+ * when it was killed; one above it is not counted by the Job). Without a trap, bash as the
+ * container's first process ignores SIGTERM and the pod would stay for the whole grace period.
+ */
+export function followerStopTrap(): string[] {
+  return [
+    "# SIGTERM (the pod goes, its rank drained by the preStop hook): the broker leaves",
+    "stopping=0",
+    "brokerpid=",
+    `trap 'stopping=1; if [ -n "\${brokerpid}" ]; then kill -TERM "\${brokerpid}" 2>/dev/null || true; fi' TERM`,
   ];
 }
 
@@ -284,7 +343,9 @@ export function waitScript(settings: Settings, index: number): string {
         ? queueReporterLines(settings)
         : []),
       ...(container.batch ? batchFile(container) : []),
-      ...leadBroker(settings, container, hasScript),
+      ...(settings.flux.drainGracePeriodSeconds !== undefined
+        ? leadStoppable(leadBroker(settings, container, hasScript))
+        : leadBroker(settings, container, hasScript)),
       ...leadRunEnded(),
     ]),
     "else",
