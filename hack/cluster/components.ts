@@ -2,7 +2,7 @@
 // `ComponentContext`, which keeps them easy to read side by side and to unit-test.
 
 import { versionFlags } from "./kubernetes_version.ts";
-import type { Pki } from "./pki.ts";
+import { FRONT_PROXY_CLIENT_NAME, type Pki } from "./pki.ts";
 import { BRIDGE_IP } from "./real_node_config.ts";
 import type { ComponentName, Ports } from "./state.ts";
 
@@ -43,6 +43,9 @@ const CONTROLLERS = [
   "resourcequota-controller",
   "root-ca-certificate-publisher-controller",
   "clusterrole-aggregation-controller",
+  // HorizontalPodAutoscalers (on a MiniCluster's scale subresource), with metrics from the
+  // aggregated metrics APIs when `up --metrics` installs them.
+  "horizontal-pod-autoscaler-controller",
 ];
 
 export interface ComponentContext {
@@ -100,6 +103,14 @@ export function apiserverArgs(c: ComponentContext): string[] {
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
     "--allow-privileged=true",
     "--profiling=false",
+    // The aggregation layer (APIServices: metrics-server, KEDA), as kubeadm configures it.
+    `--requestheader-client-ca-file=${c.pki.frontProxyCaCert}`,
+    `--requestheader-allowed-names=${FRONT_PROXY_CLIENT_NAME}`,
+    "--requestheader-username-headers=X-Remote-User",
+    "--requestheader-group-headers=X-Remote-Group",
+    "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+    `--proxy-client-cert-file=${c.pki.frontProxyClientCert}`,
+    `--proxy-client-key-file=${c.pki.frontProxyClientKey}`,
     ...featureGateArgs(c),
     ...joined("--runtime-config", versionFlags(c.kubernetesVersion).runtimeConfig),
     ...(c.audit
@@ -141,8 +152,8 @@ function joined(flag: string, values: readonly string[]): string[] {
 
 /**
  * Flags shared by the controller manager and the scheduler (both serve /healthz over TLS). No
- * delegated authentication/authorization kubeconfigs: the apiserver has no front-proxy CA, so
- * they would only log errors, and /healthz is served to anyone anyway.
+ * delegated authentication/authorization kubeconfigs: /healthz is served to anyone anyway, and
+ * nothing else they serve is read.
  */
 function servingClientArgs(c: ComponentContext, port: number): string[] {
   return [

@@ -8,7 +8,7 @@ import { renderKubeconfig } from "./kubeconfig.ts";
 import { binariesVersion } from "./kubernetes_version.ts";
 import { renderKwokConfig } from "./kwok_stages.ts";
 import { fakeNode, fakeNodeName } from "./nodes.ts";
-import { createPki, pkiFiles } from "./pki.ts";
+import { createPki, ensureFrontProxyPki, pkiFiles } from "./pki.ts";
 import { freeLoopbackPorts } from "./ports.ts";
 import { ExitWatch, isRunning, spawnDaemon, stopGroups } from "./processes.ts";
 import { down, downStaleBridgeOwner } from "./teardown.ts";
@@ -28,6 +28,7 @@ import {
 import { REAL_NODE_BINARIES, realNodeImages } from "./real_node_images.ts";
 import { realNodeName } from "./real_node_config.ts";
 import { installKueue, KUEUE_VERSION } from "./kueue.ts";
+import { installMetricsServer, METRICS_SERVER_VERSION } from "./metrics_server.ts";
 import {
   type ClusterMode,
   ClusterPaths,
@@ -61,6 +62,8 @@ export interface UpOptions {
   auditPolicy?: string;
   /** Install Kueue (kueue.ts) and wait for its webhooks; needs a real node. */
   kueue?: boolean;
+  /** Install metrics-server (metrics_server.ts) and wait for node metrics; needs a real node. */
+  metrics?: boolean;
   /**
    * The real nodes' container runtime (container_runtime.ts); unset: what a running cluster's
    * nodes run, else containerd 2.
@@ -241,6 +244,7 @@ async function freshState(
 
 async function startControlPlane(paths: ClusterPaths, state: ClusterState): Promise<void> {
   const t0 = performance.now();
+  await ensureFrontProxyPki(paths.pki);
   // etcd and the apiserver start together: the apiserver retries etcd until it answers.
   await startMissing(paths, state, CONTROL_PLANE);
   const api = await connect(paths, state);
@@ -417,6 +421,19 @@ export async function up(opts: UpOptions): Promise<string> {
     }
     await installKueue(paths.dir, paths.kubeconfig, realNodeName(state.real.count - 1));
     state.kueue = KUEUE_VERSION;
+    await writeState(paths, state);
+  }
+  if (opts.metrics) {
+    if (!state.real || state.real.count === 0) {
+      throw new Error("--metrics runs metrics-server on a real node: add --real-nodes 1");
+    }
+    await installMetricsServer(
+      paths.dir,
+      paths.kubeconfig,
+      realNodeName(state.real.count - 1),
+      state.real.count,
+    );
+    state.metricsServer = METRICS_SERVER_VERSION;
     await writeState(paths, state);
   }
   log(`up in ${since(t0)}; logs in ${paths.logs}`);

@@ -1,7 +1,10 @@
 // The cluster's certificates, made with the `openssl` CLI: one CA that signs the serving
 // certificate (kube-apiserver, and the secure ports of the controller manager and scheduler),
 // the admin client certificate (O=system:masters, so RBAC lets it do anything) and a separate
-// key pair that signs ServiceAccount tokens. P-256 keys: fast to generate, accepted everywhere
+// key pair that signs ServiceAccount tokens; and the aggregation layer's front proxy: a CA of its
+// own (kube-apiserver's --requestheader-client-ca-file, which must not be the client CA, or every
+// client certificate could claim any user through the headers) and the client certificate the
+// apiserver shows aggregated API servers (metrics-server, KEDA). P-256 keys: fast to generate, accepted everywhere
 // (Go's crypto/tls, rustls in Deno's fetch, kube-apiserver's ES256 token signer).
 
 import { join } from "node:path";
@@ -15,7 +18,14 @@ export interface Pki {
   adminKey: string;
   serviceAccountKey: string;
   serviceAccountPub: string;
+  frontProxyCaCert: string;
+  frontProxyCaKey: string;
+  frontProxyClientCert: string;
+  frontProxyClientKey: string;
 }
+
+/** The name in the front proxy's client certificate (--requestheader-allowed-names). */
+export const FRONT_PROXY_CLIENT_NAME = "front-proxy-client";
 
 export function pkiFiles(dir: string): Pki {
   const f = (name: string) => join(dir, name);
@@ -28,6 +38,10 @@ export function pkiFiles(dir: string): Pki {
     adminKey: f("admin.key"),
     serviceAccountKey: f("sa.key"),
     serviceAccountPub: f("sa.pub"),
+    frontProxyCaCert: f("front-proxy-ca.crt"),
+    frontProxyCaKey: f("front-proxy-ca.key"),
+    frontProxyClientCert: f("front-proxy-client.crt"),
+    frontProxyClientKey: f("front-proxy-client.key"),
   };
 }
 
@@ -60,9 +74,15 @@ function randomSerial(): string {
   return "0x" + [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Signs a fresh key's certificate with the CA; `extensions` is an openssl extfile body. */
+/** A CA's certificate and key. */
+interface Signer {
+  caCert: string;
+  caKey: string;
+}
+
+/** Signs a fresh key's certificate with a CA; `extensions` is an openssl extfile body. */
 async function issue(
-  pki: Pki,
+  pki: Signer,
   keyPath: string,
   certPath: string,
   subject: string,
@@ -123,18 +143,17 @@ export async function issueLeaf(
   return out;
 }
 
-/** Creates every key and certificate in `dir` (which must exist). */
-export async function createPki(dir: string, serviceIp: string): Promise<Pki> {
-  const pki = pkiFiles(dir);
-  await newKey(pki.caKey);
+/** A new self-signed CA. */
+async function newCa(ca: Signer, subject: string): Promise<void> {
+  await newKey(ca.caKey);
   await openssl([
     "req",
     "-x509",
     "-new",
     "-key",
-    pki.caKey,
+    ca.caKey,
     "-subj",
-    "/CN=minicluster-local-ca",
+    subject,
     "-days",
     "3650",
     "-addext",
@@ -142,8 +161,32 @@ export async function createPki(dir: string, serviceIp: string): Promise<Pki> {
     "-addext",
     "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
     "-out",
-    pki.caCert,
+    ca.caCert,
   ]);
+}
+
+/**
+ * The front proxy's CA and client certificate, made when missing: a cluster directory made before
+ * the aggregation layer was configured gets them when its apiserver is restarted with its flags.
+ */
+export async function ensureFrontProxyPki(dir: string): Promise<void> {
+  const pki = pkiFiles(dir);
+  if (await Deno.stat(pki.frontProxyClientCert).then(() => true, () => false)) return;
+  const ca = { caCert: pki.frontProxyCaCert, caKey: pki.frontProxyCaKey };
+  await newCa(ca, "/CN=minicluster-front-proxy-ca");
+  await issue(
+    ca,
+    pki.frontProxyClientKey,
+    pki.frontProxyClientCert,
+    `/CN=${FRONT_PROXY_CLIENT_NAME}`,
+    leaf("clientAuth"),
+  );
+}
+
+/** Creates every key and certificate in `dir` (which must exist). */
+export async function createPki(dir: string, serviceIp: string): Promise<Pki> {
+  const pki = pkiFiles(dir);
+  await newCa(pki, "/CN=minicluster-local-ca");
   await Promise.all([
     issue(
       pki,
@@ -162,6 +205,7 @@ export async function createPki(dir: string, serviceIp: string): Promise<Pki> {
     newKey(pki.serviceAccountKey).then(() =>
       openssl(["pkey", "-in", pki.serviceAccountKey, "-pubout", "-out", pki.serviceAccountPub])
     ),
+    ensureFrontProxyPki(dir),
   ]);
   return pki;
 }
