@@ -9,7 +9,7 @@
 #
 #   build-binaries.sh [NAME...]   NAME: etcd kube-apiserver kube-controller-manager
 #                                 kube-scheduler kwok kubelet kube-proxy coredns helm kueue
-#                                 containerd runc
+#                                 containerd runc metrics-server
 #                                 (default: the first five, what a KWOK cluster runs)
 #         containerd: the daemon, containerd-shim-runc-v2 and ctr (side by side: containerd
 #         starts the shim found next to itself); each of containerd and runc has a version stamp
@@ -32,6 +32,9 @@ CONTAINERD_VERSION="${CONTAINERD_VERSION:-v2.4.2}"
 # containerd v2.4.2 is tested with runc v1.5.2 (its script/setup/runc-version) and asks for that or
 # newer (docs/RUNC.md): the newest served. Debian's runc 1.1.5 is far below it.
 RUNC_VERSION="${RUNC_VERSION:-v1.5.3}"
+# The newest metrics-server the Go module proxy lists; its chart comes from the same module
+# (hack/cluster/metrics_server.ts).
+METRICS_SERVER_VERSION="${METRICS_SERVER_VERSION:-v0.9.0}"
 CACHE_ROOT="${MINICLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-operator}"
 BIN_DIR="$CACHE_ROOT/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
 WORK="$CACHE_ROOT/build"
@@ -283,6 +286,23 @@ if wanted kueue && [ ! -x "$BIN_DIR/kueue" ]; then
   vpkg=sigs.k8s.io/kueue/pkg/version
   go_build "$kdir" kueue "-s -w -X $vpkg.GitVersion=$KUEUE_VERSION -X $vpkg.BuildDate=1970-01-01T00:00:00Z" \
     sigs.k8s.io/kueue/cmd/kueue
+fi
+# metrics-server with the version stamps its Makefile sets (client-go's version package). Its own
+# module: it pins its Kubernetes libraries (v0.36).
+if wanted metrics-server && [ ! -x "$BIN_DIR/metrics-server" ]; then
+  mdir="$WORK/metrics-server-$METRICS_SERVER_VERSION"
+  mkdir -p "$mdir"
+  step "metrics-server from sigs.k8s.io/metrics-server@$METRICS_SERVER_VERSION"
+  if [ ! -f "$mdir/go.mod" ]; then
+    new_temp "$mdir/go.mod"
+    printf 'module local/metricsserverbuild\n\ngo 1.26.4\n\nrequire sigs.k8s.io/metrics-server %s\n' \
+      "$METRICS_SERVER_VERSION" >"$TMP"
+    mv "$TMP" "$mdir/go.mod"
+  fi
+  vpkg=k8s.io/client-go/pkg/version
+  go_build "$mdir" metrics-server \
+    "-s -w -X $vpkg.gitVersion=$METRICS_SERVER_VERSION -X $vpkg.buildDate=1970-01-01T00:00:00Z" \
+    sigs.k8s.io/metrics-server/cmd/metrics-server
 fi
 step "all binaries ready in $((SECONDS - start)) s"
 echo "$BIN_DIR"

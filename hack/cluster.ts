@@ -3,7 +3,7 @@
 // KWOK with fake Nodes, all as local processes with their state in .cluster/.
 //
 //   up [--control-plane-only] [--nodes N] [--real-nodes N] [--containerd v2|debian] [--kueue]
-//      [--dir D]
+//      [--metrics] [--dir D]
 //                                                      prints the kubeconfig path as last line
 //   down [--dir D]                                     stops every process (also those recorded
 //                                                      in D/*.pid), undoes what real nodes
@@ -28,6 +28,9 @@ const USAGE = `usage: deno task cluster <up|down|status> [options]
                                   volume is never created); a running cluster keeps its own
            --kueue                Kueue (built from its Go module) on the last real node,
                                   installed from its chart; needs --real-nodes 1 or more
+           --metrics              metrics-server (built from its Go module) on the last real
+                                  node, from its chart: the metrics API the
+                                  HorizontalPodAutoscaler reads CPU from; needs --real-nodes 1
   down     stop every process of the cluster (and those recorded in its *.pid files), undo
            what real nodes changed on the machine, and remove its state
   status   show what runs (exit 0 when healthy, 1 otherwise); --quiet prints nothing
@@ -45,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
       dir: { type: "string", default: ".cluster" },
       "audit-policy": { type: "string" },
       kueue: { type: "boolean", default: false },
+      metrics: { type: "boolean", default: false },
       containerd: { type: "string" },
       quiet: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -72,6 +76,7 @@ async function main(argv: string[]): Promise<number> {
           apiserverArgs: values["apiserver-arg"],
           auditPolicy: values["audit-policy"],
           kueue: values.kueue,
+          metrics: values.metrics,
           containerd: values.containerd === undefined
             ? undefined
             : parseContainerRuntime(values.containerd),

@@ -10,8 +10,8 @@
 // documents. The price is a real node: `--kueue` needs `--real-nodes` ≥ 1.
 
 import { join } from "node:path";
-import { parseAllDocuments, stringify } from "yaml";
 import { ensureBinaries } from "./binaries.ts";
+import { moduleDir, renderChart } from "./module_chart.ts";
 import { REAL_NODE_LABEL } from "./real_node_config.ts";
 import { staticBinaryArchive } from "./real_node_images.ts";
 import { importIntoRealNodes } from "./real_nodes.ts";
@@ -26,21 +26,6 @@ export const KUEUE_NAMESPACE = "kueue-system";
 export const QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name";
 
 const log = (msg: string) => console.error(`[cluster] ${msg}`);
-
-/** The chart in the module cache: the module was downloaded when the binary was built. */
-async function chartDir(): Promise<string> {
-  const out = await new Deno.Command("go", {
-    args: ["mod", "download", "-json", `sigs.k8s.io/kueue@${KUEUE_VERSION}`],
-    env: { GOFLAGS: "-mod=mod", GOTOOLCHAIN: "local" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) {
-    throw new Error(`go mod download sigs.k8s.io/kueue: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  const { Dir } = JSON.parse(new TextDecoder().decode(out.stdout)) as { Dir: string };
-  return join(Dir, "charts", "kueue");
-}
 
 /**
  * Kueue's configuration: the chart's own, with the built-in batch/v1 Job as the only integration.
@@ -109,10 +94,9 @@ export function kueueValues(node: string): Record<string, unknown> {
  *   `failurePolicy: Ignore` and Kueue answers by doing nothing: on Pods, that is a call to Kueue
  *   for every pod created in the cluster.
  */
-export function kueueObjects(rendered: string): Record<string, unknown>[] {
-  return parseAllDocuments(rendered)
-    .map((d) => d.toJSON() as Record<string, unknown> | null)
-    .filter((o): o is Record<string, unknown> => o !== null && o.kind !== "APIService")
+export function kueueObjects(rendered: Record<string, unknown>[]): Record<string, unknown>[] {
+  return rendered
+    .filter((o) => o.kind !== "APIService")
     .map((o) => {
       if (!/^(Mutating|Validating)WebhookConfiguration$/.test(String(o.kind))) return o;
       const webhooks = (o.webhooks as { failurePolicy?: string }[] | undefined) ?? [];
@@ -133,26 +117,8 @@ export async function installKueue(dir: string, kubeconfig: string, node: string
     User: "65532:65532",
   }, "manager"); // the chart runs /manager
   await importIntoRealNodes(dir, [archive]);
-  const valuesFile = await Deno.makeTempFile({ suffix: ".yaml" });
-  let rendered: string;
-  try {
-    await Deno.writeTextFile(valuesFile, stringify(kueueValues(node)));
-    const out = await new Deno.Command(join(binDir, "helm"), {
-      args: [
-        "template",
-        "kueue",
-        await chartDir(),
-        `--namespace=${KUEUE_NAMESPACE}`,
-        `--values=${valuesFile}`,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    if (!out.success) throw new Error(`helm template: ${new TextDecoder().decode(out.stderr)}`);
-    rendered = new TextDecoder().decode(out.stdout);
-  } finally {
-    await Deno.remove(valuesFile);
-  }
+  const chart = join(await moduleDir("sigs.k8s.io/kueue", KUEUE_VERSION), "charts", "kueue");
+  const rendered = await renderChart("kueue", chart, KUEUE_NAMESPACE, kueueValues(node));
   const objects = kueueObjects(rendered);
   await kubectl(kubeconfig, ["create", "namespace", KUEUE_NAMESPACE]).catch((e: Error) => {
     if (!/AlreadyExists/.test(e.message)) throw e;

@@ -51,6 +51,8 @@ export interface ClusterState {
   apiserverArgs?: string[];
   /** The Kueue version `up --kueue` installed (hack/cluster/kueue.ts). */
   kueue?: string;
+  /** The metrics-server version `up --metrics` installed (hack/cluster/metrics_server.ts). */
+  metricsServer?: string;
   startedAt: string;
 }
 

@@ -45,6 +45,16 @@ export function realNodesAvailable(): boolean {
   }
 }
 
+/** metrics-server runs (`cluster up --metrics`; the suite's cluster has it: MC_METRICS=1). */
+export function metricsServerAvailable(): boolean {
+  if (Deno.env.get("MC_KUBECONFIG")) return Deno.env.get("MC_METRICS") === "1";
+  try {
+    return JSON.parse(Deno.readTextFileSync(DEV_STATE)).metricsServer !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 export function kubeconfigPath(): string {
   return Deno.env.get("MC_KUBECONFIG") ?? join(ROOT, ".cluster", "kubeconfig");
 }

@@ -1,0 +1,156 @@
+// The HorizontalPodAutoscaler on a MiniCluster, with a real metrics pipeline: metrics-server built
+// from its Go module (`cluster up --metrics`, hack/cluster/metrics_server.ts) reads the real
+// kubelets' CPU, the controller manager's HPA controller reads it through the aggregation layer
+// and writes the MiniCluster's scale subresource, and the operator grows and shrinks the Flux
+// instance. A Flux job that burns CPU on the lead broker makes it grow from 1 to 2 (its maxSize);
+// once the job is cancelled it shrinks back to 1. Every assertion reads what the API shows or what
+// Flux answers in the lead broker.
+
+import assert from "node:assert/strict";
+import type { Pod } from "kubernetes-types/core/v1.d.ts";
+import type { MiniCluster } from "../../api/mod.ts";
+import { MiniClusters } from "../../api/resource.ts";
+import { eventually } from "../harness.ts";
+import {
+  kubectl,
+  metricsServerAvailable,
+  REAL_NAMESPACE,
+  type RealEnv,
+  realMiniCluster,
+  realTest,
+} from "./env.ts";
+
+const seconds = (t0: number) => ((performance.now() - t0) / 1000).toFixed(1);
+
+async function onLead(env: RealEnv, name: string, script: string): Promise<string> {
+  const lead = (await env.pods(name)).find((p: Pod) =>
+    p.metadata?.labels?.["batch.kubernetes.io/job-completion-index"] === "0"
+  );
+  if (!lead) throw new Error(`${name}: no lead broker pod`);
+  return await env.exec(lead.metadata!.name!, name, ["bash", "/mnt/flux/flux-connect.sh"], script);
+}
+
+interface PodMetrics {
+  metadata: { name: string };
+  containers: { name: string; usage: { cpu: string } }[];
+}
+
+/** A CPU quantity of the metrics API ("123456789n", "150m", "1") in millicores. */
+function millicores(q: string): number {
+  if (q.endsWith("n")) return Number(q.slice(0, -1)) / 1e6;
+  if (q.endsWith("u")) return Number(q.slice(0, -1)) / 1e3;
+  if (q.endsWith("m")) return Number(q.slice(0, -1));
+  return Number(q) * 1000;
+}
+
+interface Hpa {
+  status?: {
+    currentReplicas?: number;
+    desiredReplicas?: number;
+    currentMetrics?: { resource?: { current?: { averageUtilization?: number } } }[];
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  };
+}
+
+async function hpa(name: string): Promise<Hpa> {
+  return JSON.parse(
+    await kubectl(["-n", REAL_NAMESPACE, "get", "hpa", name, "-o", "json"]),
+  ) as Hpa;
+}
+
+async function size(env: RealEnv, name: string): Promise<number | undefined> {
+  return (await env.client.get<MiniCluster>(MiniClusters, REAL_NAMESPACE, name)).spec?.size;
+}
+
+realTest(
+  "real: the HorizontalPodAutoscaler grows a MiniCluster on its brokers' CPU and shrinks it back",
+  async (env) => {
+    const name = "autoscale";
+    await env.apply(realMiniCluster(name, {
+      size: 1,
+      maxSize: 2,
+      interactive: true,
+    }, { resources: { requests: { cpu: "200m" }, limits: { cpu: "1" } } }));
+    await eventually(async () => {
+      const out = await onLead(env, name, "flux resource list -s free -no '{nnodes}'\n");
+      if (out.trim() !== "1") throw new Error(`not up: ${out}`);
+    }, { timeoutMs: 120_000, intervalMs: 2000 });
+    await kubectl(["apply", "-f", "-"], {
+      stdin: JSON.stringify({
+        apiVersion: "autoscaling/v2",
+        kind: "HorizontalPodAutoscaler",
+        metadata: { name, namespace: REAL_NAMESPACE },
+        spec: {
+          scaleTargetRef: { apiVersion: "flux-framework.org/v1alpha2", kind: "MiniCluster", name },
+          minReplicas: 1,
+          maxReplicas: 2,
+          metrics: [{
+            type: "Resource",
+            resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 50 } },
+          }],
+          // The default waits 5 minutes of low CPU before it shrinks; the test would wait too.
+          behavior: { scaleDown: { stabilizationWindowSeconds: 0 } },
+        },
+      }),
+    });
+    try {
+      // A job that keeps one core busy on the lead broker: far above half of its 200m request.
+      const t0 = performance.now();
+      const burn = (await onLead(env, name, "flux submit -N1 sh -c 'while :; do :; done'\n"))
+        .trim();
+      const busy = await eventually(async () => {
+        const out = await kubectl([
+          "get",
+          "--raw",
+          `/apis/metrics.k8s.io/v1beta1/namespaces/${REAL_NAMESPACE}/pods`,
+        ]);
+        const items = (JSON.parse(out) as { items: PodMetrics[] }).items;
+        const lead = items.find((p) => p.metadata.name.startsWith(`${name}-0-`));
+        if (!lead) throw new Error("the lead broker's pod is not in the metrics API yet");
+        const cpu = lead.containers.reduce((m, c) => m + millicores(c.usage.cpu), 0);
+        if (cpu < 150) throw new Error(`the lead broker's pod uses ${cpu}m`);
+        return cpu;
+      }, { timeoutMs: 90_000, intervalMs: 2000 });
+      console.error(
+        `[hpa] metrics API: the lead broker uses ${busy.toFixed(0)}m (${seconds(t0)} s)`,
+      );
+
+      await eventually(async () => {
+        if (await size(env, name) !== 2) throw new Error("the HPA has not grown the MiniCluster");
+      }, { timeoutMs: 120_000, intervalMs: 2000 });
+      console.error(`[hpa] size 1 -> 2 ${seconds(t0)} s after the job started`);
+      // The new broker joined the running instance: two nodes, one of them running the job.
+      await eventually(async () => {
+        const out = await onLead(env, name, "flux resource list -no '{state} {nnodes}'\n");
+        const nodes = Object.fromEntries(out.trim().split("\n").map((l) => l.trim().split(" ")));
+        if (nodes.free !== "1" || nodes.allocated !== "1") {
+          throw new Error(`want 1 free and 1 allocated node:\n${out}`);
+        }
+      }, { timeoutMs: 120_000, intervalMs: 2000 });
+      const grown = await hpa(name);
+      const active = grown.status?.conditions?.find((c) => c.type === "ScalingActive");
+      assert.equal(active?.status, "True", `ScalingActive: ${JSON.stringify(active)}`);
+      assert.ok(
+        (grown.status?.currentMetrics?.[0]?.resource?.current?.averageUtilization ?? 0) > 50,
+        `the HPA read the CPU: ${JSON.stringify(grown.status?.currentMetrics)}`,
+      );
+
+      // The job cancelled, the brokers idle: back to one.
+      const t1 = performance.now();
+      await onLead(env, name, `flux cancel ${burn}\n`);
+      await eventually(async () => {
+        if (await size(env, name) !== 1) throw new Error("the HPA has not shrunk the MiniCluster");
+      }, { timeoutMs: 150_000, intervalMs: 2000 });
+      await eventually(async () => {
+        const pods = await env.pods(name);
+        if (pods.length !== 1) throw new Error(`${pods.length} pods`);
+      }, { timeoutMs: 60_000, intervalMs: 1000 });
+      console.error(`[hpa] size 2 -> 1, rank 1's pod gone ${seconds(t1)} s after the cancel`);
+      const shrunk = await hpa(name);
+      assert.equal(shrunk.status?.currentReplicas, 1);
+    } finally {
+      await kubectl(["-n", REAL_NAMESPACE, "delete", "hpa", name, "--ignore-not-found"]);
+    }
+  },
+  { timeoutMs: 480_000, ignore: !metricsServerAvailable() },
+);
