@@ -9,11 +9,13 @@
 #
 #   build-binaries.sh [NAME...]   NAME: etcd kube-apiserver kube-controller-manager
 #                                 kube-scheduler kwok kubelet kube-proxy coredns helm kueue
-#                                 containerd runc metrics-server
+#                                 containerd runc metrics-server keda
 #                                 (default: the first five, what a KWOK cluster runs)
 #         containerd: the daemon, containerd-shim-runc-v2 and ctr (side by side: containerd
 #         starts the shim found next to itself); each of containerd and runc has a version stamp
 #         (<name>.version) beside it, so a new pin rebuilds it without touching the rest.
+#         keda: its operator (keda), metrics API server (keda-adapter) and admission webhooks
+#         (keda-admission-webhooks).
 #
 # Prints the cache directory as its last line.
 set -euo pipefail
@@ -35,6 +37,9 @@ RUNC_VERSION="${RUNC_VERSION:-v1.5.3}"
 # The newest metrics-server the Go module proxy lists; its chart comes from the same module
 # (hack/cluster/metrics_server.ts).
 METRICS_SERVER_VERSION="${METRICS_SERVER_VERSION:-v0.9.0}"
+# The newest KEDA the Go module proxy lists; its manifests come from the same module
+# (hack/cluster/keda.ts).
+KEDA_VERSION="${KEDA_VERSION:-v2.21.0}"
 CACHE_ROOT="${MINICLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-operator}"
 BIN_DIR="$CACHE_ROOT/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
 WORK="$CACHE_ROOT/build"
@@ -51,6 +56,7 @@ fi
 files_of() {
   case "$1" in
     containerd) echo containerd containerd-shim-runc-v2 ctr ;;
+    keda) echo keda keda-adapter keda-admission-webhooks ;;
     *) echo "$1" ;;
   esac
 }
@@ -303,6 +309,25 @@ if wanted metrics-server && [ ! -x "$BIN_DIR/metrics-server" ]; then
   go_build "$mdir" metrics-server \
     "-s -w -X $vpkg.gitVersion=$METRICS_SERVER_VERSION -X $vpkg.buildDate=1970-01-01T00:00:00Z" \
     sigs.k8s.io/metrics-server/cmd/metrics-server
+fi
+# KEDA's three programs with the version stamps its Makefile sets. Its own module (it needs go
+# 1.26.0); they share nearly every package (every scaler is linked into each), so the second and
+# third build mostly link.
+if wanted keda && ! present keda; then
+  kedadir="$WORK/keda-$KEDA_VERSION"
+  mkdir -p "$kedadir"
+  step "keda from github.com/kedacore/keda/v2@$KEDA_VERSION (operator, metrics API server, webhooks)"
+  if [ ! -f "$kedadir/go.mod" ]; then
+    new_temp "$kedadir/go.mod"
+    printf 'module local/kedabuild\n\ngo 1.26.0\n\nrequire github.com/kedacore/keda/v2 %s\n' \
+      "$KEDA_VERSION" >"$TMP"
+    mv "$TMP" "$kedadir/go.mod"
+  fi
+  vpkg=github.com/kedacore/keda/v2/version
+  kflags="-s -w -X $vpkg.Version=${KEDA_VERSION#v} -X $vpkg.GitCommit=$KEDA_VERSION"
+  go_build "$kedadir" keda "$kflags" github.com/kedacore/keda/v2/cmd/operator
+  go_build "$kedadir" keda-adapter "$kflags" github.com/kedacore/keda/v2/cmd/adapter
+  go_build "$kedadir" keda-admission-webhooks "$kflags" github.com/kedacore/keda/v2/cmd/webhooks
 fi
 step "all binaries ready in $((SECONDS - start)) s"
 echo "$BIN_DIR"

@@ -3,7 +3,7 @@
 // KWOK with fake Nodes, all as local processes with their state in .cluster/.
 //
 //   up [--control-plane-only] [--nodes N] [--real-nodes N] [--containerd v2|debian] [--kueue]
-//      [--metrics] [--dir D]
+//      [--metrics] [--keda] [--dir D]
 //                                                      prints the kubeconfig path as last line
 //   down [--dir D]                                     stops every process (also those recorded
 //                                                      in D/*.pid), undoes what real nodes
@@ -31,6 +31,8 @@ const USAGE = `usage: deno task cluster <up|down|status> [options]
            --metrics              metrics-server (built from its Go module) on the last real
                                   node, from its chart: the metrics API the
                                   HorizontalPodAutoscaler reads CPU from; needs --real-nodes 1
+           --keda                 KEDA (built from its Go module) on the last real node, from
+                                  its kustomize configuration; needs --real-nodes 1
   down     stop every process of the cluster (and those recorded in its *.pid files), undo
            what real nodes changed on the machine, and remove its state
   status   show what runs (exit 0 when healthy, 1 otherwise); --quiet prints nothing
@@ -49,6 +51,7 @@ async function main(argv: string[]): Promise<number> {
       "audit-policy": { type: "string" },
       kueue: { type: "boolean", default: false },
       metrics: { type: "boolean", default: false },
+      keda: { type: "boolean", default: false },
       containerd: { type: "string" },
       quiet: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -77,6 +80,7 @@ async function main(argv: string[]): Promise<number> {
           auditPolicy: values["audit-policy"],
           kueue: values.kueue,
           metrics: values.metrics,
+          keda: values.keda,
           containerd: values.containerd === undefined
             ? undefined
             : parseContainerRuntime(values.containerd),

@@ -223,16 +223,18 @@ async function main(): Promise<number> {
     // run: on a fresh machine the two together take most of the run. The cluster step waits.
     const images = MC_KUBECONFIG_GIVEN ? undefined : ensureImages().catch((e: Error) => e);
     // Helm too: the chart is linted and rendered by tests/integration/chart_test.ts; Kueue,
-    // which the cluster runs for tests/e2e/kueue_test.ts; metrics-server, for
+    // which the cluster runs for tests/e2e/kueue_test.ts; metrics-server and KEDA, for
     // tests/real/autoscaler_test.ts; and the real nodes' containerd 2 and runc.
     await step(
-      "kubernetes binaries, helm, kueue, metrics-server and the real node's (containerd 2, runc)",
+      "kubernetes binaries, helm, kueue, metrics-server, keda and the real node's (containerd 2, " +
+        "runc)",
       async () =>
         await ensureBinaries([
           ...COMPONENTS,
           "helm",
           "kueue",
           "metrics-server",
+          "keda",
           ...REAL_NODE_BINARIES,
           ...runtimeBuilds(DEFAULT_CONTAINER_RUNTIME),
         ]),
@@ -291,17 +293,19 @@ async function main(): Promise<number> {
       // 45 s, most of it importing the images), less than the demo starting two would add to
       // every newcomer's first command.
       // Kueue (hack/cluster/kueue.ts) on the second real node, for the queueing scenarios, and
-      // metrics-server (hack/cluster/metrics_server.ts) for the autoscaler's.
+      // metrics-server (hack/cluster/metrics_server.ts) and KEDA (hack/cluster/keda.ts) for the
+      // autoscalers'.
       const cluster = {
         mode: "full" as const,
         nodes: 4,
         realNodes: 2,
         kueue: true,
         metrics: true,
+        keda: true,
       };
       realNodes = await step(
         "full cluster (etcd, apiserver, controller manager, scheduler, KWOK, two real nodes, " +
-          "Kueue, metrics-server)",
+          "Kueue, metrics-server, KEDA)",
         async () => {
           const built = await images;
           if (built instanceof Error) {
@@ -328,6 +332,7 @@ async function main(): Promise<number> {
         MC_REAL_NODES: realNodes ? "1" : "0",
         MC_KUEUE: realNodes ? "1" : "0",
         MC_METRICS: realNodes ? "1" : "0",
+        MC_KEDA: realNodes ? "1" : "0",
       }
       : {};
     const clusterTests = await denoTest(TEST_RUNS.cluster, env);

@@ -17,6 +17,7 @@ import { staticBinaryArchive } from "./real_node_images.ts";
 import { importIntoRealNodes } from "./real_nodes.ts";
 import { LOCAL_REGISTRY } from "../images/refs.ts";
 import { kubectl } from "../kubectl.ts";
+import { waitUntil } from "./wait_until.ts";
 
 /** The version hack/build-binaries.sh builds (the only one the Go module proxy serves here). */
 export const KUEUE_VERSION = "v0.17.0";
@@ -85,18 +86,13 @@ export function kueueValues(node: string): Record<string, unknown> {
 }
 
 /**
- * The chart's objects, less two things this cluster cannot use:
- * - its APIServices: the visibility API is served through the aggregation layer, for which the
- *   local apiserver has no front-proxy certificates. An APIService it cannot reach fails discovery
- *   of its group, and with it every namespace deletion (the namespace controller waits for
- *   complete discovery);
- * - the webhooks of integrations the configuration leaves off, which the chart keeps with
- *   `failurePolicy: Ignore` and Kueue answers by doing nothing: on Pods, that is a call to Kueue
- *   for every pod created in the cluster.
+ * The chart's objects (its visibility API's APIService included: the apiserver runs the
+ * aggregation layer), less the webhooks of integrations the configuration leaves off, which the
+ * chart keeps with `failurePolicy: Ignore` and Kueue answers by doing nothing: on Pods, that is a
+ * call to Kueue for every pod created in the cluster.
  */
 export function kueueObjects(rendered: Record<string, unknown>[]): Record<string, unknown>[] {
   return rendered
-    .filter((o) => o.kind !== "APIService")
     .map((o) => {
       if (!/^(Mutating|Validating)WebhookConfiguration$/.test(String(o.kind))) return o;
       const webhooks = (o.webhooks as { failurePolicy?: string }[] | undefined) ?? [];
@@ -168,23 +164,15 @@ function probeJob(): Record<string, unknown> {
   };
 }
 
-/** Until a dry-run create of a queued Job comes back suspended (or 180 s pass). */
-async function waitForJobWebhook(kubeconfig: string): Promise<void> {
-  const deadline = Date.now() + 180_000;
-  let last = "";
-  while (Date.now() < deadline) {
-    try {
-      const out = await kubectl(
-        kubeconfig,
-        ["create", "--dry-run=server", "-o", "json", "-f", "-"],
-        JSON.stringify(probeJob()),
-      );
-      if ((JSON.parse(out) as { spec?: { suspend?: boolean } }).spec?.suspend === true) return;
-      last = "the Job came back unsuspended";
-    } catch (e) {
-      last = e instanceof Error ? e.message : String(e);
-    }
-    await new Promise((r) => setTimeout(r, 2000));
-  }
-  throw new Error(`Kueue's Job webhook did not answer in 180 s: ${last.trim()}`);
+/** Until a dry-run create of a queued Job comes back suspended. */
+function waitForJobWebhook(kubeconfig: string): Promise<void> {
+  return waitUntil("Kueue's Job webhook did not answer", async () => {
+    const out = await kubectl(
+      kubeconfig,
+      ["create", "--dry-run=server", "-o", "json", "-f", "-"],
+      JSON.stringify(probeJob()),
+    );
+    const suspended = (JSON.parse(out) as { spec?: { suspend?: boolean } }).spec?.suspend;
+    return suspended === true ? undefined : "the Job came back unsuspended";
+  });
 }

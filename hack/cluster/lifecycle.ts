@@ -27,6 +27,7 @@ import {
 } from "./container_runtime.ts";
 import { REAL_NODE_BINARIES, realNodeImages } from "./real_node_images.ts";
 import { realNodeName } from "./real_node_config.ts";
+import { installKeda, KEDA_VERSION } from "./keda.ts";
 import { installKueue, KUEUE_VERSION } from "./kueue.ts";
 import { installMetricsServer, METRICS_SERVER_VERSION } from "./metrics_server.ts";
 import {
@@ -64,6 +65,8 @@ export interface UpOptions {
   kueue?: boolean;
   /** Install metrics-server (metrics_server.ts) and wait for node metrics; needs a real node. */
   metrics?: boolean;
+  /** Install KEDA (keda.ts) and wait for its external metrics API; needs a real node. */
+  keda?: boolean;
   /**
    * The real nodes' container runtime (container_runtime.ts); unset: what a running cluster's
    * nodes run, else containerd 2.
@@ -434,6 +437,14 @@ export async function up(opts: UpOptions): Promise<string> {
       state.real.count,
     );
     state.metricsServer = METRICS_SERVER_VERSION;
+    await writeState(paths, state);
+  }
+  if (opts.keda) {
+    if (!state.real || state.real.count === 0) {
+      throw new Error("--keda runs KEDA on a real node: add --real-nodes 1");
+    }
+    await installKeda(paths.dir, paths.kubeconfig, realNodeName(state.real.count - 1));
+    state.keda = KEDA_VERSION;
     await writeState(paths, state);
   }
   log(`up in ${since(t0)}; logs in ${paths.logs}`);

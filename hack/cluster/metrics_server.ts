@@ -17,6 +17,7 @@ import { staticBinaryArchive } from "./real_node_images.ts";
 import { importIntoRealNodes } from "./real_nodes.ts";
 import { LOCAL_REGISTRY } from "../images/refs.ts";
 import { kubectl } from "../kubectl.ts";
+import { waitUntil } from "./wait_until.ts";
 
 /** The version hack/build-binaries.sh builds. */
 export const METRICS_SERVER_VERSION = "v0.9.0";
@@ -98,20 +99,13 @@ export async function installMetricsServer(
   );
 }
 
-/** Until `/apis/metrics.k8s.io/v1beta1/nodes` lists `count` nodes (or 180 s pass). */
-async function waitForNodeMetrics(kubeconfig: string, count: number): Promise<void> {
-  const deadline = Date.now() + 180_000;
-  let last = "";
-  while (Date.now() < deadline) {
-    try {
-      const out = await kubectl(kubeconfig, ["get", "--raw", "/apis/metrics.k8s.io/v1beta1/nodes"]);
-      const items = (JSON.parse(out) as { items?: unknown[] }).items ?? [];
-      if (items.length >= count) return;
-      last = `${items.length} of ${count} real nodes have metrics`;
-    } catch (e) {
-      last = e instanceof Error ? e.message : String(e);
-    }
-    await new Promise((r) => setTimeout(r, 2000));
-  }
-  throw new Error(`the metrics API did not list the real nodes in 180 s: ${last.trim()}`);
+/** Until `/apis/metrics.k8s.io/v1beta1/nodes` lists `count` nodes. */
+function waitForNodeMetrics(kubeconfig: string, count: number): Promise<void> {
+  return waitUntil("the metrics API did not list the real nodes", async () => {
+    const out = await kubectl(kubeconfig, ["get", "--raw", "/apis/metrics.k8s.io/v1beta1/nodes"]);
+    const items = (JSON.parse(out) as { items?: unknown[] }).items ?? [];
+    return items.length >= count
+      ? undefined
+      : `${items.length} of ${count} real nodes have metrics`;
+  });
 }

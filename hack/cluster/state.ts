@@ -53,6 +53,8 @@ export interface ClusterState {
   kueue?: string;
   /** The metrics-server version `up --metrics` installed (hack/cluster/metrics_server.ts). */
   metricsServer?: string;
+  /** The KEDA version `up --keda` installed (hack/cluster/keda.ts). */
+  keda?: string;
   startedAt: string;
 }
 

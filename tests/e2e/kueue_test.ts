@@ -84,6 +84,24 @@ kueueTest(
     assert.equal(conditionOf(waiting, "Ready")?.reason, "WaitingForAdmission");
     await staysWithoutPods(env, "second", 3_000);
     assert.equal((await jobOf(env, "second")).spec?.suspend, true);
+    // Kueue's visibility API (an aggregated API: the local apiserver runs the aggregation layer)
+    // lists the waiting MiniCluster's Workload first in its queue.
+    const pending = JSON.parse(
+      await kubectl(
+        env,
+        "get",
+        "--raw",
+        `/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/${env.namespace}/localqueues/` +
+          `${LOCAL_QUEUE}/pendingworkloads`,
+      ),
+    ) as { items: { metadata: { name: string }; positionInLocalQueue: number }[] };
+    assert.deepEqual(
+      pending.items.map((
+        w,
+      ) => [w.metadata.name.replace(/-[a-z0-9]+$/, ""), w.positionInLocalQueue]),
+      [["job-second", 0]],
+      `Kueue's pending workloads: ${JSON.stringify(pending.items)}`,
+    );
 
     await finish(env, "first");
     await waitForRunningPods(env, "second", 2);

@@ -3,15 +3,18 @@
 // kubelets' CPU, the controller manager's HPA controller reads it through the aggregation layer
 // and writes the MiniCluster's scale subresource, and the operator grows and shrinks the Flux
 // instance. A Flux job that burns CPU on the lead broker makes it grow from 1 to 2 (its maxSize);
-// once the job is cancelled it shrinks back to 1. Every assertion reads what the API shows or what
-// Flux answers in the lead broker.
+// once the job is cancelled it shrinks back to 1. Then KEDA (`cluster up --keda`,
+// hack/cluster/keda.ts) on the Flux queue: a job waiting for a node grows it, the end of the
+// work shrinks it. Every assertion reads what the API shows or what Flux answers in the lead broker.
 
 import assert from "node:assert/strict";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { eventually } from "../harness.ts";
+import { FLUX_VIEW_IMAGE } from "../../hack/images/refs.ts";
 import {
+  kedaAvailable,
   kubectl,
   metricsServerAvailable,
   REAL_NAMESPACE,
@@ -153,4 +156,125 @@ realTest(
     }
   },
   { timeoutMs: 480_000, ignore: !metricsServerAvailable() },
+);
+
+/**
+ * KEDA's ScaledObject on the MiniCluster's Flux queue, read from the lead broker's queue report
+ * (spec.flux.queueReport, docs/flux-queue.md) with KEDA's `metrics-api` scaler: the size asked is
+ * the nodes allocated plus the nodes the pending jobs ask for (a `scalingModifiers` formula over
+ * two triggers). KEDA gives the HPA it makes this value as an external metric.
+ */
+function queueScaledObject(name: string, maxSize: number): Record<string, unknown> {
+  const url = `http://${name}-0.${name}.${REAL_NAMESPACE}.svc.cluster.local:8060/v1/queue`;
+  const trigger = (triggerName: string, valueLocation: string) => ({
+    type: "metrics-api",
+    name: triggerName,
+    metadata: { url, format: "json", valueLocation, targetValue: "1" },
+  });
+  return {
+    apiVersion: "keda.sh/v1alpha1",
+    kind: "ScaledObject",
+    metadata: { name, namespace: REAL_NAMESPACE },
+    spec: {
+      scaleTargetRef: { apiVersion: "flux-framework.org/v1alpha2", kind: "MiniCluster", name },
+      minReplicaCount: 1,
+      maxReplicaCount: maxSize,
+      pollingInterval: 5,
+      advanced: {
+        scalingModifiers: {
+          formula: "allocated + pending",
+          target: "1",
+          metricType: "AverageValue",
+        },
+        // As in the CPU scenario: no five minutes of waiting before it shrinks.
+        horizontalPodAutoscalerConfig: {
+          behavior: { scaleDown: { stabilizationWindowSeconds: 0 } },
+        },
+      },
+      triggers: [trigger("allocated", "nodes.allocated"), trigger("pending", "pendingNodes")],
+    },
+  };
+}
+
+realTest(
+  "real: KEDA grows a MiniCluster when a job waits in its Flux queue, and shrinks it after",
+  async (env) => {
+    const name = "keda";
+    await env.apply(realMiniCluster(name, {
+      size: 1,
+      maxSize: 2,
+      interactive: true,
+      flux: {
+        container: { image: FLUX_VIEW_IMAGE },
+        queueReport: { intervalSeconds: 10 },
+        drainGracePeriodSeconds: 60,
+      },
+    }));
+    await eventually(async () => {
+      const out = await onLead(env, name, "flux resource list -s free -no '{nnodes}'\n");
+      if (out.trim() !== "1") throw new Error(`not up: ${out}`);
+    }, { timeoutMs: 120_000, intervalMs: 2000 });
+    await kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(queueScaledObject(name, 2)) });
+    try {
+      await eventually(async () => {
+        const out = await kubectl([
+          "-n",
+          REAL_NAMESPACE,
+          "get",
+          "scaledobject",
+          name,
+          "-o",
+          "jsonpath={.status.conditions[?(@.type=='Ready')].status}",
+        ]);
+        if (out.trim() !== "True") throw new Error(`the ScaledObject is not Ready: ${out}`);
+      }, { timeoutMs: 90_000, intervalMs: 2000 });
+
+      // Two jobs that each take a whole node, on an instance of one: the second waits in
+      // Flux's queue, KEDA grows the MiniCluster, the new broker joins and the second job runs
+      // there. (A single job larger than the brokers up is not queued: Fluxion refuses it as
+      // unsatisfiable while the other ranks are down, so it never asks for a size.)
+      const t0 = performance.now();
+      const [first, second] = (await onLead(
+        env,
+        name,
+        "flux submit -N1 --exclusive sleep 60\nflux submit -N1 --exclusive sleep 20\n",
+      )).trim().split("\n").map((l) => l.trim());
+      await eventually(async () => {
+        if (await size(env, name) !== 2) throw new Error("KEDA has not grown the MiniCluster");
+      }, { timeoutMs: 120_000, intervalMs: 2000 });
+      console.error(`[keda] size 1 -> 2 ${seconds(t0)} s after the second job was queued`);
+      for (const job of [first, second]) {
+        await onLead(env, name, `flux job wait-event -t 150 ${job} clean\n`);
+      }
+      const results = await onLead(
+        env,
+        name,
+        `flux jobs -no '{result} {ranks}' ${first} ${second}\n`,
+      );
+      assert.deepEqual(
+        results.trim().split("\n").map((l) => l.trim()).sort(),
+        ["COMPLETED 0", "COMPLETED 1"],
+        "each job ran on its own broker, the second on the one KEDA added",
+      );
+      console.error(`[keda] both jobs completed ${seconds(t0)} s after they were submitted`);
+
+      // Nothing queued or running: back to one broker. (The size goes down as soon as the
+      // nodes allocated and asked for add up to 1: had the job on rank 1 still run then, the
+      // drain would have kept its pod until it completed.)
+      const t1 = performance.now();
+      await eventually(async () => {
+        if (await size(env, name) !== 1) throw new Error("KEDA has not shrunk the MiniCluster");
+      }, { timeoutMs: 120_000, intervalMs: 2000 });
+      await eventually(async () => {
+        const pods = await env.pods(name);
+        if (pods.length !== 1) throw new Error(`${pods.length} pods`);
+      }, { timeoutMs: 90_000, intervalMs: 1000 });
+      console.error(`[keda] size 1 again, rank 1's pod gone ${seconds(t1)} s after the jobs ended`);
+      const hpaOut = await hpa(`keda-hpa-${name}`);
+      assert.equal(hpaOut.status?.currentReplicas, 1, "the HPA KEDA made reads 1 replica");
+    } finally {
+      await kubectl(["-n", REAL_NAMESPACE, "delete", "scaledobject", name, "--ignore-not-found"]);
+    }
+  },
+  { timeoutMs: 480_000, ignore: !kedaAvailable() },
 );

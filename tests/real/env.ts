@@ -45,15 +45,20 @@ export function realNodesAvailable(): boolean {
   }
 }
 
-/** metrics-server runs (`cluster up --metrics`; the suite's cluster has it: MC_METRICS=1). */
-export function metricsServerAvailable(): boolean {
-  if (Deno.env.get("MC_KUBECONFIG")) return Deno.env.get("MC_METRICS") === "1";
+/** An add-on `cluster up` installed, by its key in the state file and its suite variable. */
+function addOnAvailable(key: "metricsServer" | "keda", variable: string): boolean {
+  if (Deno.env.get("MC_KUBECONFIG")) return Deno.env.get(variable) === "1";
   try {
-    return JSON.parse(Deno.readTextFileSync(DEV_STATE)).metricsServer !== undefined;
+    return JSON.parse(Deno.readTextFileSync(DEV_STATE))[key] !== undefined;
   } catch {
     return false;
   }
 }
+
+/** metrics-server runs (`cluster up --metrics`; the suite's cluster has it: MC_METRICS=1). */
+export const metricsServerAvailable = () => addOnAvailable("metricsServer", "MC_METRICS");
+/** KEDA runs (`cluster up --keda`; the suite's cluster has it: MC_KEDA=1). */
+export const kedaAvailable = () => addOnAvailable("keda", "MC_KEDA");
 
 export function kubeconfigPath(): string {
   return Deno.env.get("MC_KUBECONFIG") ?? join(ROOT, ".cluster", "kubeconfig");

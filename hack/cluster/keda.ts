@@ -1,0 +1,142 @@
+// KEDA in the local cluster (`deno task cluster up --keda`): its operator, metrics API server and
+// admission webhooks built from its Go module (hack/build-binaries.sh), made into images and
+// imported into the real nodes, installed from the kustomize configuration of the same module
+// (`config/default`, what KEDA's release manifest is made from) in namespace `keda`. KEDA makes its
+// own certificates (the operator's `--enable-cert-rotation`) and puts their CA into its APIService
+// (`v1beta1.external.metrics.k8s.io`, through the apiserver's aggregation layer) and webhook.
+//
+// On a real node, like Kueue and metrics-server: the apiserver reaches an aggregated API and a
+// webhook through their Services, which needs kube-proxy's rules, which only real nodes bring.
+
+import { join } from "node:path";
+import { parseAllDocuments } from "yaml";
+import { ensureBinaries } from "./binaries.ts";
+import { moduleDir } from "./module_chart.ts";
+import { REAL_NODE_LABEL } from "./real_node_config.ts";
+import { staticBinaryArchive } from "./real_node_images.ts";
+import { importIntoRealNodes } from "./real_nodes.ts";
+import { LOCAL_REGISTRY } from "../images/refs.ts";
+import { kubectl } from "../kubectl.ts";
+import { waitUntil } from "./wait_until.ts";
+
+/** The version hack/build-binaries.sh builds. */
+export const KEDA_VERSION = "v2.21.0";
+export const KEDA_NAMESPACE = "keda";
+
+/** KEDA's programs: binary (and image) name → the Deployment that runs it. */
+const PROGRAMS = {
+  "keda": "keda-operator",
+  "keda-adapter": "keda-metrics-apiserver",
+  "keda-admission-webhooks": "keda-admission",
+} as const;
+type Program = keyof typeof PROGRAMS;
+
+const imageOf = (program: Program) => `${LOCAL_REGISTRY}/${program}:${KEDA_VERSION}`;
+
+const log = (msg: string) => console.error(`[cluster] ${msg}`);
+
+type Obj = Record<string, unknown>;
+interface PodSpec {
+  containers: { image?: string; imagePullPolicy?: string; command?: string[] }[];
+  nodeSelector?: Record<string, string>;
+  tolerations?: unknown[];
+}
+
+/**
+ * KEDA's objects as its configuration makes them, with two changes for this cluster: each
+ * Deployment runs the local image of its program (never pulled) and is pinned to the real node
+ * `node`.
+ */
+export function kedaObjects(rendered: Obj[], node: string): Obj[] {
+  return rendered.map((o) => {
+    if (o.kind !== "Deployment") return o;
+    const copy = structuredClone(o) as Obj & { spec: { template: { spec: PodSpec } } };
+    const pod = copy.spec.template.spec;
+    for (const c of pod.containers) {
+      const program = c.command?.[0]?.replace(/^\//, "") as Program | undefined;
+      if (!program || !(program in PROGRAMS)) {
+        throw new Error(`KEDA's Deployment ${JSON.stringify(copy.metadata)} runs ${c.command}`);
+      }
+      c.image = imageOf(program);
+      c.imagePullPolicy = "Never";
+    }
+    pod.nodeSelector = {
+      ...pod.nodeSelector,
+      [REAL_NODE_LABEL]: "true",
+      "kubernetes.io/hostname": node,
+    };
+    pod.tolerations = [
+      ...(pod.tolerations ?? []),
+      { key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" },
+    ];
+    return copy;
+  });
+}
+
+/**
+ * Builds, imports and installs KEDA on a running cluster with real nodes, and waits until its
+ * Deployments run and the external metrics API answers through the aggregation layer.
+ */
+export async function installKeda(dir: string, kubeconfig: string, node: string): Promise<void> {
+  const t0 = performance.now();
+  const binDir = await ensureBinaries(["keda"]);
+  const archives = await Promise.all(
+    (Object.keys(PROGRAMS) as Program[]).map((program) =>
+      staticBinaryArchive(join(binDir, program), imageOf(program), {
+        Entrypoint: [`/${program}`],
+        // Its Deployments run as non-root (runAsNonRoot), which needs a numeric user.
+        User: "65532:65532",
+      })
+    ),
+  );
+  await importIntoRealNodes(dir, archives);
+  const config = join(await moduleDir("github.com/kedacore/keda/v2", KEDA_VERSION), "config");
+  const rendered = parseAllDocuments(
+    await kubectl(kubeconfig, ["kustomize", join(config, "default")]),
+  )
+    .map((d) => d.toJSON() as Obj | null)
+    .filter((o): o is Obj => o !== null);
+  // Server-side: the CRDs are too large for the last-applied annotation.
+  await kubectl(
+    kubeconfig,
+    [
+      "apply",
+      "--server-side",
+      "--force-conflicts",
+      "--field-manager=minicluster-cluster",
+      "-f",
+      "-",
+    ],
+    kedaObjects(rendered, node).map((o) => JSON.stringify(o)).join("\n"),
+  );
+  for (const deployment of Object.values(PROGRAMS)) {
+    await kubectl(kubeconfig, [
+      "rollout",
+      "status",
+      `--namespace=${KEDA_NAMESPACE}`,
+      `deployment/${deployment}`,
+      "--timeout=300s",
+    ]);
+  }
+  await waitForExternalMetrics(kubeconfig);
+  log(`KEDA ${KEDA_VERSION} up in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+/** Until the APIService of the external metrics API is Available. */
+function waitForExternalMetrics(kubeconfig: string): Promise<void> {
+  return waitUntil("KEDA's external metrics API was not available", async () => {
+    const out = await kubectl(kubeconfig, [
+      "get",
+      "apiservice",
+      "v1beta1.external.metrics.k8s.io",
+      "-o",
+      "json",
+    ]);
+    const conditions = (JSON.parse(out) as {
+      status?: { conditions?: { type: string; status: string; message?: string }[] };
+    }).status?.conditions ?? [];
+    const available = conditions.find((c) => c.type === "Available");
+    if (available?.status === "True") return undefined;
+    return available?.message ?? "no Available condition";
+  });
+}
