@@ -11,13 +11,12 @@
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { ensureBinaries } from "./binaries.ts";
-import { moduleDir } from "./module_chart.ts";
+import { applyServerSide, moduleDir, waitUntil } from "./add_on.ts";
 import { REAL_NODE_LABEL } from "./real_node_config.ts";
 import { staticBinaryArchive } from "./real_node_images.ts";
 import { importIntoRealNodes } from "./real_nodes.ts";
 import { LOCAL_REGISTRY } from "../images/refs.ts";
 import { kubectl } from "../kubectl.ts";
-import { waitUntil } from "./wait_until.ts";
 
 /** The version hack/build-binaries.sh builds. */
 export const KEDA_VERSION = "v2.21.0";
@@ -96,19 +95,7 @@ export async function installKeda(dir: string, kubeconfig: string, node: string)
   )
     .map((d) => d.toJSON() as Obj | null)
     .filter((o): o is Obj => o !== null);
-  // Server-side: the CRDs are too large for the last-applied annotation.
-  await kubectl(
-    kubeconfig,
-    [
-      "apply",
-      "--server-side",
-      "--force-conflicts",
-      "--field-manager=minicluster-cluster",
-      "-f",
-      "-",
-    ],
-    kedaObjects(rendered, node).map((o) => JSON.stringify(o)).join("\n"),
-  );
+  await applyServerSide(kubeconfig, kedaObjects(rendered, node));
   for (const deployment of Object.values(PROGRAMS)) {
     await kubectl(kubeconfig, [
       "rollout",

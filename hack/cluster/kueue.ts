@@ -11,13 +11,12 @@
 
 import { join } from "node:path";
 import { ensureBinaries } from "./binaries.ts";
-import { moduleDir, renderChart } from "./module_chart.ts";
+import { applyServerSide, moduleDir, renderChart, waitUntil } from "./add_on.ts";
 import { REAL_NODE_LABEL } from "./real_node_config.ts";
 import { staticBinaryArchive } from "./real_node_images.ts";
 import { importIntoRealNodes } from "./real_nodes.ts";
 import { LOCAL_REGISTRY } from "../images/refs.ts";
 import { kubectl } from "../kubectl.ts";
-import { waitUntil } from "./wait_until.ts";
 
 /** The version hack/build-binaries.sh builds (the only one the Go module proxy serves here). */
 export const KUEUE_VERSION = "v0.17.0";
@@ -119,19 +118,7 @@ export async function installKueue(dir: string, kubeconfig: string, node: string
   await kubectl(kubeconfig, ["create", "namespace", KUEUE_NAMESPACE]).catch((e: Error) => {
     if (!/AlreadyExists/.test(e.message)) throw e;
   });
-  // Server-side: the CRDs are too large for the last-applied annotation.
-  await kubectl(
-    kubeconfig,
-    [
-      "apply",
-      "--server-side",
-      "--force-conflicts",
-      "--field-manager=minicluster-cluster",
-      "-f",
-      "-",
-    ],
-    objects.map((o) => JSON.stringify(o)).join("\n"),
-  );
+  await applyServerSide(kubeconfig, objects);
   await kubectl(kubeconfig, [
     "rollout",
     "status",

@@ -359,6 +359,33 @@ export async function restartComponent(dir: string, name: ComponentName): Promis
   await startMissing(paths, state, [name]);
 }
 
+/** What `up` installs on a real node when asked, in this order, and how the state records it. */
+const ADD_ONS: {
+  option: "kueue" | "metrics" | "keda";
+  name: string;
+  install(dir: string, kubeconfig: string, node: string, realNodes: number): Promise<void>;
+  record(state: ClusterState): void;
+}[] = [
+  {
+    option: "kueue",
+    name: "Kueue",
+    install: (dir, kubeconfig, node) => installKueue(dir, kubeconfig, node),
+    record: (state) => state.kueue = KUEUE_VERSION,
+  },
+  {
+    option: "metrics",
+    name: "metrics-server",
+    install: installMetricsServer,
+    record: (state) => state.metricsServer = METRICS_SERVER_VERSION,
+  },
+  {
+    option: "keda",
+    name: "KEDA",
+    install: (dir, kubeconfig, node) => installKeda(dir, kubeconfig, node),
+    record: (state) => state.keda = KEDA_VERSION,
+  },
+];
+
 /** Brings the cluster up (or reuses/extends a running one); returns the kubeconfig path. */
 export async function up(opts: UpOptions): Promise<string> {
   const t0 = performance.now();
@@ -418,33 +445,14 @@ export async function up(opts: UpOptions): Promise<string> {
       api.close();
     }
   }
-  if (opts.kueue) {
+  for (const addOn of ADD_ONS.filter((a) => opts[a.option])) {
     if (!state.real || state.real.count === 0) {
-      throw new Error("--kueue runs Kueue on a real node: add --real-nodes 1");
+      throw new Error(`--${addOn.option} runs ${addOn.name} on a real node: add --real-nodes 1`);
     }
-    await installKueue(paths.dir, paths.kubeconfig, realNodeName(state.real.count - 1));
-    state.kueue = KUEUE_VERSION;
-    await writeState(paths, state);
-  }
-  if (opts.metrics) {
-    if (!state.real || state.real.count === 0) {
-      throw new Error("--metrics runs metrics-server on a real node: add --real-nodes 1");
-    }
-    await installMetricsServer(
-      paths.dir,
-      paths.kubeconfig,
-      realNodeName(state.real.count - 1),
-      state.real.count,
-    );
-    state.metricsServer = METRICS_SERVER_VERSION;
-    await writeState(paths, state);
-  }
-  if (opts.keda) {
-    if (!state.real || state.real.count === 0) {
-      throw new Error("--keda runs KEDA on a real node: add --real-nodes 1");
-    }
-    await installKeda(paths.dir, paths.kubeconfig, realNodeName(state.real.count - 1));
-    state.keda = KEDA_VERSION;
+    // The last real node: the first is where the disruption tests restart kubelet and containerd.
+    const node = realNodeName(state.real.count - 1);
+    await addOn.install(paths.dir, paths.kubeconfig, node, state.real.count);
+    addOn.record(state);
     await writeState(paths, state);
   }
   log(`up in ${since(t0)}; logs in ${paths.logs}`);

@@ -11,13 +11,12 @@
 
 import { join } from "node:path";
 import { ensureBinaries } from "./binaries.ts";
-import { moduleDir, renderChart } from "./module_chart.ts";
+import { applyServerSide, moduleDir, renderChart, waitUntil } from "./add_on.ts";
 import { REAL_NODE_LABEL } from "./real_node_config.ts";
 import { staticBinaryArchive } from "./real_node_images.ts";
 import { importIntoRealNodes } from "./real_nodes.ts";
 import { LOCAL_REGISTRY } from "../images/refs.ts";
 import { kubectl } from "../kubectl.ts";
-import { waitUntil } from "./wait_until.ts";
 
 /** The version hack/build-binaries.sh builds. */
 export const METRICS_SERVER_VERSION = "v0.9.0";
@@ -72,18 +71,7 @@ export async function installMetricsServer(
     METRICS_SERVER_NAMESPACE,
     metricsServerValues(node),
   );
-  await kubectl(
-    kubeconfig,
-    [
-      "apply",
-      "--server-side",
-      "--force-conflicts",
-      "--field-manager=minicluster-cluster",
-      "-f",
-      "-",
-    ],
-    objects.map((o) => JSON.stringify(o)).join("\n"),
-  );
+  await applyServerSide(kubeconfig, objects);
   await kubectl(kubeconfig, [
     "rollout",
     "status",

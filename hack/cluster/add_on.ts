@@ -1,10 +1,13 @@
-// Helm charts that ship inside a Go module (Kueue's, metrics-server's, KEDA's): the module is in
-// the module cache once its binary was built (hack/build-binaries.sh), so the chart and the binary
-// come from one version and cannot disagree. Rendered with the Helm built from its module.
+// What installing an add-on of the local cluster (Kueue, metrics-server, KEDA) takes: its
+// manifests from the Go module its binaries were built from (hack/build-binaries.sh; the module is
+// then in the module cache, so the manifests and the binaries come from one version and cannot
+// disagree), Helm charts rendered with the Helm built from its module, the objects applied, and a
+// wait until the add-on answers as it must.
 
 import { join } from "node:path";
 import { parseAllDocuments, stringify } from "yaml";
 import { ensureBinaries } from "./binaries.ts";
+import { kubectl } from "../kubectl.ts";
 
 /** The directory of `module@version` in the module cache (downloaded when missing). */
 export async function moduleDir(module: string, version: string): Promise<string> {
@@ -43,4 +46,47 @@ export async function renderChart(
   } finally {
     await Deno.remove(valuesFile);
   }
+}
+
+/** Applies `objects` server-side (CRDs are too large for the last-applied annotation). */
+export async function applyServerSide(
+  kubeconfig: string,
+  objects: readonly Record<string, unknown>[],
+): Promise<void> {
+  await kubectl(
+    kubeconfig,
+    [
+      "apply",
+      "--server-side",
+      "--force-conflicts",
+      "--field-manager=minicluster-cluster",
+      "-f",
+      "-",
+    ],
+    objects.map((o) => JSON.stringify(o)).join("\n"),
+  );
+}
+
+/**
+ * Calls `check` every 2 s until it returns undefined (done) or `timeoutMs` passes; then throws
+ * with `what` and the last reason `check` gave (or the error it threw).
+ */
+export async function waitUntil(
+  what: string,
+  check: () => Promise<string | undefined>,
+  timeoutMs = 180_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    try {
+      const reason = await check();
+      if (reason === undefined) return;
+      last = reason;
+    } catch (e) {
+      last = e instanceof Error ? e.message : String(e);
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+  throw new Error(`${what} in ${Math.round(timeoutMs / 1000)} s: ${last.trim()}`);
 }
