@@ -44,6 +44,9 @@ export interface QueueOptions {
   priorities?: Record<string, number>;
   /** The flavor's node labels (default: the KWOK nodes'). */
   nodeLabels?: Record<string, string>;
+  /** The flavor's Topology (Topology Aware Scheduling) and the tolerations it adds to pods. */
+  topologyName?: string;
+  tolerations?: Record<string, string>[];
   /**
    * The LocalQueue's name (default `lq`). `default` makes Kueue queue every new Job of the
    * namespace, labelled or not (LocalQueueDefaulting, on in Kueue v0.17).
@@ -68,7 +71,11 @@ export async function makeQueues(env: TestEnv, opts: QueueOptions): Promise<() =
       apiVersion: "kueue.x-k8s.io/v1beta2",
       kind: "ResourceFlavor",
       metadata: { name },
-      spec: { nodeLabels: opts.nodeLabels ?? FLAVOR_NODE_LABELS },
+      spec: {
+        nodeLabels: opts.nodeLabels ?? FLAVOR_NODE_LABELS,
+        ...(opts.topologyName ? { topologyName: opts.topologyName } : {}),
+        ...(opts.tolerations ? { tolerations: opts.tolerations } : {}),
+      },
     },
     {
       apiVersion: "kueue.x-k8s.io/v1beta2",
