@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { parseAllDocuments, stringify } from "yaml";
 import { ensureBinaries } from "./binaries.ts";
+import { REAL_NODE_LABEL } from "./real_node_config.ts";
 import { kubectl } from "../kubectl.ts";
 
 /** The directory of `module@version` in the module cache (downloaded when missing). */
@@ -21,6 +22,27 @@ export async function moduleDir(module: string, version: string): Promise<string
     throw new Error(`go mod download ${module}: ${new TextDecoder().decode(out.stderr)}`);
   }
   return (JSON.parse(new TextDecoder().decode(out.stdout)) as { Dir: string }).Dir;
+}
+
+/** The objects of a YAML stream (`helm template`, `kubectl kustomize`), empty documents left out. */
+export function parseObjects(yaml: string): Record<string, unknown>[] {
+  return parseAllDocuments(yaml)
+    .map((d) => d.toJSON() as Record<string, unknown> | null)
+    .filter((o): o is Record<string, unknown> => o !== null);
+}
+
+/**
+ * The pod placement of an add-on: on the real node `node`, whose taint it tolerates. `up` picks
+ * the last real node: the first is where the disruption tests restart the kubelet and containerd.
+ */
+export function onRealNode(node: string): {
+  nodeSelector: Record<string, string>;
+  tolerations: Record<string, string>[];
+} {
+  return {
+    nodeSelector: { [REAL_NODE_LABEL]: "true", "kubernetes.io/hostname": node },
+    tolerations: [{ key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" }],
+  };
 }
 
 /** `helm template <release> <chart>` with `values`: the chart's objects, parsed. */
@@ -40,9 +62,7 @@ export async function renderChart(
       stderr: "piped",
     }).output();
     if (!out.success) throw new Error(`helm template: ${new TextDecoder().decode(out.stderr)}`);
-    return parseAllDocuments(new TextDecoder().decode(out.stdout))
-      .map((d) => d.toJSON() as Record<string, unknown> | null)
-      .filter((o): o is Record<string, unknown> => o !== null);
+    return parseObjects(new TextDecoder().decode(out.stdout));
   } finally {
     await Deno.remove(valuesFile);
   }

@@ -9,10 +9,8 @@
 // webhook through their Services, which needs kube-proxy's rules, which only real nodes bring.
 
 import { join } from "node:path";
-import { parseAllDocuments } from "yaml";
 import { ensureBinaries } from "./binaries.ts";
-import { applyServerSide, moduleDir, waitUntil } from "./add_on.ts";
-import { REAL_NODE_LABEL } from "./real_node_config.ts";
+import { applyServerSide, moduleDir, onRealNode, parseObjects, waitUntil } from "./add_on.ts";
 import { staticBinaryArchive } from "./real_node_images.ts";
 import { importIntoRealNodes } from "./real_nodes.ts";
 import { LOCAL_REGISTRY } from "../images/refs.ts";
@@ -31,8 +29,6 @@ const PROGRAMS = {
 type Program = keyof typeof PROGRAMS;
 
 const imageOf = (program: Program) => `${LOCAL_REGISTRY}/${program}:${KEDA_VERSION}`;
-
-const log = (msg: string) => console.error(`[cluster] ${msg}`);
 
 type Obj = Record<string, unknown>;
 interface PodSpec {
@@ -59,15 +55,9 @@ export function kedaObjects(rendered: Obj[], node: string): Obj[] {
       c.image = imageOf(program);
       c.imagePullPolicy = "Never";
     }
-    pod.nodeSelector = {
-      ...pod.nodeSelector,
-      [REAL_NODE_LABEL]: "true",
-      "kubernetes.io/hostname": node,
-    };
-    pod.tolerations = [
-      ...(pod.tolerations ?? []),
-      { key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" },
-    ];
+    const placement = onRealNode(node);
+    pod.nodeSelector = { ...pod.nodeSelector, ...placement.nodeSelector };
+    pod.tolerations = [...(pod.tolerations ?? []), ...placement.tolerations];
     return copy;
   });
 }
@@ -77,7 +67,6 @@ export function kedaObjects(rendered: Obj[], node: string): Obj[] {
  * Deployments run and the external metrics API answers through the aggregation layer.
  */
 export async function installKeda(dir: string, kubeconfig: string, node: string): Promise<void> {
-  const t0 = performance.now();
   const binDir = await ensureBinaries(["keda"]);
   const archives = await Promise.all(
     (Object.keys(PROGRAMS) as Program[]).map((program) =>
@@ -90,11 +79,7 @@ export async function installKeda(dir: string, kubeconfig: string, node: string)
   );
   await importIntoRealNodes(dir, archives);
   const config = join(await moduleDir("github.com/kedacore/keda/v2", KEDA_VERSION), "config");
-  const rendered = parseAllDocuments(
-    await kubectl(kubeconfig, ["kustomize", join(config, "default")]),
-  )
-    .map((d) => d.toJSON() as Obj | null)
-    .filter((o): o is Obj => o !== null);
+  const rendered = parseObjects(await kubectl(kubeconfig, ["kustomize", join(config, "default")]));
   await applyServerSide(kubeconfig, kedaObjects(rendered, node));
   for (const deployment of Object.values(PROGRAMS)) {
     await kubectl(kubeconfig, [
@@ -106,7 +91,6 @@ export async function installKeda(dir: string, kubeconfig: string, node: string)
     ]);
   }
   await waitForExternalMetrics(kubeconfig);
-  log(`KEDA ${KEDA_VERSION} up in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
 /** Until the APIService of the external metrics API is Available. */

@@ -11,8 +11,7 @@
 
 import { join } from "node:path";
 import { ensureBinaries } from "./binaries.ts";
-import { applyServerSide, moduleDir, renderChart, waitUntil } from "./add_on.ts";
-import { REAL_NODE_LABEL } from "./real_node_config.ts";
+import { applyServerSide, moduleDir, onRealNode, renderChart, waitUntil } from "./add_on.ts";
 import { staticBinaryArchive } from "./real_node_images.ts";
 import { importIntoRealNodes } from "./real_nodes.ts";
 import { LOCAL_REGISTRY } from "../images/refs.ts";
@@ -24,8 +23,6 @@ export const KUEUE_IMAGE = `${LOCAL_REGISTRY}/kueue:${KUEUE_VERSION}`;
 export const KUEUE_NAMESPACE = "kueue-system";
 /** Kueue's label that puts a batch/v1 Job in a LocalQueue. */
 export const QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name";
-
-const log = (msg: string) => console.error(`[cluster] ${msg}`);
 
 /**
  * Kueue's configuration: the chart's own, with the built-in batch/v1 Job as the only integration.
@@ -60,9 +57,9 @@ integrations:
 `;
 
 /**
- * Values for the chart: the local image on the real node `node`, sized for a 2-core machine.
- * `up` picks the last real node: the first one is where the disruption tests restart the kubelet
- * and containerd, and Kueue's Job webhook (failurePolicy Fail) must answer every Job created.
+ * Values for the chart: the local image on the real node `node` (the last: Kueue's Job webhook,
+ * failurePolicy Fail, must answer every Job created while the first one's kubelet restarts), sized
+ * for a 2-core machine.
  */
 export function kueueValues(node: string): Record<string, unknown> {
   return {
@@ -77,8 +74,7 @@ export function kueueValues(node: string): Record<string, unknown> {
           limits: { memory: "512Mi" },
         },
       },
-      nodeSelector: { [REAL_NODE_LABEL]: "true", "kubernetes.io/hostname": node },
-      tolerations: [{ key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" }],
+      ...onRealNode(node),
     },
     managerConfig: { controllerManagerConfigYaml: KUEUE_MANAGER_CONFIG },
   };
@@ -104,7 +100,6 @@ export function kueueObjects(rendered: Record<string, unknown>[]): Record<string
  * webhook suspends a queued Job (the proof that certificates, Service and webhook all work).
  */
 export async function installKueue(dir: string, kubeconfig: string, node: string): Promise<void> {
-  const t0 = performance.now();
   const binDir = await ensureBinaries(["kueue", "helm"]);
   const archive = await staticBinaryArchive(join(binDir, "kueue"), KUEUE_IMAGE, {
     Entrypoint: ["/manager"],
@@ -127,7 +122,6 @@ export async function installKueue(dir: string, kubeconfig: string, node: string
     "--timeout=300s",
   ]);
   await waitForJobWebhook(kubeconfig);
-  log(`Kueue ${KUEUE_VERSION} up in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
 /** A Job that names a queue, as Kueue's webhook must answer it: created suspended. */

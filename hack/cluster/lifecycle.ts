@@ -363,26 +363,31 @@ export async function restartComponent(dir: string, name: ComponentName): Promis
 const ADD_ONS: {
   option: "kueue" | "metrics" | "keda";
   name: string;
+  version: string;
+  /** Where the state records the version installed. */
+  recorded: "kueue" | "metricsServer" | "keda";
   install(dir: string, kubeconfig: string, node: string, realNodes: number): Promise<void>;
-  record(state: ClusterState): void;
 }[] = [
   {
     option: "kueue",
     name: "Kueue",
+    version: KUEUE_VERSION,
+    recorded: "kueue",
     install: (dir, kubeconfig, node) => installKueue(dir, kubeconfig, node),
-    record: (state) => state.kueue = KUEUE_VERSION,
   },
   {
     option: "metrics",
     name: "metrics-server",
+    version: METRICS_SERVER_VERSION,
+    recorded: "metricsServer",
     install: installMetricsServer,
-    record: (state) => state.metricsServer = METRICS_SERVER_VERSION,
   },
   {
     option: "keda",
     name: "KEDA",
+    version: KEDA_VERSION,
+    recorded: "keda",
     install: (dir, kubeconfig, node) => installKeda(dir, kubeconfig, node),
-    record: (state) => state.keda = KEDA_VERSION,
   },
 ];
 
@@ -451,8 +456,10 @@ export async function up(opts: UpOptions): Promise<string> {
     }
     // The last real node: the first is where the disruption tests restart kubelet and containerd.
     const node = realNodeName(state.real.count - 1);
+    const started = performance.now();
     await addOn.install(paths.dir, paths.kubeconfig, node, state.real.count);
-    addOn.record(state);
+    log(`${addOn.name} ${addOn.version} up in ${since(started)}`);
+    state[addOn.recorded] = addOn.version;
     await writeState(paths, state);
   }
   log(`up in ${since(t0)}; logs in ${paths.logs}`);

@@ -11,7 +11,7 @@
 
 import { join } from "node:path";
 import { ensureBinaries } from "./binaries.ts";
-import { applyServerSide, moduleDir, renderChart, waitUntil } from "./add_on.ts";
+import { applyServerSide, moduleDir, onRealNode, renderChart, waitUntil } from "./add_on.ts";
 import { REAL_NODE_LABEL } from "./real_node_config.ts";
 import { staticBinaryArchive } from "./real_node_images.ts";
 import { importIntoRealNodes } from "./real_nodes.ts";
@@ -23,8 +23,6 @@ export const METRICS_SERVER_VERSION = "v0.9.0";
 export const METRICS_SERVER_NAMESPACE = "kube-system";
 const IMAGE_REPOSITORY = `${LOCAL_REGISTRY}/metrics-server`;
 
-const log = (msg: string) => console.error(`[cluster] ${msg}`);
-
 /**
  * Values for the chart: the local image on the real node `node`. One change to what users run:
  * only real nodes are scraped (`--node-selector`); KWOK's fake nodes serve no kubelet, and each
@@ -35,8 +33,7 @@ export function metricsServerValues(node: string): Record<string, unknown> {
     image: { repository: IMAGE_REPOSITORY, tag: METRICS_SERVER_VERSION, pullPolicy: "Never" },
     args: [`--node-selector=${REAL_NODE_LABEL}=true`],
     resources: { requests: { cpu: "50m", memory: "64Mi" } },
-    nodeSelector: { [REAL_NODE_LABEL]: "true", "kubernetes.io/hostname": node },
-    tolerations: [{ key: REAL_NODE_LABEL, operator: "Exists", effect: "NoSchedule" }],
+    ...onRealNode(node),
   };
 }
 
@@ -51,7 +48,6 @@ export async function installMetricsServer(
   node: string,
   realNodes: number,
 ): Promise<void> {
-  const t0 = performance.now();
   const binDir = await ensureBinaries(["metrics-server", "helm"]);
   const archive = await staticBinaryArchive(
     join(binDir, "metrics-server"),
@@ -80,11 +76,6 @@ export async function installMetricsServer(
     "--timeout=300s",
   ]);
   await waitForNodeMetrics(kubeconfig, realNodes);
-  log(
-    `metrics-server ${METRICS_SERVER_VERSION} up in ${
-      ((performance.now() - t0) / 1000).toFixed(1)
-    } s`,
-  );
 }
 
 /** Until `/apis/metrics.k8s.io/v1beta1/nodes` lists `count` nodes. */
