@@ -10,7 +10,6 @@
 // lead broker.
 
 import assert from "node:assert/strict";
-import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { eventually } from "../harness.ts";
@@ -19,6 +18,7 @@ import {
   kedaAvailable,
   kubectl,
   metricsServerAvailable,
+  onLead,
   REAL_NAMESPACE,
   type RealEnv,
   realTest,
@@ -66,14 +66,6 @@ async function startElastic(env: RealEnv): Promise<void> {
 }
 
 const seconds = (t0: number) => ((performance.now() - t0) / 1000).toFixed(1);
-
-async function onLead(env: RealEnv, name: string, script: string): Promise<string> {
-  const lead = (await env.pods(name)).find((p: Pod) =>
-    p.metadata?.labels?.["batch.kubernetes.io/job-completion-index"] === "0"
-  );
-  if (!lead) throw new Error(`${name}: no lead broker pod`);
-  return await env.exec(lead.metadata!.name!, name, ["bash", "/mnt/flux/flux-connect.sh"], script);
-}
 
 interface PodMetrics {
   metadata: { name: string };

@@ -13,20 +13,11 @@ import { MiniClusters } from "../../api/resource.ts";
 import { DRAIN_REASON } from "../../controllers/minicluster/children/scripts/drain.ts";
 import { FLUX_VIEW_IMAGE } from "../../hack/images/refs.ts";
 import { eventually } from "../harness.ts";
-import { kubectl, REAL_NAMESPACE, type RealEnv, realMiniCluster, realTest } from "./env.ts";
+import { kubectl, onLead, REAL_NAMESPACE, type RealEnv, realMiniCluster, realTest } from "./env.ts";
 
 const INDEX = "batch.kubernetes.io/job-completion-index";
 const indexOf = (p: Pod) => Number(p.metadata?.labels?.[INDEX] ?? -1);
 const seconds = (t0: number) => ((performance.now() - t0) / 1000).toFixed(1);
-
-/** Runs `script` in the lead broker's Flux instance (the generated connect script). */
-async function onLead(env: RealEnv, name: string, script: string): Promise<string> {
-  const lead = (await env.pods(name)).find((p) =>
-    indexOf(p) === 0 && !p.metadata?.deletionTimestamp
-  );
-  if (!lead) throw new Error(`${name}: no lead broker pod`);
-  return await env.exec(lead.metadata!.name!, name, ["bash", "/mnt/flux/flux-connect.sh"], script);
-}
 
 /** `flux resource list` → the NNODES of a state ("free", "down", ...). */
 function nodesIn(resourceList: string, state: string): number | undefined {

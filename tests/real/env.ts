@@ -240,6 +240,19 @@ export function realMiniCluster(
 }
 
 /**
+ * Runs `script` in the Flux instance of MiniCluster `name`, through the generated connect script
+ * in its lead broker's pod (Job index 0, not terminating): a shell on Flux as its owner.
+ */
+export async function onLead(env: RealEnv, name: string, script: string): Promise<string> {
+  const lead = (await env.pods(name)).find((p) =>
+    p.metadata?.labels?.["batch.kubernetes.io/job-completion-index"] === "0" &&
+    !p.metadata?.deletionTimestamp
+  );
+  if (!lead) throw new Error(`${name}: no lead broker pod`);
+  return await env.exec(lead.metadata!.name!, name, ["bash", "/mnt/flux/flux-connect.sh"], script);
+}
+
+/**
  * Registers a real-node scenario; its MiniClusters are deleted afterwards (also on failure) and
  * their pods waited for, so scenarios do not compete for the node.
  */
