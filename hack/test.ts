@@ -93,6 +93,33 @@ export function parseDenoTestSummary(
   return undefined;
 }
 
+/**
+ * What deno test printed for each failed test: its name line from the FAILURES section and the
+ * first lines of its entry in the ERRORS section, so that the run's last screen names what failed
+ * (CI shows only the end of the output).
+ */
+export function parseDenoTestFailures(output: string, linesEach = 6): string[] {
+  const lines = output.replace(ANSI, "").split("\n");
+  const errorsAt = lines.findIndex((l) => l.trim() === "ERRORS");
+  const failuresAt = lines.findIndex((l, i) => i > errorsAt && l.trim() === "FAILURES");
+  if (failuresAt < 0) return [];
+  const failures: string[] = [];
+  for (const line of lines.slice(failuresAt + 1)) {
+    if (/^(?:ok|FAILED) \|/.test(line)) break;
+    if (line.trim()) failures.push(line);
+  }
+  return failures.map((name) => {
+    const at = errorsAt < 0 ? -1 : lines.indexOf(name, errorsAt);
+    if (at < 0 || at > failuresAt) return name;
+    const detail: string[] = [];
+    for (const line of lines.slice(at + 1, failuresAt)) {
+      if (!line.trim() || detail.length === linesEach) break;
+      detail.push(`    ${line.trimEnd()}`);
+    }
+    return [name, ...detail].join("\n");
+  });
+}
+
 /** Copies a child's output to ours as it comes, and returns all of it once the stream ends. */
 async function echoed(stream: ReadableStream<Uint8Array>): Promise<string> {
   let output = "";
@@ -133,7 +160,7 @@ export const TEST_RUNS = {
 async function denoTest(
   args: string[],
   env: Record<string, string>,
-): Promise<{ passed: number; failed: number }> {
+): Promise<{ passed: number; failed: number; failures: string[] }> {
   testChild = new Deno.Command(DENO, {
     args,
     env,
@@ -147,9 +174,11 @@ async function denoTest(
   await stopGroups([testChild.pid], 2000); // leftovers of the tests, if any
   testChild = undefined;
   const summary = parseDenoTestSummary(output);
-  if (!summary) return { passed: 0, failed: 1 }; // e.g. a type error before any test ran
+  const failures = parseDenoTestFailures(output);
+  // No summary: e.g. a type error before any test ran.
+  if (!summary) return { passed: 0, failed: 1, failures: ["deno test printed no summary"] };
   if (!st.success && summary.failed === 0) summary.failed = 1;
-  return summary;
+  return { ...summary, failures };
 }
 
 /** Where `./task demo` brings up its cluster. */
@@ -377,6 +406,8 @@ async function main(): Promise<number> {
         }`,
       );
     }
+    const failures = [...clusterTests.failures, ...unitTests.failures];
+    if (failures.length) console.log(`\nfailed tests:\n${failures.join("\n")}`);
     console.log(`deno test: ${tests.passed} passed, ${tests.failed} failed`);
     console.log(`total ${((performance.now() - t0) / 1000).toFixed(0)} s`);
     console.log(`${tests.passed + stepsPassed} passed, ${tests.failed + stepsFailed} failed`);

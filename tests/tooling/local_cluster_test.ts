@@ -28,7 +28,7 @@ import {
   spawnDaemon,
   stopGroups,
 } from "../../hack/cluster/processes.ts";
-import { parseDenoTestSummary } from "../../hack/test.ts";
+import { parseDenoTestFailures, parseDenoTestSummary } from "../../hack/test.ts";
 import { namespaceSlug, testNamespaceName } from "../harness.ts";
 
 const ctx: ComponentContext = {
@@ -160,6 +160,33 @@ Deno.test("deno test summary: counts from the last summary line, colours ignored
     failed: 2,
   });
   assert.equal(parseDenoTestSummary("error: Type checking failed."), undefined);
+});
+
+Deno.test("deno test failures: each failed test and step is named with its error's first lines", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "failures-" });
+  try {
+    await Deno.writeTextFile(
+      `${dir}/sample_test.ts`,
+      `Deno.test("passes", () => {});
+Deno.test("fails", () => { throw new Error("boom"); });
+Deno.test("has steps", async (t) => {
+  await t.step("inner", () => { throw new Error("inner boom"); });
+});
+`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["test", "--no-config", `${dir}/sample_test.ts`],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const failures = parseDenoTestFailures(new TextDecoder().decode(out.stdout));
+    assert.equal(failures.length, 2, failures.join("\n"));
+    assert.match(failures[0], /^fails => .*sample_test\.ts:2:6\n {4}error: Error: boom/);
+    assert.match(failures[1], /^has steps \.\.\. inner => .*\n {4}error: Error: inner boom/);
+    assert.deepEqual(parseDenoTestFailures("ok | 3 passed | 0 failed (1s)"), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("test namespaces are valid DNS labels of at most 63 characters", () => {
