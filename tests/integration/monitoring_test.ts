@@ -110,6 +110,10 @@ integrationTest(
       const doc = await Deno.readTextFile(OPERATIONS_DOC);
       const undocumented = [...families.keys()].filter((f) => !doc.includes(`\`${f}\``));
       assert.deepEqual(undocumented, [], "docs/operations.md does not name these families");
+      // And its tables' rows, name and type, are the operator's.
+      const rows = [...doc.matchAll(/^\| `([a-zA-Z_:]+)` +\| (counter|gauge|histogram) +\|/gm)];
+      assert.equal(rows.length, families.size, "a table row for each family");
+      for (const [, name, type] of rows) assert.equal(families.get(name), type, name);
 
       // Gone while the operator runs, so that no finalizer outlives the test.
       await env.client.delete(MiniClusters, env.namespace, "watched");
