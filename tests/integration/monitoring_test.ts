@@ -111,9 +111,18 @@ integrationTest(
       const undocumented = [...families.keys()].filter((f) => !doc.includes(`\`${f}\``));
       assert.deepEqual(undocumented, [], "docs/operations.md does not name these families");
       // And its tables' rows, name and type, are the operator's.
-      const rows = [...doc.matchAll(/^\| `([a-zA-Z_:]+)` +\| (counter|gauge|histogram) +\|/gm)];
+      const rows = [
+        ...doc.matchAll(
+          /^\| `([a-zA-Z_:]+)` +\| (counter|gauge|histogram) +\| +(?:`([^`]*)`)? *\|/gm,
+        ),
+      ];
       assert.equal(rows.length, families.size, "a table row for each family");
-      for (const [, name, type] of rows) assert.equal(families.get(name), type, name);
+      for (const [, name, type, labels] of rows) {
+        assert.equal(families.get(name), type, name);
+        // Labels where this run has samples (a histogram's are on its _count).
+        const seen = labelsOf.get(type === "histogram" ? `${name}_count` : name);
+        if (seen) assert.equal(labels ?? "", [...seen].join(", "), `${name}'s labels`);
+      }
 
       // Gone while the operator runs, so that no finalizer outlives the test.
       await env.client.delete(MiniClusters, env.namespace, "watched");
