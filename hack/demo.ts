@@ -265,7 +265,8 @@ The operator keeps running (pid ${pid}) and watches the namespace "${NAMESPACE}"
   kubectl get mc -w                                  # watch the MiniClusters
   kubectl describe mc hello-world                    # conditions and events
   kubectl logs job/hello-world                       # the lead broker's whole log
-  kubectl apply -f examples/                         # every example (simulated on KWOK)
+  kubectl apply -f examples/                         # every example, simulated on KWOK (the queues of
+                                                     # kueue.yaml need Kueue: cluster up --kueue)
   ${`tail -f ${rel(OPERATOR_LOG)}`.padEnd(50)} # the operator's log
   ./task cluster down                                # stop the operator and the cluster`);
   return 0;

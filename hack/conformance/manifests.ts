@@ -30,6 +30,19 @@ export interface MiniClusterObject {
   spec?: Record<string, unknown>;
 }
 
+/**
+ * Examples the two operators cannot be compared on, and why. Each one's MiniCluster is applied by
+ * tests/integration/examples_test.ts and rendered by tests/unit/examples_test.ts all the same.
+ */
+export const EXAMPLES_NOT_COMPARED: Readonly<Record<string, string>> = {
+  "bursting.yaml": "two MiniClusters in one file; the fixtures bursting-lead-broker and " +
+    "burst-target-with-cert compare each side",
+  "hpa.yaml": "a HorizontalPodAutoscaler beside it, and flux.drainGracePeriodSeconds, which " +
+    "the Go API lacks",
+  "kueue.yaml": "Kueue's queues beside it; the control plane runs no Kueue",
+  "suspend.yaml": "spec.suspend, which the Go API lacks: created suspended, ours makes no Job",
+};
+
 const SOURCES: { dir: string; prefix: string; admissionOnly: boolean }[] = [
   { dir: "tests/fixtures/manifests/valid", prefix: "valid", admissionOnly: false },
   { dir: "examples", prefix: "examples", admissionOnly: false },
@@ -50,6 +63,7 @@ export async function collectManifests(filter?: RegExp): Promise<Manifest[]> {
       throw e;
     }
     for (const file of files.sort()) {
+      if (source.dir === "examples" && file in EXAMPLES_NOT_COMPARED) continue;
       const id = `${source.prefix}/${basename(file, ".yaml")}`;
       if (filter && !filter.test(id)) continue;
       const docs = parseAllDocuments(await Deno.readTextFile(join(dir, file)))
