@@ -20,6 +20,7 @@ import {
 } from "./controllers/minicluster/operator_flags.ts";
 import { miniClusterController, miniClusterStores } from "./controllers/minicluster/controller.ts";
 import { FluxQueuePoller } from "./controllers/minicluster/fluxqueue/poller.ts";
+import { startCustomMetricsApi } from "./controllers/minicluster/custom_metrics_api.ts";
 
 export type {
   DefaultedMiniCluster,
@@ -79,6 +80,16 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
     }),
   );
   fluxQueue.wake = (key) => controller.queue.add(key);
+  if (opts.customMetricsPort > 0) {
+    manager.addServer("custom-metrics", (c) =>
+      startCustomMetricsApi(c, {
+        port: opts.customMetricsPort,
+        hostname: opts.bindAddress,
+        service: opts.customMetricsService,
+        miniClusters: stores.miniClusters,
+        log: manager.log.child({ component: "custom-metrics" }),
+      }));
+  }
   return manager;
 }
 
