@@ -20,7 +20,6 @@ import {
 } from "./controllers/minicluster/operator_flags.ts";
 import { miniClusterController, miniClusterStores } from "./controllers/minicluster/controller.ts";
 import { FluxQueuePoller } from "./controllers/minicluster/fluxqueue/poller.ts";
-import { startCustomMetricsApi } from "./controllers/minicluster/custom_metrics_api.ts";
 
 export type {
   DefaultedMiniCluster,
@@ -81,6 +80,10 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
   );
   fluxQueue.wake = (key) => controller.queue.add(key);
   if (opts.customMetricsPort > 0) {
+    // Loaded only when on: it brings the X.509 library (docs/development.md, dependencies).
+    const { startCustomMetricsApi } = await import(
+      "./controllers/minicluster/custom_metrics_api.ts"
+    );
     manager.addServer("custom-metrics", (c) =>
       startCustomMetricsApi(c, {
         port: opts.customMetricsPort,
