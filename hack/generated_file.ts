@@ -1,6 +1,6 @@
 /**
  * What the generators (hack/generate.ts, hack/cluster-role.ts, hack/install-manifest.ts,
- * hack/chart.ts, hack/api-docs.ts, hack/layout-docs.ts) share: their output is formatted exactly as `deno fmt` formats
+ * hack/chart.ts, hack/api-docs.ts, hack/layout-docs.ts, hack/object-diagram.ts) share: their output is formatted exactly as `deno fmt` formats
  * the tree, and `--check` compares it with the committed file instead of writing it, so CI fails
  * when a generated file is stale.
  */
