@@ -18,7 +18,7 @@ import type { MiniCluster } from "../api/mod.ts";
 import { CHILD_KINDS, type ChildKind } from "../controllers/minicluster/kinds/child_kinds.ts";
 import { renderChildren } from "../controllers/minicluster/render/render.ts";
 import type { KubeObject } from "../runtime/cache/store.ts";
-import { writeOrCheck } from "./generated_file.ts";
+import { denoFmt, writeOrCheck } from "./generated_file.ts";
 
 const OUTPUT = "docs/objects.svg";
 const NAME = "sample";
@@ -343,9 +343,14 @@ export function drawSvg(d: { boxes: Box[]; edges: Edge[] }): string {
   return out.join("\n");
 }
 
+/** docs/objects.svg as it should be: drawn, then formatted as `deno fmt` formats the tree. */
+export async function objectsSvg(): Promise<string> {
+  return await denoFmt(drawSvg(await diagram()), "svg");
+}
+
 if (import.meta.main) {
   Deno.exit(
-    await writeOrCheck(OUTPUT, drawSvg(await diagram()), {
+    await writeOrCheck(OUTPUT, await objectsSvg(), {
       check: Deno.args.includes("--check"),
       regenerate: "deno run -A hack/object-diagram.ts",
     }),
