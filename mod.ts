@@ -79,6 +79,20 @@ export async function createOperator(opts: OperatorOptions): Promise<Manager> {
     }),
   );
   fluxQueue.wake = (key) => controller.queue.add(key);
+  if (opts.customMetricsPort > 0) {
+    // Loaded only when on: it brings the X.509 library (docs/development.md, dependencies).
+    const { startCustomMetricsApi } = await import(
+      "./controllers/minicluster/custom_metrics_api.ts"
+    );
+    manager.addServer("custom-metrics", (c) =>
+      startCustomMetricsApi(c, {
+        port: opts.customMetricsPort,
+        hostname: opts.bindAddress,
+        service: opts.customMetricsService,
+        miniClusters: stores.miniClusters,
+        log: manager.log.child({ component: "custom-metrics" }),
+      }));
+  }
   return manager;
 }
 

@@ -27,12 +27,14 @@ const USAGE = `usage: deno task cluster <up|down|status> [options]
                                   (Debian's containerd 1.6 and runc 1.1; a pod with an image
                                   volume is never created); a running cluster keeps its own
            --kueue                Kueue (built from its Go module) on the last real node,
-                                  installed from its chart; needs --real-nodes 1 or more
+                                  installed from its chart
            --metrics              metrics-server (built from its Go module) on the last real
                                   node, from its chart: the metrics API the
-                                  HorizontalPodAutoscaler reads CPU from; needs --real-nodes 1
+                                  HorizontalPodAutoscaler reads CPU from
            --keda                 KEDA (built from its Go module) on the last real node, from
-                                  its kustomize configuration; needs --real-nodes 1
+                                  its kustomize configuration
+                                  (each add-on runs on a real node: without --real-nodes and
+                                  none running, one is added, which needs root)
   down     stop every process of the cluster (and those recorded in its *.pid files), undo
            what real nodes changed on the machine, and remove its state
   status   show what runs (exit 0 when healthy, 1 otherwise); --quiet prints nothing

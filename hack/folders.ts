@@ -27,6 +27,7 @@ const RUNTIME_LOWER = [
   "runtime/watch",
   "runtime/controller",
   "runtime/metrics",
+  "runtime/aggregated",
 ];
 
 /** Folder → its row, runtime layered bottom-up, then the API, then the controller's folders. */
@@ -63,6 +64,11 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
       "runtime/watch",
       "runtime/controller",
     ],
+  },
+  "runtime/aggregated": {
+    what:
+      "an aggregated API's parts: the front proxy's trust, the serving certificate, authorization by SubjectAccessReview, the HTTPS server",
+    imports: ["runtime/core", "runtime/client"],
   },
   "runtime": {
     what: "the process: manager, flags and options, leader election, the HTTP endpoint",
@@ -158,6 +164,7 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
       "runtime/cache",
       "runtime/pacing",
       "runtime/metrics",
+      "runtime/aggregated/server.ts",
     ],
   },
   "controllers/minicluster/lifecycle": {

@@ -1,14 +1,14 @@
 /**
  * What the generators (hack/generate.ts, hack/cluster-role.ts, hack/install-manifest.ts,
- * hack/chart.ts, hack/api-docs.ts, hack/layout-docs.ts) share: their output is formatted exactly as `deno fmt` formats
- * the tree, and `--check` compares it with the committed file instead of writing it, so CI fails
- * when a generated file is stale.
+ * hack/chart.ts, hack/api-docs.ts, hack/layout-docs.ts, hack/object-diagram.ts) share: their
+ * output is formatted exactly as `deno fmt` formats the tree, and `--check` compares it with the
+ * committed file instead of writing it, so CI fails when a generated file is stale.
  */
 
 const ROOT = new URL("../", import.meta.url);
 
 /** Formats `text` as `deno fmt` formats a file with extension `ext` in this repository. */
-export async function denoFmt(text: string, ext: "ts" | "md" | "yaml"): Promise<string> {
+export async function denoFmt(text: string, ext: "ts" | "md" | "yaml" | "svg"): Promise<string> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["fmt", `--ext=${ext}`, "-"],
     cwd: ROOT,

@@ -288,6 +288,7 @@ async function main(): Promise<number> {
         "hack/chart.ts",
         "hack/api-docs.ts",
         "hack/layout-docs.ts",
+        "hack/object-diagram.ts",
       ]
     ) {
       await step(

@@ -37,6 +37,11 @@ import type { WatchSpec } from "./cache/watch_spec.ts";
  * The switches of the pacing mechanisms that live beside a reconcile, for a program to hand the
  * controllers it makes (their reports go to the manager's /metrics).
  */
+/** A server added with `addServer`, as its start returns it. */
+export interface RunningServer {
+  shutdown(): Promise<void>;
+}
+
 export interface ControllerPacing {
   freshnessFence: FenceSwitch;
   ownWrites: OwnWritesSwitch;
@@ -73,6 +78,7 @@ export class Manager {
     }
   >();
   #controllers: Controller<KubeObject>[] = [];
+  #servers: { name: string; start: (client: KubeClient) => Promise<RunningServer> }[] = [];
   /** Which pacing mechanisms run, from `--pacing-off` (runtime/pacing/pacing.ts). */
   readonly switches: RuntimeSwitches;
   /**
@@ -182,6 +188,15 @@ export class Manager {
     return [...this.#watchers.values()].map((w) => w.watcher);
   }
 
+  /**
+   * A server that runs beside the controllers for the whole run, on a standby too (an aggregated
+   * API, say): started after the health endpoint, stopped before it. A start that fails ends the
+   * run with exit code 1 and the error in the log.
+   */
+  addServer(name: string, start: (client: KubeClient) => Promise<RunningServer>): void {
+    this.#servers.push({ name, start });
+  }
+
   addController<T extends KubeObject>(spec: ControllerSpec<T>): Controller<T> {
     const controller = new Controller<T>({
       concurrency: this.#opts.concurrency,
@@ -235,7 +250,16 @@ export class Manager {
 
     const elector = this.#opts.leaderElect ? this.#elector(client) : undefined;
     let code = 0;
+    const running: RunningServer[] = [];
     try {
+      for (const { name, start } of this.#servers) {
+        try {
+          running.push(await start(client));
+        } catch (e) {
+          log.error("a server did not start", { server: name, error: String(e) });
+          return (code = 1);
+        }
+      }
       for (const { watcher } of this.#watchers.values()) watcher.start();
       code = await this.#waitForCaches(stop.signal);
       if (code !== 0 || stop.signal.aborted) return code;
@@ -261,6 +285,7 @@ export class Manager {
       return code;
     } finally {
       await this.#shutdown(elector);
+      await Promise.all(running.map((r) => r.shutdown()));
       await server.shutdown();
       for (const [sig, fn] of handlers) Deno.removeSignalListener(sig, fn);
       globalThis.removeEventListener("unhandledrejection", onRejection);

@@ -43,6 +43,10 @@ export interface OperatorOptions extends ManagerOptions {
    * the view image where every node can, "image-volume" and "copy" say it for the whole cluster.
    */
   fluxViewMount: FluxViewMount;
+  /** Serves Flux's queues as custom metrics on this port (HTTPS, custom_metrics_api.ts); 0: off. */
+  customMetricsPort: number;
+  /** The Service in the operator's namespace that the custom metrics APIService calls. */
+  customMetricsService: string;
 }
 
 const WRITES_DURING_BURSTS: FlagSpec<OperatorOptions> = {
@@ -123,6 +127,26 @@ const FLUX_VIEW_MOUNT: FlagSpec<OperatorOptions> = {
   default: "auto",
 };
 
+const CUSTOM_METRICS_PORT: FlagSpec<OperatorOptions> = {
+  name: "custom-metrics-port",
+  key: "customMetricsPort",
+  kind: "int",
+  help: "Serve the MiniClusters' Flux queues (spec.flux.queueReport) as the custom metrics API " +
+    "custom.metrics.k8s.io/v1beta2 on this HTTPS port, for a HorizontalPodAutoscaler's Object " +
+    "metric; the install must register the APIService (deploy/custom-metrics.yaml), which no " +
+    "other adapter (prometheus-adapter) may hold. 0: off.",
+  default: "0",
+};
+
+const CUSTOM_METRICS_SERVICE: FlagSpec<OperatorOptions> = {
+  name: "custom-metrics-service",
+  key: "customMetricsService",
+  kind: "string",
+  help: "The Service in the operator's namespace that the custom metrics APIService calls: its " +
+    "DNS names go in the serving certificate, kept in the Secret <service>-tls.",
+  default: "minicluster-operator-custom-metrics",
+};
+
 /**
  * Every flag of the operator, in --help's order: the burst bound beside the write bound it
  * lowers, the controller's own pacing mechanism among those --pacing-off names and its timing
@@ -136,7 +160,14 @@ export const FLAGS: readonly FlagSpec<OperatorOptions>[] = managerFlags(PROGRAM)
       CHILD_EVENT_BATCH,
     ]
     : f.name === "help"
-    ? [POD_SECURITY, INLINE_CURVE_CERT, FLUX_VIEW_MOUNT, f]
+    ? [
+      POD_SECURITY,
+      INLINE_CURVE_CERT,
+      FLUX_VIEW_MOUNT,
+      CUSTOM_METRICS_PORT,
+      CUSTOM_METRICS_SERVICE,
+      f,
+    ]
     : [f]
 );
 

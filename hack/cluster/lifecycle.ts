@@ -391,13 +391,29 @@ const ADD_ONS: {
   },
 ];
 
+/**
+ * The real nodes to start: those asked for, or one when an add-on is asked for (each runs on a
+ * real node) and neither the options nor the running cluster have one.
+ */
+export function realNodesFor(opts: UpOptions, running: number): number {
+  const asked = opts.realNodes ?? 0;
+  const addOns = ADD_ONS.filter((a) => opts[a.option]);
+  if (asked > 0 || running > 0 || addOns.length === 0) return asked;
+  if (opts.mode !== "full") {
+    throw new Error(`--${addOns[0].option} needs a real node, which --control-plane-only has not`);
+  }
+  log(`${addOns.map((a) => a.name).join(", ")} run on a real node: adding one (--real-nodes 1)`);
+  return 1;
+}
+
 /** Brings the cluster up (or reuses/extends a running one); returns the kubeconfig path. */
 export async function up(opts: UpOptions): Promise<string> {
   const t0 = performance.now();
   const paths = new ClusterPaths(opts.dir);
-  const realNodes = opts.realNodes ?? 0;
   let state = await readState(paths);
   const reused = state !== undefined && CONTROL_PLANE.every((n) => running(state!, n));
+  const realNodes = realNodesFor(opts, reused ? state?.real?.count ?? 0 : 0);
+  opts = { ...opts, realNodes };
   const runningRuntime = reused && state!.real ? runtimeOf(state!) : undefined;
   const runtime = opts.containerd ?? runningRuntime ?? DEFAULT_CONTAINER_RUNTIME;
   if (runningRuntime !== undefined && runningRuntime !== runtime) {

@@ -120,6 +120,45 @@ Deno.test("chart: inlineCurveCertPolicy.enabled=false leaves the admission polic
   assert.ok(!kinds.some((k) => k.startsWith("ValidatingAdmissionPolicy")), kinds.join(" "));
 });
 
+Deno.test("chart: flags.customMetricsPort adds the custom metrics API, named after the release", async () => {
+  const none = objects(await render("minicluster-operator", "minicluster-system"));
+  assert.ok(!none.some((o) => o.kind === "APIService"), "off by default");
+  const rendered = objects(
+    await render("mc-cm", "mc-cm-system", ["--set", "flags.customMetricsPort=6443"]),
+  );
+  const service = rendered.find((o) =>
+    o.kind === "Service" && o.metadata.name.endsWith("-custom-metrics")
+  )!;
+  assert.equal(service.metadata.name, "mc-cm-custom-metrics");
+  assert.equal(service.metadata.namespace, "mc-cm-system");
+  assert.equal(service.spec.ports[0].targetPort, 6443);
+  const api = rendered.find((o) => o.kind === "APIService")!;
+  assert.equal(api.metadata.name, "v1beta2.custom.metrics.k8s.io");
+  assert.deepEqual(api.spec.service, {
+    name: "mc-cm-custom-metrics",
+    namespace: "mc-cm-system",
+    port: 443,
+  });
+  const role = rendered.find((o) =>
+    o.kind === "Role" && o.metadata.name === "mc-cm-custom-metrics"
+  )!;
+  assert.deepEqual(role.rules[1].resourceNames, ["mc-cm-custom-metrics-tls"]);
+  const reader = rendered.find((o) =>
+    o.kind === "RoleBinding" && o.metadata.namespace === "kube-system"
+  )!;
+  assert.equal(reader.roleRef.name, "extension-apiserver-authentication-reader");
+  assert.deepEqual(reader.subjects, [{
+    kind: "ServiceAccount",
+    name: "mc-cm",
+    namespace: "mc-cm-system",
+  }]);
+  const [container] = rendered.find((o) => o.kind === "Deployment")!.spec.template.spec.containers;
+  const env = Object.fromEntries(container.env.map((e: Obj) => [e.name, e.value]));
+  const opts = parseOptions(container.args ?? [], env);
+  assert.equal(opts.customMetricsPort, 6443);
+  assert.equal(opts.customMetricsService, "mc-cm-custom-metrics");
+});
+
 /** A value for each operator flag that is not its default and passes the operator's checks. */
 function flagTestValue(flag: (typeof FLAGS)[number]): unknown {
   const special: Record<string, unknown> = {
@@ -185,7 +224,9 @@ Deno.test("chart: every operator flag is a value that reaches the operator's con
     }
     // The container's port and the Lease the Role grants follow the flags that name them.
     assert.equal(container.ports[0].containerPort, wanted.healthPort);
-    const role = rendered.find((o) => o.kind === "Role")!;
+    const role = rendered.find((o) =>
+      o.kind === "Role" && o.rules.some((r: Obj) => r.resources.includes("leases"))
+    )!;
     assert.deepEqual(role.rules[1].resourceNames, [wanted.leaderElectionId]);
   } finally {
     await Deno.remove(file);

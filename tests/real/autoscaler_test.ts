@@ -35,6 +35,7 @@ async function page(): Promise<{
   miniCluster: MiniCluster;
   scaledObject: Record<string, unknown>;
   hpa: Record<string, unknown>;
+  queueHpa: Record<string, unknown>;
 }> {
   const markdown = await Deno.readTextFile(PAGE);
   const blocks = [...markdown.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) =>
@@ -44,15 +45,21 @@ async function page(): Promise<{
         .replaceAll(".default.svc.", `.${REAL_NAMESPACE}.svc.`),
     )
   );
-  const byKind = (kind: string) => {
-    const found = blocks.filter((b) => b.kind === kind);
-    assert.equal(found.length, 1, `docs/elastic.md has one ${kind}`);
+  const one = (what: string, found: Record<string, unknown>[]) => {
+    assert.equal(found.length, 1, `docs/elastic.md has one ${what}`);
     return found[0];
   };
+  const byKind = (kind: string) => one(kind, blocks.filter((b) => b.kind === kind));
+  const hpaOn = (type: string) =>
+    one(
+      `HorizontalPodAutoscaler on a ${type} metric`,
+      blocks.filter((b) => b.kind === "HorizontalPodAutoscaler" && b.spec.metrics[0].type === type),
+    );
   return {
-    miniCluster: byKind("MiniCluster") as MiniCluster,
+    miniCluster: byKind("MiniCluster") as unknown as MiniCluster,
     scaledObject: byKind("ScaledObject"),
-    hpa: byKind("HorizontalPodAutoscaler"),
+    hpa: hpaOn("Resource"),
+    queueHpa: hpaOn("Object"),
   };
 }
 
@@ -240,4 +247,75 @@ realTest(
     }
   },
   { timeoutMs: 480_000, ignore: !kedaAvailable() },
+);
+
+realTest(
+  "real: the HorizontalPodAutoscaler alone grows a MiniCluster on the queue the operator serves as custom metrics",
+  async (env) => {
+    const name = NAME;
+    const metricPath = (metric: string) =>
+      `/apis/custom.metrics.k8s.io/v1beta2/namespaces/${REAL_NAMESPACE}/` +
+      `miniclusters.flux-framework.org/${name}/${metric}`;
+    const metric = async (metric: string) =>
+      Number(
+        (JSON.parse(await kubectl(["get", "--raw", metricPath(metric)])) as {
+          items: { value: string }[];
+        }).items[0].value,
+      );
+    await startElastic(env);
+    // Served through the aggregation layer as soon as the queue is observed.
+    await eventually(async () => {
+      if (await metric("flux_nodes_free") !== 1) throw new Error("1 node free not served yet");
+    }, { timeoutMs: 60_000, intervalMs: 2000 });
+    const forbidden = await kubectl([
+      "get",
+      "--raw",
+      metricPath("flux_nodes_wanted"),
+      `--as=system:serviceaccount:${REAL_NAMESPACE}:default`,
+    ]).then(() => "read", (e: Error) => e.message);
+    assert.match(forbidden, /forbidden/i, "a tenant's ServiceAccount without RBAC reads nothing");
+    await kubectl(["apply", "-f", "-"], { stdin: JSON.stringify((await page()).queueHpa) });
+    try {
+      const t0 = performance.now();
+      const [first, second] = (await onLead(
+        env,
+        name,
+        "flux submit -N1 --exclusive sleep 60\nflux submit -N1 --exclusive sleep 20\n",
+      )).trim().split("\n").map((l) => l.trim());
+      await eventually(async () => {
+        if (await size(env, name) !== 2) throw new Error("the HPA has not grown the MiniCluster");
+      }, { timeoutMs: 120_000, intervalMs: 2000 });
+      console.error(`[hpa-queue] size 1 -> 2 ${seconds(t0)} s after the second job was queued`);
+      for (const job of [first, second]) {
+        await onLead(env, name, `flux job wait-event -t 150 ${job} clean\n`);
+      }
+      const results = await onLead(
+        env,
+        name,
+        `flux jobs -no '{result} {ranks}' ${first} ${second}\n`,
+      );
+      assert.deepEqual(
+        results.trim().split("\n").map((l) => l.trim()).sort(),
+        ["COMPLETED 0", "COMPLETED 1"],
+        "each job ran on its own broker, the second on the one the HPA added",
+      );
+      const grown = await hpa(name);
+      const active = grown.status?.conditions?.find((c) => c.type === "ScalingActive");
+      assert.equal(active?.status, "True", `ScalingActive: ${JSON.stringify(active)}`);
+
+      const t1 = performance.now();
+      await eventually(async () => {
+        if (await size(env, name) !== 1) throw new Error("the HPA has not shrunk the MiniCluster");
+      }, { timeoutMs: 120_000, intervalMs: 2000 });
+      await eventually(async () => {
+        const pods = await env.pods(name);
+        if (pods.length !== 1) throw new Error(`${pods.length} pods`);
+      }, { timeoutMs: 90_000, intervalMs: 1000 });
+      console.error(`[hpa-queue] size 1 again, rank 1's pod gone ${seconds(t1)} s after the jobs`);
+      assert.equal(await metric("flux_nodes_wanted"), 0, "nothing allocated, nothing asked for");
+    } finally {
+      await kubectl(["-n", REAL_NAMESPACE, "delete", "hpa", name, "--ignore-not-found"]);
+    }
+  },
+  { timeoutMs: 480_000 },
 );

@@ -164,7 +164,10 @@ function inClusterOperator(): Promise<FluxViewMount> {
     const mount = await suiteFluxViewMount();
     console.error(`[real] the operator runs with --flux-view-mount=${mount}`);
     await kubectl(["apply", "--server-side", "--force-conflicts", "-f", "-"], {
-      stdin: await inClusterManifest([REAL_NAMESPACE], { fluxViewMount: mount }),
+      stdin: await inClusterManifest([REAL_NAMESPACE], {
+        fluxViewMount: mount,
+        customMetrics: true,
+      }),
     });
     await kubectl(["-n", OPERATOR_NAMESPACE, "rollout", "restart", "deploy/minicluster-operator"]);
     await kubectl([

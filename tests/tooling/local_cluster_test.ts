@@ -19,7 +19,7 @@ import {
 } from "../../hack/cluster/kwok_stages.ts";
 import { fakeNode } from "../../hack/cluster/nodes.ts";
 import { pkiFiles } from "../../hack/cluster/pki.ts";
-import { down, recordedGroups, startRecorded } from "../../hack/cluster/lifecycle.ts";
+import { down, realNodesFor, recordedGroups, startRecorded } from "../../hack/cluster/lifecycle.ts";
 import {
   describeProcess,
   ExitWatch,
@@ -187,6 +187,19 @@ Deno.test("has steps", async (t) => {
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("cluster up: an add-on without a real node adds one, a control plane alone refuses", () => {
+  const up = { dir: "/tmp/x", mode: "full" as const, nodes: 4 };
+  assert.equal(realNodesFor({ ...up, kueue: true }, 0), 1);
+  assert.equal(realNodesFor({ ...up, metrics: true, keda: true }, 0), 1);
+  assert.equal(realNodesFor({ ...up, kueue: true, realNodes: 2 }, 0), 2);
+  assert.equal(realNodesFor({ ...up, kueue: true }, 2), 0, "the running cluster's real nodes do");
+  assert.equal(realNodesFor(up, 0), 0);
+  assert.throws(
+    () => realNodesFor({ ...up, mode: "control-plane-only", kueue: true }, 0),
+    /--kueue needs a real node, which --control-plane-only has not/,
+  );
 });
 
 Deno.test("test namespaces are valid DNS labels of at most 63 characters", () => {

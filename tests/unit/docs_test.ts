@@ -1,5 +1,5 @@
 /**
- * The documentation covers every flag and every field: the README's configuration table follows
+ * The documentation covers every flag and every field: docs/configuration.md's table follows
  * the operator's flag table (controllers/minicluster/operator_flags.ts), docs/api.md has a row for every field of the CRD,
  * the README names every condition the operator sets, and docs/architecture.md's layout table is
  * the folders' table (hack/folders.ts) with the files in the tree.
@@ -40,25 +40,26 @@ import {
 
 const read = (path: string) => Deno.readTextFileSync(new URL(`../../${path}`, import.meta.url));
 const README = read("README.md");
+const CONFIGURATION = read("docs/configuration.md");
 const API = read("docs/api.md");
 const CRD = read("crds/minicluster.yaml");
 
-/** The cells of the README table row of `--flag`, trimmed. */
+/** The cells of docs/configuration.md's table row of `--flag`, trimmed. */
 function flagRow(flag: string): string[] | undefined {
-  const line = README.split("\n").find((l) => l.startsWith(`| \`--${flag}\``));
+  const line = CONFIGURATION.split("\n").find((l) => l.startsWith(`| \`--${flag}\``));
   return line?.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
 }
 
-Deno.test("docs: the README's configuration table has every flag, its env var, default and help", () => {
+Deno.test("docs: docs/configuration.md's table has every flag, its env var, default and help", () => {
   for (const f of FLAGS) {
     const row = flagRow(f.name);
-    assert.ok(row, `README has no row for --${f.name}`);
+    assert.ok(row, `docs/configuration.md has no row for --${f.name}`);
     assert.equal(row[1], `\`${envName(f.name)}\``, `--${f.name}: env var`);
     const dflt = f.default === undefined || f.default === "" ? "" : `\`${f.default}\``;
     assert.equal(row[2], dflt, `--${f.name}: default`);
     assert.equal(row[3], f.help, `--${f.name}: help text`);
   }
-  const rows = README.split("\n").filter((l) => /^\| `--[a-z-]+`/.test(l));
+  const rows = CONFIGURATION.split("\n").filter((l) => /^\| `--[a-z-]+`/.test(l));
   assert.equal(rows.length, FLAGS.length, "no row for a flag that does not exist");
 });
 

@@ -140,7 +140,7 @@ Deno.test("options: a flag with choices takes each of them and refuses anything 
   }
 });
 
-Deno.test("options: the runtime parses the manager's flags; the operator adds its own six", () => {
+Deno.test("options: the runtime parses the manager's flags; the operator adds its own eight", () => {
   const manager = managerFlags("some-operator");
   const own = FLAGS.filter((f) => !manager.some((m) => m.name === f.name)).map((f) => f.name);
   assert.deepEqual(own, [
@@ -150,6 +150,8 @@ Deno.test("options: the runtime parses the manager's flags; the operator adds it
     "pod-security",
     "inline-curve-cert",
     "flux-view-mount",
+    "custom-metrics-port",
+    "custom-metrics-service",
   ]);
   assert.deepEqual(
     FLAGS.filter((f) => !own.includes(f.name)).map((f) => f.name),
