@@ -149,7 +149,13 @@ Deno.test("docs: the README is for users: under 450 lines, with a plot of bench/
   assert.deepEqual(long, [], "README lines over 160 characters ([line, length])");
   // A user's first screen: install on their cluster, a first MiniCluster, a first MPI job.
   const firstScreen = README.split("\n").slice(0, 100).join("\n");
-  for (const heading of ["## Install on your cluster", "## Your first MiniCluster", "## Your first MPI job"]) {
+  for (
+    const heading of [
+      "## Install on your cluster",
+      "## Your first MiniCluster",
+      "## Your first MPI job",
+    ]
+  ) {
     assert.ok(firstScreen.includes(heading), heading);
   }
   assert.ok(README.indexOf("## Develop this project") > README.indexOf("## Your first MPI job"));
