@@ -187,13 +187,18 @@ e2eTest("e2e upgrade: 0.1.0 replaced by this checkout under running MiniClusters
   console.log(
     `upgrade 0.1.0 -> this checkout: ${before.size} children (${
       [...before.keys()].join(", ")
-    }); reconciled both in ${Math.round(reconciledMs)} ms after the new operator's spawn; ${
-      await reconciles(next)
-    } reconciles; children rewritten: ${rewritten.length} [${rewritten.join(", ")}]; ` +
+    }); reconciled both in ${
+      Math.round(reconciledMs)
+    } ms after the new operator's spawn; ${await reconciles(
+      next,
+    )} reconciles; children rewritten: ${rewritten.length} [${rewritten.join(", ")}]; ` +
       `MiniClusters rewritten: [${mcRewritten.join(", ")}]; writes: ${JSON.stringify(writes)}`,
   );
   // docs/operations.md#upgrade: a version that builds the same children writes none of them, and
   // `git diff c1501ad.. -- controllers/minicluster/children/` is empty.
   assert.deepEqual(rewritten, [], "children rewritten by the upgrade");
+  // Nor does the status change: what the new operator observes is what the old one wrote.
+  assert.deepEqual(mcRewritten, [], "MiniClusters rewritten by the upgrade");
+  assert.deepEqual(writes, {}, "the new operator's writes");
   await next.stop();
 }, { timeoutMs: 240_000 });
