@@ -9,12 +9,14 @@ import { CpuProfiler, inspectorUrl } from "./cpu_profile.ts";
 import { parseMetrics, type Sample } from "./metrics_text.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const MOD = join(ROOT, "mod.ts");
+
 /**
- * The permissions `deno task compile` gives the operator (nothing more), and its V8 flags, so
- * that the e2e tests and the benchmarks measure the process the image runs.
+ * The permissions `deno task compile` of the checkout at `root` gives the operator (nothing more),
+ * and its V8 flags, so that the e2e tests and the benchmarks measure the process the image runs.
  */
-const PERMISSIONS = compilePermissions(Deno.readTextFileSync(join(ROOT, "deno.json")));
+function permissionsOf(root: string): string[] {
+  return compilePermissions(Deno.readTextFileSync(join(root, "deno.json")));
+}
 /** Linux reports utime/stime in USER_HZ ticks, 100 per second on every mainstream architecture. */
 const CLOCK_TICKS_PER_SECOND = 100;
 const LOG_LINES_KEPT = 400;
@@ -32,6 +34,11 @@ export interface OperatorProcessOptions {
   inspect?: boolean;
   /** V8 flags instead of the compile task's (a benchmark's experiment), e.g. "--max-semi-space-size=8". */
   v8Flags?: string;
+  /**
+   * The checkout whose mod.ts runs, with the permissions of its deno.json; default this one. The
+   * upgrade test runs the previous release's from an extracted copy.
+   */
+  root?: string;
 }
 
 /**
@@ -60,14 +67,16 @@ export class OperatorProcess {
 
   private constructor(opts: OperatorProcessOptions) {
     this.opts = opts;
+    const root = opts.root ?? ROOT;
+    const permissions = permissionsOf(root);
     const args = [
       "run",
-      ...(opts.v8Flags === undefined ? PERMISSIONS : [
-        ...PERMISSIONS.filter((f) => !f.startsWith("--v8-flags=")),
+      ...(opts.v8Flags === undefined ? permissions : [
+        ...permissions.filter((f) => !f.startsWith("--v8-flags=")),
         `--v8-flags=${opts.v8Flags}`,
       ]),
       ...(opts.inspect ? ["--inspect=127.0.0.1:0"] : []),
-      MOD,
+      join(root, "mod.ts"),
       `--kubeconfig=${jsonKubeconfig(opts.kubeconfig)}`,
       "--log-format=json",
       "--health-port=0",
@@ -79,7 +88,7 @@ export class OperatorProcess {
     this.#spawnedAt = performance.now();
     this.#child = new Deno.Command(Deno.execPath(), {
       args,
-      cwd: ROOT,
+      cwd: root,
       stdin: "null",
       stdout: "null",
       stderr: "piped",

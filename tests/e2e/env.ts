@@ -60,8 +60,11 @@ async function findOrStartFullCluster(): Promise<string> {
 
 /** What a scenario gets: the harness's TestEnv plus its operator processes. */
 export interface E2EEnv extends TestEnv {
-  /** Starts the operator scoped to this namespace; resolves once its caches synced. */
-  startOperator(opts?: { args?: string[] }): Promise<OperatorProcess>;
+  /**
+   * Starts the operator scoped to this namespace; resolves once its caches synced. `root`: the
+   * checkout whose mod.ts runs (default this one), e.g. a previous release's.
+   */
+  startOperator(opts?: { args?: string[]; root?: string }): Promise<OperatorProcess>;
   /** SIGKILLs `op` and starts a fresh one with the same flags; resolves once it synced. */
   restartOperator(op: OperatorProcess): Promise<OperatorProcess>;
 }
@@ -93,6 +96,7 @@ export function e2eTest(
             kubeconfig,
             namespaces: [namespace],
             args: o.args,
+            root: o.root,
             echo: Deno.env.get("MC_E2E_ECHO") === "1",
           });
           operators.push(op);
