@@ -56,6 +56,8 @@ function lower(s: string): string {
   return s.toLowerCase();
 }
 
+const AUTHENTICATED = "system:authenticated";
+
 /** The user the front proxy authenticated. */
 export interface RemoteUser {
   user: string;
@@ -94,5 +96,9 @@ export function remoteUser(
   const groups = trust.groupHeaders.flatMap(values).flatMap((v) => v.split(",")).map((g) =>
     g.trim()
   ).filter((g) => g !== "");
+  // Every authenticated user is in system:authenticated, as the API server's own authenticators
+  // add it: the aggregator names none when it fetches discovery as system:kube-aggregator, and
+  // RBAC grants discovery (system:discovery) to that group.
+  if (!groups.includes(AUTHENTICATED)) groups.push(AUTHENTICATED);
   return { user, groups };
 }
