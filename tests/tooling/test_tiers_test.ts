@@ -46,10 +46,11 @@ Deno.test("test tiers: ./task test runs the unit tier once, as its runner does, 
 
 Deno.test("test tiers: the README's Tests section names every tier and its folder", () => {
   const readme = read("README.md");
-  const section = readme.slice(
-    readme.indexOf("\n## Tests\n"),
-    readme.indexOf("\n## ", readme.indexOf("\n## Tests\n") + 1),
-  );
+  // "Tests" under "Develop this project", to the next heading.
+  const start = readme.search(/\n#+ Tests\n/);
+  assert.ok(start >= 0, "the README has a Tests section");
+  const next = readme.slice(start + 1).search(/\n#+ /);
+  const section = readme.slice(start, next < 0 ? undefined : start + 1 + next);
   for (const folder of testFolders()) {
     assert.ok(
       section.includes(`- \`deno task test:${folder}\` (\`tests/${folder}\``),
