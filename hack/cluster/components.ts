@@ -43,6 +43,12 @@ const CONTROLLERS = [
   "resourcequota-controller",
   "root-ca-certificate-publisher-controller",
   "clusterrole-aggregation-controller",
+  // A claim binds to a volume made for it (examples/ with a PersistentVolumeClaim), and a claim or
+  // volume in use keeps its protection finalizer only while it is used (namespace deletion waits
+  // for it otherwise).
+  "persistentvolume-binder-controller",
+  "persistentvolume-protection-controller",
+  "persistentvolumeclaim-protection-controller",
   // HorizontalPodAutoscalers (on a MiniCluster's scale subresource), with metrics from the
   // aggregated metrics APIs when `up --metrics` installs them.
   "horizontal-pod-autoscaler-controller",

@@ -22,10 +22,11 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import type { MiniCluster } from "../../api/mod.ts";
 import { MiniClusters } from "../../api/resource.ts";
-import { FLUX_VIEW_IMAGE, MPI_IMAGE } from "../../hack/images/refs.ts";
+import { MPI_IMAGE } from "../../hack/images/refs.ts";
 import { Jobs } from "../../runtime/client/resources.ts";
 import { eventually } from "../harness.ts";
 import { REAL_NAMESPACE, type RealEnv, realMiniCluster, realTest } from "./env.ts";
+import { exampleOnRealNodes } from "../../testing/examples.ts";
 import { ABORT_C, compileRecipe, RING_C, ringLine, SHM_C } from "./mpi_programs.ts";
 
 const FIXTURES = new URL("../fixtures/manifests/valid/", import.meta.url).pathname;
@@ -89,21 +90,19 @@ function assertRing(log: string, ranks: number): void {
   assert.equal(log.match(/^rank \d+ of /gm)?.length, ranks, log);
 }
 
-// The one scenario on the copied view (the Go operator's design, viewFrom: Copy) while the others
+// The OpenMPI scenario runs examples/mpi-openmpi.yaml (its ring prints what RING_C prints). The one
+// scenario on the copied view (the Go operator's design, viewFrom: Copy) while the others
 // take the suite's mode (the mounted view on containerd 2): both modes stay proven on real nodes.
 realTest(
   "real mpi: an OpenMPI job of 6 ranks over 3 brokers on 2 nodes, the Flux view copied, reduces and passes a ring",
   async (env) => {
-    const name = "openmpi";
-    await env.apply(mpiMiniCluster(name, {
-      size: 3,
-      tasks: 6,
-      logging: { quiet: true },
-      flux: { container: { image: FLUX_VIEW_IMAGE, viewFrom: "Copy" } },
-    }, {
-      commands: { pre: compileRecipe("ring", RING_C, "mpicc.openmpi") },
-      command: "/tmp/ring",
-    }));
+    // examples/mpi-openmpi.yaml as a user applies it, with the local images and nodes.
+    const [example] = exampleOnRealNodes("mpi-openmpi.yaml");
+    const name = example.metadata!.name!;
+    example.metadata!.namespace = REAL_NAMESPACE;
+    example.spec!.flux!.container!.viewFrom = "Copy";
+    assert.deepEqual([example.spec!.size, example.spec!.tasks], [3, 6]);
+    await env.apply(example);
     const { seconds } = await ended(env, name, "Succeeded", 240_000);
     const nodes = await nodesOf(env, name);
     const log = await leadLog(env, name);
