@@ -69,11 +69,6 @@ export async function startCustomMetricsApi(
     }
   };
   await publish();
-  let timer: TimerId | undefined;
-  const again = () => {
-    timer = systemClock.setTimeout(() => publish().finally(again), REPUBLISH_MS);
-  };
-  again();
   const server = await startAggregatedServer({
     port: opts.port,
     hostname: opts.hostname,
@@ -88,10 +83,18 @@ export async function startCustomMetricsApi(
     port: server.port,
     service: `${namespace}/${opts.service}`,
   });
+  // Armed once the server listens, and never again after shutdown (a check in flight then ends
+  // without a next one).
+  let timer: TimerId | undefined;
+  let stopped = false;
+  const again = () => {
+    if (!stopped) timer = systemClock.setTimeout(() => publish().finally(again), REPUBLISH_MS);
+  };
+  again();
   return {
     shutdown: async () => {
+      stopped = true;
       if (timer !== undefined) systemClock.clearTimeout(timer);
-      timer = undefined;
       await server.shutdown();
     },
   };
