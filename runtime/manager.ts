@@ -33,15 +33,15 @@ import type { FenceSwitch } from "./controller/freshness_fence.ts";
 import type { OwnWritesSwitch } from "./watch/own_writes.ts";
 import type { WatchSpec } from "./cache/watch_spec.ts";
 
-/**
- * The switches of the pacing mechanisms that live beside a reconcile, for a program to hand the
- * controllers it makes (their reports go to the manager's /metrics).
- */
 /** A server added with `addServer`, as its start returns it. */
 export interface RunningServer {
   shutdown(): Promise<void>;
 }
 
+/**
+ * The switches of the pacing mechanisms that live beside a reconcile, for a program to hand the
+ * controllers it makes (their reports go to the manager's /metrics).
+ */
 export interface ControllerPacing {
   freshnessFence: FenceSwitch;
   ownWrites: OwnWritesSwitch;
