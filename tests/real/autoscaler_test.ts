@@ -106,6 +106,61 @@ async function size(env: RealEnv, name: string): Promise<number | undefined> {
   return (await env.client.get<MiniCluster>(MiniClusters, REAL_NAMESPACE, name)).spec?.size;
 }
 
+/**
+ * Two jobs that each take a whole node, on an instance of one: the second waits in Flux's queue,
+ * `scaler` grows the MiniCluster, the new broker joins and the second job runs there. (A single
+ * job larger than the brokers up is not queued: Fluxion refuses it as unsatisfiable while the
+ * other ranks are down, so it never asks for a size.) Resolves once both jobs completed.
+ */
+async function growsForWaitingJob(
+  env: RealEnv,
+  name: string,
+  scaler: string,
+  tag: string,
+): Promise<void> {
+  const t0 = performance.now();
+  const [first, second] = (await onLead(
+    env,
+    name,
+    "flux submit -N1 --exclusive sleep 60\nflux submit -N1 --exclusive sleep 20\n",
+  )).trim().split("\n").map((l) => l.trim());
+  await eventually(async () => {
+    if (await size(env, name) !== 2) throw new Error(`${scaler} has not grown the MiniCluster`);
+  }, { timeoutMs: 120_000, intervalMs: 2000 });
+  console.error(`[${tag}] size 1 -> 2 ${seconds(t0)} s after the second job was queued`);
+  for (const job of [first, second]) {
+    await onLead(env, name, `flux job wait-event -t 150 ${job} clean\n`);
+  }
+  const results = await onLead(env, name, `flux jobs -no '{result} {ranks}' ${first} ${second}\n`);
+  assert.deepEqual(
+    results.trim().split("\n").map((l) => l.trim()).sort(),
+    ["COMPLETED 0", "COMPLETED 1"],
+    `each job ran on its own broker, the second on the one ${scaler} added`,
+  );
+}
+
+/**
+ * Nothing queued or running: back to one broker, and rank 1's pod gone. (The size goes down as
+ * soon as the nodes allocated and asked for add up to 1: had the job on rank 1 still run then, the
+ * drain would have kept its pod until it completed.)
+ */
+async function shrinksToOne(
+  env: RealEnv,
+  name: string,
+  scaler: string,
+  tag: string,
+): Promise<void> {
+  const t1 = performance.now();
+  await eventually(async () => {
+    if (await size(env, name) !== 1) throw new Error(`${scaler} has not shrunk the MiniCluster`);
+  }, { timeoutMs: 120_000, intervalMs: 2000 });
+  await eventually(async () => {
+    const pods = await env.pods(name);
+    if (pods.length !== 1) throw new Error(`${pods.length} pods`);
+  }, { timeoutMs: 90_000, intervalMs: 1000 });
+  console.error(`[${tag}] size 1 again, rank 1's pod gone ${seconds(t1)} s after the jobs ended`);
+}
+
 realTest(
   "real: the HorizontalPodAutoscaler grows a MiniCluster on its brokers' CPU and shrinks it back",
   async (env) => {
@@ -197,47 +252,11 @@ realTest(
         if (out.trim() !== "True") throw new Error(`the ScaledObject is not Ready: ${out}`);
       }, { timeoutMs: 90_000, intervalMs: 2000 });
 
-      // Two jobs that each take a whole node, on an instance of one: the second waits in
-      // Flux's queue, KEDA grows the MiniCluster, the new broker joins and the second job runs
-      // there. (A single job larger than the brokers up is not queued: Fluxion refuses it as
-      // unsatisfiable while the other ranks are down, so it never asks for a size.)
       const t0 = performance.now();
-      const [first, second] = (await onLead(
-        env,
-        name,
-        "flux submit -N1 --exclusive sleep 60\nflux submit -N1 --exclusive sleep 20\n",
-      )).trim().split("\n").map((l) => l.trim());
-      await eventually(async () => {
-        if (await size(env, name) !== 2) throw new Error("KEDA has not grown the MiniCluster");
-      }, { timeoutMs: 120_000, intervalMs: 2000 });
-      console.error(`[keda] size 1 -> 2 ${seconds(t0)} s after the second job was queued`);
-      for (const job of [first, second]) {
-        await onLead(env, name, `flux job wait-event -t 150 ${job} clean\n`);
-      }
-      const results = await onLead(
-        env,
-        name,
-        `flux jobs -no '{result} {ranks}' ${first} ${second}\n`,
-      );
-      assert.deepEqual(
-        results.trim().split("\n").map((l) => l.trim()).sort(),
-        ["COMPLETED 0", "COMPLETED 1"],
-        "each job ran on its own broker, the second on the one KEDA added",
-      );
+      await growsForWaitingJob(env, name, "KEDA", "keda");
       console.error(`[keda] both jobs completed ${seconds(t0)} s after they were submitted`);
 
-      // Nothing queued or running: back to one broker. (The size goes down as soon as the
-      // nodes allocated and asked for add up to 1: had the job on rank 1 still run then, the
-      // drain would have kept its pod until it completed.)
-      const t1 = performance.now();
-      await eventually(async () => {
-        if (await size(env, name) !== 1) throw new Error("KEDA has not shrunk the MiniCluster");
-      }, { timeoutMs: 120_000, intervalMs: 2000 });
-      await eventually(async () => {
-        const pods = await env.pods(name);
-        if (pods.length !== 1) throw new Error(`${pods.length} pods`);
-      }, { timeoutMs: 90_000, intervalMs: 1000 });
-      console.error(`[keda] size 1 again, rank 1's pod gone ${seconds(t1)} s after the jobs ended`);
+      await shrinksToOne(env, name, "KEDA", "keda");
       await eventually(async () => {
         const replicas = (await hpa(`keda-hpa-${name}`)).status?.currentReplicas;
         if (replicas !== 1) throw new Error(`the HPA KEDA made reads ${replicas} replicas`);
@@ -276,42 +295,12 @@ realTest(
     assert.match(forbidden, /forbidden/i, "a tenant's ServiceAccount without RBAC reads nothing");
     await kubectl(["apply", "-f", "-"], { stdin: JSON.stringify((await page()).queueHpa) });
     try {
-      const t0 = performance.now();
-      const [first, second] = (await onLead(
-        env,
-        name,
-        "flux submit -N1 --exclusive sleep 60\nflux submit -N1 --exclusive sleep 20\n",
-      )).trim().split("\n").map((l) => l.trim());
-      await eventually(async () => {
-        if (await size(env, name) !== 2) throw new Error("the HPA has not grown the MiniCluster");
-      }, { timeoutMs: 120_000, intervalMs: 2000 });
-      console.error(`[hpa-queue] size 1 -> 2 ${seconds(t0)} s after the second job was queued`);
-      for (const job of [first, second]) {
-        await onLead(env, name, `flux job wait-event -t 150 ${job} clean\n`);
-      }
-      const results = await onLead(
-        env,
-        name,
-        `flux jobs -no '{result} {ranks}' ${first} ${second}\n`,
-      );
-      assert.deepEqual(
-        results.trim().split("\n").map((l) => l.trim()).sort(),
-        ["COMPLETED 0", "COMPLETED 1"],
-        "each job ran on its own broker, the second on the one the HPA added",
-      );
+      await growsForWaitingJob(env, name, "the HPA", "hpa-queue");
       const grown = await hpa(name);
       const active = grown.status?.conditions?.find((c) => c.type === "ScalingActive");
       assert.equal(active?.status, "True", `ScalingActive: ${JSON.stringify(active)}`);
 
-      const t1 = performance.now();
-      await eventually(async () => {
-        if (await size(env, name) !== 1) throw new Error("the HPA has not shrunk the MiniCluster");
-      }, { timeoutMs: 120_000, intervalMs: 2000 });
-      await eventually(async () => {
-        const pods = await env.pods(name);
-        if (pods.length !== 1) throw new Error(`${pods.length} pods`);
-      }, { timeoutMs: 90_000, intervalMs: 1000 });
-      console.error(`[hpa-queue] size 1 again, rank 1's pod gone ${seconds(t1)} s after the jobs`);
+      await shrinksToOne(env, name, "the HPA", "hpa-queue");
       // Nothing allocated, nothing asked for, once the next report is in the status.
       await eventually(async () => {
         const wanted = await metric("flux_nodes_wanted");
