@@ -3,16 +3,26 @@
  * directories: images are layers tarred from them, and builds and checks chroot into them. A rootfs
  * with a pin list (debian_pins.ts) installs every package at its pinned version and is checked
  * against the list before it is cached.
+ *
+ * Debian keeps only a suite's newest versions, so a pin list goes stale at every point release or
+ * security update: apt then cannot install a pinned version (not found, or older than what the
+ * Essential round installed). A build must not fail on a fresh machine for that, so when the pinned
+ * build fails and apt would install other versions today (debian_resolve.ts), the rootfs is built
+ * from today's set, checked against it, and the build says loudly which packages moved and how to
+ * refresh the list; the list stays the record of what was tested until it is refreshed.
  */
-import { cachedDir, imageCacheRoot, inputKey } from "./cache.ts";
+import { cachedDir, imageCacheRoot, inputKey, removeTree } from "./cache.ts";
 import {
+  formatPins,
   installedPackages,
   pinnedIncludes,
   pinProblems,
   readPins,
   unpinned,
 } from "./debian_pins.ts";
-import { run, step } from "./progress.ts";
+import { resolvePins } from "./debian_resolve.ts";
+import { DEBIAN_SOURCES, DEBIAN_SUITE } from "./debian_sources.ts";
+import { log, run, step } from "./progress.ts";
 import { SOURCE_DATE_EPOCH } from "./refs.ts";
 
 export interface RootfsSpec {
@@ -27,15 +37,7 @@ export interface RootfsSpec {
   pins?: string;
 }
 
-/** The Debian release every rootfs is made from. */
-export const DEBIAN_SUITE = "bookworm";
-
-/** Where packages come from; security updates included, so that images are current. */
-export const DEBIAN_SOURCES: readonly string[] = [
-  "deb http://deb.debian.org/debian bookworm main",
-  "deb http://deb.debian.org/debian bookworm-updates main",
-  "deb http://deb.debian.org/debian-security bookworm-security main",
-];
+export { DEBIAN_SOURCES, DEBIAN_SUITE };
 
 /** Images carry no manuals, translations or docs, only the licences (copyright files). */
 const DPKG_OPTIONS: readonly string[] = [
@@ -110,23 +112,61 @@ export async function ensureRootfs(spec: RootfsSpec): Promise<string> {
     entry,
     (tmp) =>
       step(`rootfs ${spec.name}: mmdebstrap minbase + ${count} packages`, async () => {
-        try {
-          await run(await mmdebstrapCommand(spec, `${tmp}/rootfs`), {
-            logFile: `${tmp}/mmdebstrap.log`,
+        const mmdebstrap = async (s: RootfsSpec, logFile: string) =>
+          run(await mmdebstrapCommand(s, `${tmp}/rootfs`), {
+            logFile,
             env: { SOURCE_DATE_EPOCH: String(SOURCE_DATE_EPOCH) },
           });
+        try {
+          await mmdebstrap(spec, `${tmp}/mmdebstrap.log`);
+          if (spec.pins) await checkPins(spec, spec.pins, `${tmp}/rootfs`);
         } catch (e) {
           if (!spec.pins) throw e;
-          // apt says "E: Version '…' for '…' was not found" in the log's tail above this.
-          throw new Error(
-            `${(e as Error).message}\nThe ${spec.name} rootfs installs the versions ${spec.pins} ` +
-              `pins; when Debian no longer has one, ${REFRESH}.`,
+          const failed = (e as Error).message;
+          const today = await movedPins(spec, spec.pins, `${tmp}/apt`).catch((err: Error) => {
+            throw new Error(
+              `${failed}\nWhat apt would install today could not be resolved either: ${err.message}`,
+            );
+          });
+          if (!today) {
+            // apt's own words ("E: Version '…' was not found", a downgrade) are in the log.
+            throw new Error(
+              `${failed}\nThe ${spec.name} rootfs installs the versions ${spec.pins} pins, which ` +
+                `are what apt would install today: Debian has not moved, the cause is in the log.`,
+            );
+          }
+          const pins = `${tmp}/pins-today.txt`;
+          await Deno.writeTextFile(pins, formatPins(today.pins, [`what apt installs today`]));
+          log(
+            `WARNING: Debian has moved since ${spec.pins} was written; the pinned build failed ` +
+              `(mmdebstrap ${
+                failed.split("\n")[0].match(/exited with .*$/)?.[0] ?? "failed"
+              }). Building the ${spec.name} rootfs with ` +
+              `today's versions instead, ${today.moved.length} package(s) differ:\n  ` +
+              `${today.moved.join("\n  ")}\nThen ${REFRESH}, and commit it.`,
           );
+          await removeTree(`${tmp}/rootfs`);
+          await mmdebstrap({ ...spec, pins }, `${tmp}/mmdebstrap-today.log`);
+          await checkPins(spec, pins, `${tmp}/rootfs`);
         }
-        if (spec.pins) await checkPins(spec, spec.pins, `${tmp}/rootfs`);
       }),
   );
   return `${entry}/rootfs`;
+}
+
+/**
+ * What apt would install today for a pinned `spec` and how it differs from the list at `file`
+ * (debian_pins.ts `pinProblems` lines, read as "today's version installed, the list's pinned");
+ * undefined when nothing differs.
+ */
+async function movedPins(
+  spec: RootfsSpec,
+  file: string,
+  aptRoot: string,
+): Promise<{ pins: Map<string, string>; moved: string[] } | undefined> {
+  const pins = await resolvePins(spec.packages, aptRoot);
+  const moved = pinProblems(await readPins(file), pins);
+  return moved.length === 0 ? undefined : { pins, moved };
 }
 
 /** Fails unless the rootfs at `rootfs` holds exactly the pinned packages, at their versions. */

@@ -14,7 +14,7 @@ import {
   readPins,
 } from "../../hack/images/debian_pins.ts";
 import { MPI_ROOTFS } from "../../hack/images/mpi_image.ts";
-import { simulatedInstalls } from "../../hack/images/pin_debian_packages.ts";
+import { simulatedInstalls } from "../../hack/images/debian_resolve.ts";
 import { checkPins, mmdebstrapCommand, rootfsEntry } from "../../hack/images/rootfs.ts";
 
 const PIN_FILE = new URL("../../hack/images/mpi_debian_pins.txt", import.meta.url).pathname;
