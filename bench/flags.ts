@@ -41,6 +41,8 @@ export interface Flags {
   inCluster: boolean;
   /** Start-up over N MiniClusters (default 10,000), ours and the Go operator (bench/startup.ts). */
   startup: boolean;
+  /** Flux's own start-up, no Kubernetes: `flux start --test-size` (bench/real/flux_alone.ts). */
+  fluxAlone: boolean;
 }
 
 export function flags(argv: string[]): Flags {
@@ -70,6 +72,7 @@ export function flags(argv: string[]): Flags {
       "real-contenders": { type: "string", default: REAL_CONTENDERS.join(",") },
       "in-cluster": { type: "boolean", default: false },
       startup: { type: "boolean", default: false },
+      "flux-alone": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -85,6 +88,8 @@ export function flags(argv: string[]): Flags {
         "         [--real [--runs=3] [--real-sizes=2,8,16] [--real-contenders=C,C]]\n" +
         "                                          broker start-up on the real nodes of .cluster/ and its\n" +
         `                                          waterfall; C: ${REAL_CONTENDERS.join(", ")}\n` +
+        "         [--flux-alone [--runs=5] [--real-sizes=2,8,16]]\n" +
+        "                                          Flux alone (root): flux start --test-size in a chroot\n" +
         "         [--in-cluster [--n=1000]]        the in-cluster operator's memory on .cluster/\n" +
         "         [--startup [--n=10000] [--runs=5]] restarts over N MiniClusters, ours and the Go operator",
     );
@@ -123,6 +128,7 @@ export function flags(argv: string[]): Flags {
     realContenders: realContenders(values["real-contenders"]),
     inCluster: values["in-cluster"],
     startup: values.startup,
+    fluxAlone: values["flux-alone"],
   };
 }
 

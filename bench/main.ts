@@ -52,6 +52,7 @@ import {
 import { perMinute, ratio, summarize } from "./stats.ts";
 import { peerMain } from "./peer/main.ts";
 import { realNodesBench } from "./real/nodes.ts";
+import { fluxAloneBench } from "./real/flux_alone.ts";
 import { inClusterMemoryBench } from "./in_cluster_memory.ts";
 import { startupBench } from "./startup.ts";
 
@@ -367,6 +368,7 @@ async function main(): Promise<number> {
     const kubeconfig = f.kubeconfig ?? join(Deno.cwd(), ".cluster", "kubeconfig");
     return await realNodesBench(kubeconfig, f.runs, f.realSizes, f.realContenders, f.out);
   }
+  if (f.fluxAlone) return await fluxAloneBench(f.realSizes, f.runs, f.out);
   if (f.startup) return await startupBench(Math.max(...f.ns), f.runs, f.out);
   if (f.inCluster) {
     const kubeconfig = f.kubeconfig ?? join(Deno.cwd(), ".cluster", "kubeconfig");

@@ -16,7 +16,7 @@ const FLUX_VIEW_CHECK = new URL("./flux_view_check.sh", import.meta.url).pathnam
 const MPI_CHECK = new URL("./mpi_check.sh", import.meta.url).pathname;
 
 /** Unpacks the layers in order into `dir` (our layers have no whiteouts). */
-async function flattenLayers(layers: readonly Layer[], dir: string): Promise<void> {
+export async function flattenLayers(layers: readonly Layer[], dir: string): Promise<void> {
   await Deno.mkdir(dir, { recursive: true });
   for (const layer of layers) {
     await run([
