@@ -17,9 +17,9 @@ import { join } from "node:path";
 import { fluxViewImageSpec } from "../../hack/images/flux_images.ts";
 import { flattenLayers } from "../../hack/images/verify.ts";
 import { removeTree } from "../../hack/images/cache.ts";
+import { chrootCommand } from "../../hack/images/chroot_command.ts";
 import { summarize } from "../stats.ts";
 
-const CHROOT_RUN = new URL("../../hack/images/chroot_run.sh", import.meta.url).pathname;
 const START_MARK = "flux-alone: flux start";
 const say = (msg: string) => console.error(`[bench flux-alone] ${msg}`);
 
@@ -127,23 +127,14 @@ async function runOnce(rootfs: string, work: string, size: number): Promise<Arri
   for (const dir of ["upper", "overlay-work"]) {
     await Deno.mkdir(`${work}/${dir}`, { recursive: true });
   }
-  const child = new Deno.Command("unshare", {
-    args: [
-      "--net",
-      "--",
-      CHROOT_RUN,
-      "--lower",
-      rootfs,
-      "--upper",
-      `${work}/upper`,
-      "--work",
-      `${work}/overlay-work`,
-      `${work}/root`,
-      "--",
-      "/bin/bash",
-      "-c",
-      script(size),
-    ],
+  const [cmd, ...args] = chrootCommand({
+    rootfs,
+    root: `${work}/root`,
+    upper: { dir: `${work}/upper`, work: `${work}/overlay-work` },
+    noNetwork: true,
+  }, ["/bin/bash", "-c", script(size)]);
+  const child = new Deno.Command(cmd, {
+    args,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -7,11 +7,11 @@
 import { basename } from "node:path";
 import type { Layer } from "./docker_archive.ts";
 import { removeTree } from "./cache.ts";
+import { chrootCommand } from "./chroot_command.ts";
 import { log, output, run, step } from "./progress.ts";
 import type { ImageName } from "./refs.ts";
 import { OPERATOR_ENV, OPERATOR_USER, operatorEntrypoint } from "./operator_image.ts";
 
-const CHROOT_RUN = new URL("./chroot_run.sh", import.meta.url).pathname;
 const FLUX_VIEW_CHECK = new URL("./flux_view_check.sh", import.meta.url).pathname;
 const MPI_CHECK = new URL("./mpi_check.sh", import.meta.url).pathname;
 
@@ -45,21 +45,10 @@ async function verifyPause(rootfs: string): Promise<void> {
 
 async function verifyOperator(rootfs: string, work: string): Promise<void> {
   // --lower alone: the root is a read-only bind; /tmp is a fresh tmpfs, as the emptyDir in a pod.
-  const help = await output([
-    "unshare",
-    "--net",
-    "--",
-    CHROOT_RUN,
-    "--lower",
-    rootfs,
-    "--user",
-    OPERATOR_USER,
-    ...OPERATOR_ENV.flatMap((e) => ["--env", e]),
-    `${work}/root`,
-    "--",
-    ...operatorEntrypoint(),
-    "--help",
-  ]);
+  const help = await output(chrootCommand(
+    { rootfs, root: `${work}/root`, user: OPERATOR_USER, env: OPERATOR_ENV, noNetwork: true },
+    [...operatorEntrypoint(), "--help"],
+  ));
   if (!help.startsWith("Usage: minicluster-operator")) {
     throw new Error(`operator --help printed:\n${help}`);
   }
@@ -67,16 +56,11 @@ async function verifyOperator(rootfs: string, work: string): Promise<void> {
 }
 
 async function verifyFluxApp(rootfs: string, work: string): Promise<void> {
-  const version = await output([
-    CHROOT_RUN,
-    "--lower",
-    rootfs,
-    `${work}/root`,
-    "--",
+  const version = await output(chrootCommand({ rootfs, root: `${work}/root` }, [
     "/usr/bin/python3",
     "-c",
     "import sys, yaml, ply, _cffi_backend; print(sys.version.split()[0])",
-  ]);
+  ]));
   if (!version.startsWith("3.11.")) throw new Error(`flux-app: python3 is ${version}`);
   log(`flux-app: python3 ${version.trim()} with yaml, ply, cffi`);
 }
@@ -95,22 +79,15 @@ async function runCheckScript(
   for (const dir of ["upper/mnt", "work"]) await Deno.mkdir(`${work}/${dir}`, { recursive: true });
   await Deno.copyFile(script, `${work}/upper/mnt/${name}`);
   const logFile = `${work}.${label}-check.log`;
-  await run([
-    "unshare",
-    "--net",
-    "--",
-    CHROOT_RUN,
-    "--lower",
-    rootfs,
-    "--upper",
-    `${work}/upper`,
-    "--work",
-    `${work}/work`,
-    `${work}/root`,
-    "--",
-    "/bin/bash",
-    `/mnt/${name}`,
-  ], { logFile });
+  await run(
+    chrootCommand({
+      rootfs,
+      root: `${work}/root`,
+      upper: { dir: `${work}/upper`, work: `${work}/work` },
+      noNetwork: true,
+    }, ["/bin/bash", `/mnt/${name}`]),
+    { logFile },
+  );
   return { logFile, lines: (await Deno.readTextFile(logFile)).trimEnd().split("\n") };
 }
 

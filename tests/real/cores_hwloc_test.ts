@@ -9,11 +9,10 @@
 import assert from "node:assert/strict";
 import { resourceSetLines } from "../../controllers/minicluster/children/scripts/cores.ts";
 import type { ContainerInput } from "../../controllers/minicluster/children/scripts/input.ts";
+import { chrootCommand } from "../../hack/images/chroot_command.ts";
 import { ensureImages } from "../../hack/images/images.ts";
 import { realNodesAvailable } from "./env.ts";
 import { resourceRow, smtTopologyXml } from "./flux_resources.ts";
-
-const CHROOT_RUN = new URL("../../hack/images/chroot_run.sh", import.meta.url).pathname;
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
@@ -105,24 +104,16 @@ async function inFluxView(
   for (const [file, script] of Object.entries(scripts)) {
     await Deno.writeTextFile(`${work}/upper/topology/${file}`, script);
   }
-  return await run([
-    CHROOT_RUN,
-    "--lower",
+  return await run(chrootCommand({
     rootfs,
-    "--upper",
-    `${work}/upper`,
-    "--work",
-    `${work}/work`,
-    "--env",
-    "FLUX_HWLOC_XMLFILE=/topology/topology.xml",
-    // The topology as written, not cut to this machine's CPUs (it has more threads than they).
-    "--env",
-    "FLUX_HWLOC_XMLFILE_NOT_THISSYSTEM=1",
-    `${work}/root`,
-    "--",
-    "/bin/bash",
-    "/topology/broker.sh",
-  ]);
+    root: `${work}/root`,
+    upper: { dir: `${work}/upper`, work: `${work}/work` },
+    env: [
+      "FLUX_HWLOC_XMLFILE=/topology/topology.xml",
+      // The topology as written, not cut to this machine's CPUs (it has more threads than they).
+      "FLUX_HWLOC_XMLFILE_NOT_THISSYSTEM=1",
+    ],
+  }, ["/bin/bash", "/topology/broker.sh"]));
 }
 
 Deno.test({
