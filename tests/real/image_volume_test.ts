@@ -7,7 +7,11 @@
 //
 // Plain pods, no operator: what is asserted is the runtime, read from the pods' own output. Then,
 // on containerd 1.6 only, what the operator makes of it: a MiniCluster with the view mounted is
-// Ready False as FluxViewNotMounted, naming the cause and the copy, with a Warning Event.
+// Ready False as FluxViewNotMounted, naming the cause and the copy, with a Warning Event. On
+// containerd 2, an image that is no Flux view (the flux-app image: no opt/views) is refused by the
+// runtime, which finds no `subPath` to mount (CreateContainerError, retried by the kubelet): the
+// MiniCluster is Ready False as FluxViewNotMounted, naming the image and what a view image holds,
+// with the runtime's words and a Warning Event.
 
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
@@ -154,4 +158,54 @@ realTest(
     );
   },
   { ignore: recordedRuntime() !== "debian" },
+);
+
+/** The MiniCluster's condition `type`, as the operator wrote it. */
+async function condition(name: string, type: string) {
+  const mc = JSON.parse(
+    await kubectl(["-n", REAL_NAMESPACE, "get", "minicluster", name, "-o", "json"]),
+  ) as MiniCluster;
+  const c =
+    (mc.status?.conditions as { type: string; status: string; reason?: string; message?: string }[])
+      ?.find((c) => c.type === type);
+  return { mc, c };
+}
+
+realTest(
+  "real: on containerd 2 an image that is no Flux view, mounted, makes Ready FluxViewNotMounted",
+  async (env) => {
+    const name = "noview";
+    // The flux-app image has no opt/views for the view's subPath.
+    await env.apply(realMiniCluster(name, {
+      size: 2,
+      flux: { container: { image: FLUX_APP_IMAGE, viewFrom: "ImageVolume" } },
+    }));
+    const ready = await eventually(async () => {
+      const { mc, c } = await condition(name, "Ready");
+      if (c?.reason !== "FluxViewNotMounted") throw new Error(JSON.stringify(mc.status));
+      return c;
+    }, { timeoutMs: 120_000, intervalMs: 1000 });
+    assert.match(
+      ready.message ?? "",
+      /has no opt\/views or opt\/software, so it is not a Flux view/,
+    );
+    assert.match(ready.message ?? "", /CreateContainerError .*failed to ensure image subpath/);
+    const events = JSON.parse(
+      await kubectl([
+        "-n",
+        REAL_NAMESPACE,
+        "get",
+        "events",
+        "--field-selector",
+        `involvedObject.name=${name},reason=FluxViewNotMounted`,
+        "-o",
+        "json",
+      ]),
+    ).items as { type: string }[];
+    assert.ok(
+      events.length > 0 && events.every((e) => e.type === "Warning"),
+      JSON.stringify(events),
+    );
+  },
+  { ignore: recordedRuntime() === "debian" },
 );

@@ -495,7 +495,7 @@ Deno.test("flux view: a runtime that cannot mount the view image makes Ready Flu
   assert.equal(ready.status, "False");
   assert.equal(ready.reason, FLUX_VIEW_NOT_MOUNTED);
   assert.ok(
-    ready.message!.startsWith(`0/2 pods ready; ${fluxViewNotMountedMessage(image)}`),
+    ready.message!.startsWith(`0/2 pods ready; ${fluxViewNotMountedMessage(image, "Unsupported")}`),
     ready.message,
   );
   assert.match(ready.message!, /viewFrom: Copy .*--flux-view-mount=copy/);
@@ -504,6 +504,31 @@ Deno.test("flux view: a runtime that cannot mount the view image makes Ready Flu
     ready.message!,
     /CreateContainerError \(container old-runtime\): .*failed to mkdir ""/,
   );
+  const warnings = op.api.objects<{ reason?: string; type?: string }>(Events)
+    .filter((e) => e.reason === FLUX_VIEW_NOT_MOUNTED).map((e) => e.type);
+  assert.deepEqual(warnings, ["Warning"]);
+});
+
+Deno.test("flux view: a view image without the view's paths makes Ready FluxViewNotMounted, naming the image, with a Warning", async () => {
+  const op = new FakeOperator({ pacingOff: ["first-status-delay"] });
+  const image = "registry.example/not-a-view:1";
+  await op.create("no-view", { size: 2, flux: { container: { image, viewFrom: "ImageVolume" } } });
+  await op.converge("no-view");
+  // containerd 2.4.2's words on a real node, for the flux-app image mounted as the view.
+  await waitedOnce(op, "no-view", {
+    reason: "CreateContainerError",
+    message: "failed to mount image volume: ImageVolumeMountFailed: failed to ensure image " +
+      'subpath "opt/views" in "/var/lib/containerd/io.containerd.grpc.v1.cri/image-volumes/' +
+      '2822b": stat opt/views: no such file or directory',
+  });
+  const ready = op.condition("no-view", "Ready")!;
+  assert.equal(ready.reason, FLUX_VIEW_NOT_MOUNTED);
+  assert.ok(
+    ready.message!.startsWith(`0/2 pods ready; ${fluxViewNotMountedMessage(image, "NoSuchPath")}`),
+    ready.message,
+  );
+  assert.match(ready.message!, /is not a Flux view image/);
+  assert.match(ready.message!, /failed to ensure image subpath "opt\/views"/);
   const warnings = op.api.objects<{ reason?: string; type?: string }>(Events)
     .filter((e) => e.reason === FLUX_VIEW_NOT_MOUNTED).map((e) => e.type);
   assert.deepEqual(warnings, ["Warning"]);

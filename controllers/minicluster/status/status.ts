@@ -253,12 +253,12 @@ function readyCondition(
     const cause = fluxViewEmptyMessage(viewImageOf(input.job));
     return [false, FLUX_VIEW_EMPTY, [message, cause, ...why].join("; ")];
   }
-  const notMounted = fluxViewOf(input.job) === "ImageVolume" &&
-    activePods(input.pods, input.job).some((p) =>
-      (p.status?.containerStatuses ?? []).some(failedImageVolumeMount)
-    );
+  const notMounted = fluxViewOf(input.job) === "ImageVolume"
+    ? activePods(input.pods, input.job).flatMap((p) => p.status?.containerStatuses ?? [])
+      .map(imageVolumeMountFailure).find((f) => f !== undefined)
+    : undefined;
   if (notMounted) {
-    const cause = fluxViewNotMountedMessage(viewImageOf(input.job));
+    const cause = fluxViewNotMountedMessage(viewImageOf(input.job), notMounted);
     return [false, FLUX_VIEW_NOT_MOUNTED, [message, cause, ...why].join("; ")];
   }
   if (input.createFailure) {
@@ -284,25 +284,41 @@ export function foundViewEmpty(cs: ContainerStatus): boolean {
 }
 
 /**
- * A container the runtime could not create because it could not mount an image volume. The kubelet
- * hands an image volume to the runtime as a mount with an image and an empty host path; a runtime
- * that knows no image mounts (containerd before 2.1: `failed to mkdir "": mkdir : no such file or
- * directory`) takes it for a bind mount and fails on that empty path, retried by the kubelet
- * forever (CreateContainerError). A file system call on the empty path is the mark: Go prints it
- * as `<op> : <error>`.
+ * Why the runtime could not mount an image volume, retried by the kubelet forever
+ * (CreateContainerError). The kubelet hands an image volume to the runtime as a mount with an image
+ * and an empty host path:
+ * - `Unsupported`: a runtime that knows no image mounts (containerd before 2.1: `failed to mkdir
+ *   "": mkdir : no such file or directory`) takes it for a bind mount and fails on that empty path.
+ *   A file system call on the empty path is the mark: Go prints it as `<op> : <error>`.
+ * - `NoSuchPath`: one that does (containerd 2.2 and later) finds no `subPath` of the view in the
+ *   image (`ImageVolumeMountFailed: failed to ensure image subpath "opt/views"`): the image is no
+ *   Flux view image.
  */
-export function failedImageVolumeMount(cs: ContainerStatus): boolean {
+export type ImageVolumeMountFailure = "Unsupported" | "NoSuchPath";
+
+/** How a container failed to mount an image volume, if that is why it was not created. */
+export function imageVolumeMountFailure(cs: ContainerStatus): ImageVolumeMountFailure | undefined {
   const waiting = cs.state?.waiting;
-  return waiting?.reason === "CreateContainerError" &&
-    /\b[a-z]+ : no such file or directory/.test(waiting.message ?? "");
+  if (waiting?.reason !== "CreateContainerError") return undefined;
+  const message = waiting.message ?? "";
+  if (/ImageVolumeMountFailed: failed to ensure image subpath/.test(message)) return "NoSuchPath";
+  if (/\b[a-z]+ : no such file or directory/.test(message)) return "Unsupported";
+  return undefined;
 }
 
 /** What the Ready condition says when the runtime could not mount the view image. */
-export function fluxViewNotMountedMessage(image: string): string {
+export function fluxViewNotMountedMessage(image: string, failure: ImageVolumeMountFailure): string {
+  const fix = "set spec.flux.container.viewFrom: Copy (delete and re-create the MiniCluster) or " +
+    "run the operator with --flux-view-mount=copy";
+  if (failure === "NoSuchPath") {
+    return `the container runtime could not mount the Flux view image volume (${image}): the ` +
+      "image has no opt/views or opt/software, so it is not a Flux view image (one holds Flux " +
+      "under /opt/views/._view/<hash> and /opt/software); set spec.flux.container.image to a Flux " +
+      "view image";
+  }
   return `the container runtime could not mount the Flux view image volume (${image}): ` +
     "this node's container runtime does not support image volumes (containerd 2.2 or CRI-O " +
-    "1.33 and later are needed); set spec.flux.container.viewFrom: Copy (delete and re-create " +
-    "the MiniCluster) or run the operator with --flux-view-mount=copy";
+    `1.33 and later are needed); ${fix}`;
 }
 
 /** A container's wait when it is worth reporting (not a routine step of starting). */
