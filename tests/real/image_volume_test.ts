@@ -120,6 +120,39 @@ Deno.test({
   },
 });
 
+/**
+ * Waits for MiniCluster `name`'s Ready condition to be False as FluxViewNotMounted, checks that it
+ * came with Warning Events of that reason, and returns the condition's message.
+ */
+async function viewNotMounted(name: string): Promise<string> {
+  const ready = await eventually(async () => {
+    const mc = JSON.parse(
+      await kubectl(["-n", REAL_NAMESPACE, "get", "minicluster", name, "-o", "json"]),
+    ) as MiniCluster;
+    const c = (mc.status?.conditions as { type: string; reason?: string; message?: string }[])
+      ?.find((c) => c.type === "Ready");
+    if (c?.reason !== "FluxViewNotMounted") throw new Error(JSON.stringify(mc.status));
+    return c;
+  }, { timeoutMs: 120_000, intervalMs: 1000 });
+  const events = JSON.parse(
+    await kubectl([
+      "-n",
+      REAL_NAMESPACE,
+      "get",
+      "events",
+      "--field-selector",
+      `involvedObject.name=${name},reason=FluxViewNotMounted`,
+      "-o",
+      "json",
+    ]),
+  ).items as { type: string }[];
+  assert.ok(
+    events.length > 0 && events.every((e) => e.type === "Warning"),
+    JSON.stringify(events),
+  );
+  return ready.message ?? "";
+}
+
 realTest(
   "real: on Debian's containerd 1.6 a MiniCluster with the view mounted reports FluxViewNotMounted",
   async (env) => {
@@ -128,48 +161,13 @@ realTest(
       size: 2,
       flux: { container: { image: FLUX_VIEW_IMAGE, viewFrom: "ImageVolume" } },
     }));
-    const ready = await eventually(async () => {
-      const mc = JSON.parse(
-        await kubectl(["-n", REAL_NAMESPACE, "get", "minicluster", name, "-o", "json"]),
-      ) as MiniCluster;
-      const c = (mc.status?.conditions as { type: string; reason?: string; message?: string }[])
-        ?.find((c) => c.type === "Ready");
-      if (c?.reason !== "FluxViewNotMounted") throw new Error(JSON.stringify(mc.status));
-      return c;
-    }, { timeoutMs: 120_000, intervalMs: 1000 });
-    assert.match(ready.message ?? "", /could not mount the Flux view image volume/);
-    assert.match(ready.message ?? "", /viewFrom: Copy .*--flux-view-mount=copy/);
-    assert.match(ready.message ?? "", /CreateContainerError .*failed to mkdir ""/);
-    const events = JSON.parse(
-      await kubectl([
-        "-n",
-        REAL_NAMESPACE,
-        "get",
-        "events",
-        "--field-selector",
-        `involvedObject.name=${name},reason=FluxViewNotMounted`,
-        "-o",
-        "json",
-      ]),
-    ).items as { type: string }[];
-    assert.ok(
-      events.length > 0 && events.every((e) => e.type === "Warning"),
-      JSON.stringify(events),
-    );
+    const message = await viewNotMounted(name);
+    assert.match(message, /could not mount the Flux view image volume/);
+    assert.match(message, /viewFrom: Copy .*--flux-view-mount=copy/);
+    assert.match(message, /CreateContainerError .*failed to mkdir ""/);
   },
   { ignore: recordedRuntime() !== "debian" },
 );
-
-/** The MiniCluster's condition `type`, as the operator wrote it. */
-async function condition(name: string, type: string) {
-  const mc = JSON.parse(
-    await kubectl(["-n", REAL_NAMESPACE, "get", "minicluster", name, "-o", "json"]),
-  ) as MiniCluster;
-  const c =
-    (mc.status?.conditions as { type: string; status: string; reason?: string; message?: string }[])
-      ?.find((c) => c.type === type);
-  return { mc, c };
-}
 
 realTest(
   "real: on containerd 2 an image that is no Flux view, mounted, makes Ready FluxViewNotMounted",
@@ -180,32 +178,9 @@ realTest(
       size: 2,
       flux: { container: { image: FLUX_APP_IMAGE, viewFrom: "ImageVolume" } },
     }));
-    const ready = await eventually(async () => {
-      const { mc, c } = await condition(name, "Ready");
-      if (c?.reason !== "FluxViewNotMounted") throw new Error(JSON.stringify(mc.status));
-      return c;
-    }, { timeoutMs: 120_000, intervalMs: 1000 });
-    assert.match(
-      ready.message ?? "",
-      /has no opt\/views or opt\/software, so it is not a Flux view/,
-    );
-    assert.match(ready.message ?? "", /CreateContainerError .*failed to ensure image subpath/);
-    const events = JSON.parse(
-      await kubectl([
-        "-n",
-        REAL_NAMESPACE,
-        "get",
-        "events",
-        "--field-selector",
-        `involvedObject.name=${name},reason=FluxViewNotMounted`,
-        "-o",
-        "json",
-      ]),
-    ).items as { type: string }[];
-    assert.ok(
-      events.length > 0 && events.every((e) => e.type === "Warning"),
-      JSON.stringify(events),
-    );
+    const message = await viewNotMounted(name);
+    assert.match(message, /has no opt\/views or opt\/software, so it is not a Flux view/);
+    assert.match(message, /CreateContainerError .*failed to ensure image subpath/);
   },
   { ignore: recordedRuntime() === "debian" },
 );
