@@ -3,8 +3,8 @@
 export const CHROOT_RUN = new URL("./chroot_run.sh", import.meta.url).pathname;
 
 export interface ChrootOptions {
-  /** The rootfs, read-only unless `upper` is given. */
-  rootfs: string;
+  /** The rootfs, or its layers topmost first; read-only unless `upper` is given. */
+  rootfs: string | readonly string[];
   /** Where the chroot's root is mounted. */
   root: string;
   /** A writable overlay over `rootfs`: its upper and work directories (one file system). */
@@ -22,8 +22,7 @@ export function chrootCommand(options: ChrootOptions, command: readonly string[]
   return [
     ...(options.noNetwork ? ["unshare", "--net", "--"] : []),
     CHROOT_RUN,
-    "--lower",
-    options.rootfs,
+    ...[options.rootfs].flat().flatMap((dir) => ["--lower", dir]),
     ...(options.upper ? ["--upper", options.upper.dir, "--work", options.upper.work] : []),
     ...(options.user ? ["--user", options.user] : []),
     ...(options.env ?? []).flatMap((e) => ["--env", e]),

@@ -5,6 +5,7 @@
  */
 import { sharedPath } from "../shared_material.ts";
 import { cachedDir, imageCacheRoot, inputKey, removeTree, sha256File } from "./cache.ts";
+import { CHROOT_RUN, chrootCommand } from "./chroot_command.ts";
 import { log, run, step, type StepTiming, timings } from "./progress.ts";
 import { ensureRootfs, rootfsEntry, type RootfsSpec } from "./rootfs.ts";
 import { FLUX_BUILD_PACKAGES } from "./flux_packages.ts";
@@ -36,7 +37,6 @@ const BUILDER: RootfsSpec = { name: "flux-builder", packages: FLUX_BUILD_PACKAGE
 
 const here = new URL(".", import.meta.url).pathname;
 const BUILD_SCRIPT = `${here}flux_build.sh`;
-const CHROOT_RUN = `${here}chroot_run.sh`;
 
 /** Lines "=== step NAME SECONDS" that flux_build.sh prints after each step. */
 export function parseStepTimings(buildLog: string): StepTiming[] {
@@ -84,27 +84,20 @@ export async function ensureFluxInstall(): Promise<FluxInstall> {
     await step(
       `flux build (flux-core ${FLUX_CORE_VERSION}, flux-sched ${FLUX_SCHED_VERSION})`,
       () =>
-        run([
-          CHROOT_RUN,
-          "--lower",
-          builder,
-          "--upper",
-          upper,
-          "--work",
-          `${tmp}/work`,
-          "--env",
-          `PREFIX=${FLUX_PREFIX}`,
-          "--env",
-          `FLUX_VERSION=${FLUX_CORE_VERSION}`,
-          "--env",
-          `FLUX_SCHED_VERSION=${FLUX_SCHED_VERSION}`,
-          "--env",
-          `JOBS=${navigator.hardwareConcurrency}`,
-          `${tmp}/root`,
-          "--",
-          "/bin/bash",
-          "/build/flux_build.sh",
-        ], { logFile: buildLog }),
+        run(
+          chrootCommand({
+            rootfs: builder,
+            root: `${tmp}/root`,
+            upper: { dir: upper, work: `${tmp}/work` },
+            env: [
+              `PREFIX=${FLUX_PREFIX}`,
+              `FLUX_VERSION=${FLUX_CORE_VERSION}`,
+              `FLUX_SCHED_VERSION=${FLUX_SCHED_VERSION}`,
+              `JOBS=${navigator.hardwareConcurrency}`,
+            ],
+          }, ["/bin/bash", "/build/flux_build.sh"]),
+          { logFile: buildLog },
+        ),
     );
     const stepTimings = parseStepTimings(await Deno.readTextFile(buildLog));
     timings.push(...stepTimings);

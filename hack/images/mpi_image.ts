@@ -10,6 +10,7 @@
 import { ensureRootfs, rootfsEntry, type RootfsSpec } from "./rootfs.ts";
 import { cachedLayer } from "./layers.ts";
 import { removeTree } from "./cache.ts";
+import { chrootCommand } from "./chroot_command.ts";
 import { FLUX_RUNTIME_PACKAGES } from "./flux_packages.ts";
 import type { ImageSpec, Layer } from "./docker_archive.ts";
 import { ensurePinnedFile, type PinnedFile, pinnedFileName } from "./pinned_download.ts";
@@ -60,7 +61,6 @@ export const MPI_ROOTFS: RootfsSpec = {
 };
 
 const LAYER_SCRIPT = `${here}mpi_layer.sh`;
-const CHROOT_RUN = `${here}chroot_run.sh`;
 
 function debianLayer(): Promise<Layer> {
   return rootfsEntry(MPI_ROOTFS).then(({ name }) =>
@@ -99,20 +99,11 @@ async function pypiLayer(): Promise<Layer> {
       for (const dir of ["upper", "work"]) {
         await Deno.mkdir(`${ldconfig}/${dir}`, { recursive: true });
       }
-      await run([
-        CHROOT_RUN,
-        "--lower",
-        tree,
-        "--lower",
-        base,
-        "--upper",
-        `${ldconfig}/upper`,
-        "--work",
-        `${ldconfig}/work`,
-        `${ldconfig}/root`,
-        "--",
-        "/sbin/ldconfig",
-      ]);
+      await run(chrootCommand({
+        rootfs: [tree, base],
+        root: `${ldconfig}/root`,
+        upper: { dir: `${ldconfig}/upper`, work: `${ldconfig}/work` },
+      }, ["/sbin/ldconfig"]));
       await Deno.copyFile(`${ldconfig}/upper/etc/ld.so.cache`, `${tree}/etc/ld.so.cache`);
       await removeTree(ldconfig);
       return tree;

@@ -9,12 +9,12 @@ import denoJson from "../../deno.json" with { type: "json" };
 import { ensureRootfs, rootfsEntry, type RootfsSpec } from "./rootfs.ts";
 import { cachedLayer } from "./layers.ts";
 import { sha256File, sha256Hex } from "./cache.ts";
+import { chrootCommand } from "./chroot_command.ts";
 import type { ImageSpec, Layer } from "./docker_archive.ts";
 import { run, step } from "./progress.ts";
 import { OPERATOR_IMAGE, SOURCE_DATE_EPOCH } from "./refs.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
-const CHROOT_RUN = new URL("./chroot_run.sh", import.meta.url).pathname;
 
 /** What the operator needs at run time, relative to the repository. */
 const OPERATOR_SOURCES = [
@@ -120,20 +120,15 @@ async function appLayer(): Promise<Layer> {
       // One run inside the image (its paths, root, offline) leaves the transpiled sources and
       // V8's code cache in DENO_DIR, which a read-only container could not write.
       await step("operator: warm DENO_DIR in the image", () =>
-        run([
-          CHROOT_RUN,
-          "--lower",
-          base,
-          "--upper",
-          tree,
-          "--work",
-          `${tree}.work`,
-          ...OPERATOR_ENV.flatMap((e) => ["--env", e]),
-          `${tree}.root`,
-          "--",
-          ...entrypoint,
-          "--help",
-        ], { logFile: `${tree}.warm.log` }));
+        run(
+          chrootCommand({
+            rootfs: base,
+            root: `${tree}.root`,
+            upper: { dir: tree, work: `${tree}.work` },
+            env: OPERATOR_ENV,
+          }, [...entrypoint, "--help"]),
+          { logFile: `${tree}.warm.log` },
+        ));
       await Deno.remove(`${tree}.work`, { recursive: true });
       await Deno.remove(`${tree}.root`);
       // Readable by the unprivileged user whatever the umask was.
