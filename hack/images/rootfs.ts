@@ -37,8 +37,6 @@ export interface RootfsSpec {
   pins?: string;
 }
 
-export { DEBIAN_SOURCES, DEBIAN_SUITE };
-
 /** Images carry no manuals, translations or docs, only the licences (copyright files). */
 const DPKG_OPTIONS: readonly string[] = [
   "path-exclude=/usr/share/man/*",

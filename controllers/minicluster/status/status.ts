@@ -308,8 +308,6 @@ export function imageVolumeMountFailure(cs: ContainerStatus): ImageVolumeMountFa
 
 /** What the Ready condition says when the runtime could not mount the view image. */
 export function fluxViewNotMountedMessage(image: string, failure: ImageVolumeMountFailure): string {
-  const fix = "set spec.flux.container.viewFrom: Copy (delete and re-create the MiniCluster) or " +
-    "run the operator with --flux-view-mount=copy";
   if (failure === "NoSuchPath") {
     return `the container runtime could not mount the Flux view image volume (${image}): the ` +
       "image has no opt/views or opt/software, so it is not a Flux view image (one holds Flux " +
@@ -318,7 +316,8 @@ export function fluxViewNotMountedMessage(image: string, failure: ImageVolumeMou
   }
   return `the container runtime could not mount the Flux view image volume (${image}): ` +
     "this node's container runtime does not support image volumes (containerd 2.2 or CRI-O " +
-    `1.33 and later are needed); ${fix}`;
+    "1.33 and later are needed); set spec.flux.container.viewFrom: Copy (delete and re-create " +
+    "the MiniCluster) or run the operator with --flux-view-mount=copy";
 }
 
 /** A container's wait when it is worth reporting (not a routine step of starting). */
