@@ -17,7 +17,7 @@
  * proxy, retries nothing and knows only what the API server answers here.
  */
 import { parseArgs } from "node:util";
-import { KubeClient } from "../runtime/client/client.ts";
+import { KubeClient, tlsOptionsOf } from "../runtime/client/client.ts";
 import { type ClusterConnection, loadKubeconfig } from "../runtime/config/kubeconfig.ts";
 import {
   ConfigMaps,
@@ -70,12 +70,15 @@ class ByteReader {
   async until(marker: number[]): Promise<Uint8Array | undefined> {
     let from = 0;
     while (true) {
-      for (let i = from; i + marker.length <= this.#buffer.length; i++) {
+      // The marker's first byte found natively, the rest compared only there.
+      for (let i = this.#buffer.indexOf(marker[0], from); i >= 0;) {
+        if (i + marker.length > this.#buffer.length) break;
         if (marker.every((b, k) => this.#buffer[i + k] === b)) {
           const out = this.#buffer.subarray(0, i);
           this.#buffer = this.#buffer.subarray(i + marker.length);
           return out;
         }
+        i = this.#buffer.indexOf(marker[0], i + 1);
       }
       from = Math.max(0, this.#buffer.length - marker.length + 1);
       if (!await this.#more()) return undefined;
@@ -135,12 +138,7 @@ async function connect(conn: ClusterConnection): Promise<Deno.Conn> {
   const hostname = url.hostname.replace(/^\[|\]$/g, "");
   const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
   if (url.protocol === "http:") return await Deno.connect({ hostname, port });
-  return await Deno.connectTls({
-    hostname,
-    port,
-    caCerts: conn.caCerts,
-    ...(conn.clientCert && conn.clientKey ? { cert: conn.clientCert, key: conn.clientKey } : {}),
-  });
+  return await Deno.connectTls({ hostname, port, ...tlsOptionsOf(conn) });
 }
 
 function authHeader(conn: ClusterConnection): string {
@@ -183,10 +181,7 @@ async function requests(way: string, conn: ClusterConnection, n: number): Promis
     }));
     client.close();
   } else if (way === "fetch") {
-    const client = Deno.createHttpClient({
-      caCerts: conn.caCerts,
-      ...(conn.clientCert && conn.clientKey ? { cert: conn.clientCert, key: conn.clientKey } : {}),
-    } as Deno.CreateHttpClientOptions);
+    const client = Deno.createHttpClient(tlsOptionsOf(conn) as Deno.CreateHttpClientOptions);
     await Promise.all(Array.from({ length: WORKERS }, async () => {
       while (next < n) {
         const { path, body } = configMapApply(run, next++);

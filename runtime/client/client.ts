@@ -112,6 +112,19 @@ export interface RequestOptions {
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_TOKEN_REFRESH_MS = 60_000;
 
+/** The CA certificates and client certificate of `conn`, as Deno's HTTP and TLS clients take them. */
+export function tlsOptionsOf(
+  conn: ClusterConnection,
+): Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> {
+  const tls: Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> = {};
+  if (conn.caCerts?.length) tls.caCerts = conn.caCerts;
+  if (conn.clientCert && conn.clientKey) {
+    tls.cert = conn.clientCert;
+    tls.key = conn.clientKey;
+  }
+  return tls;
+}
+
 export class KubeClient implements ApiClient {
   /** Base URL of the API server. */
   readonly server: string;
@@ -147,12 +160,7 @@ export class KubeClient implements ApiClient {
     this.#onEchoedAnswer = options.onEchoedAnswer;
     this.pacing = options.pacing ??
       new WritePacing({ maxWritesInFlight: options.maxWritesInFlight ?? 0 });
-    const tls: Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> = {};
-    if (conn.caCerts?.length) tls.caCerts = conn.caCerts;
-    if (conn.clientCert && conn.clientKey) {
-      tls.cert = conn.clientCert;
-      tls.key = conn.clientKey;
-    }
+    const tls = tlsOptionsOf(conn);
     this.#httpClient = Deno.createHttpClient(tls as Deno.CreateHttpClientOptions);
     this.#watchConnections = new WatchConnections(() =>
       Deno.createHttpClient(tls as Deno.CreateHttpClientOptions)
