@@ -44,7 +44,7 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
   },
   "runtime/client": {
     what:
-      "the client contract and the client on fetch: REST requests, errors, resource types, list and watch wire formats",
+      "the client contract and the client on HTTP/1.1 or fetch: REST requests, errors, resource types, list and watch wire formats",
     imports: ["runtime/core", "runtime/config", "runtime/pacing"],
   },
   "runtime/watch": {

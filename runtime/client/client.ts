@@ -46,7 +46,9 @@ import {
   writeQuery,
 } from "./rest_requests.ts";
 import { ListItemReader } from "./list_items.ts";
-import { abortableReads, watchEvents } from "./watch_lines.ts";
+import { watchEvents } from "./watch_lines.ts";
+import { type Answer, fetchAnswer, http1StreamAnswer, http1WholeAnswer } from "./answer.ts";
+import { Http1Client } from "./http1.ts";
 import {
   describeRequest,
   type RequestEvent,
@@ -92,6 +94,12 @@ interface ClientOptions {
   log?: RuntimeLog;
   /** Told of each write answered by its watch echo (echoed_answers.ts), with its resource. */
   onEchoedAnswer?: (resource: string) => void;
+  /**
+   * How requests travel: "http1", the minimal HTTP/1.1 client (http1.ts, a third of `fetch`'s CPU
+   * per request); "fetch", Deno's `fetch` over HTTP/2; "auto" (the default), "http1" unless a
+   * proxy variable is set or TLS verification is off (which only `fetch` honours).
+   */
+  transport?: "auto" | "fetch" | "http1";
 }
 
 export interface RequestOptions {
@@ -131,6 +139,10 @@ export class KubeClient implements ApiClient {
   /** Default namespace of the kubeconfig context or ServiceAccount. */
   readonly namespace: string;
   readonly #httpClient: Deno.HttpClient;
+  /** The HTTP/1.1 client, when requests go through it (`transport`). */
+  readonly #http1?: Http1Client;
+  /** The server URL's path ("" or a proxy's prefix), which every request path follows. */
+  readonly #serverPath: string;
   /** Watches have connections of their own (watch_connections.ts). */
   readonly #watchConnections: WatchConnections;
   readonly #credentials: Credentials;
@@ -153,6 +165,7 @@ export class KubeClient implements ApiClient {
 
   constructor(conn: ClusterConnection, options: ClientOptions = {}) {
     this.server = conn.server.replace(/\/+$/, "");
+    this.#serverPath = new URL(this.server).pathname.replace(/\/+$/, "");
     this.namespace = conn.namespace;
     this.#userAgent = options.userAgent ?? `deno-kube-client (deno/${Deno.version.deno})`;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -161,6 +174,9 @@ export class KubeClient implements ApiClient {
     this.pacing = options.pacing ??
       new WritePacing({ maxWritesInFlight: options.maxWritesInFlight ?? 0 });
     const tls = tlsOptionsOf(conn);
+    if (transportOf(conn, options.transport) === "http1") {
+      this.#http1 = new Http1Client({ server: this.server, tls });
+    }
     this.#httpClient = Deno.createHttpClient(tls as Deno.CreateHttpClientOptions);
     this.#watchConnections = new WatchConnections(() =>
       Deno.createHttpClient(tls as Deno.CreateHttpClientOptions)
@@ -219,6 +235,7 @@ export class KubeClient implements ApiClient {
     this.#closed = true;
     this.#credentials.stop();
     this.#httpClient.close();
+    this.#http1?.close();
     this.#watchConnections.close();
   }
 
@@ -324,23 +341,16 @@ export class KubeClient implements ApiClient {
       resource: resourceName(rt),
     };
     const path = resourcePath(rt, { namespace: opts.namespace });
-    return this.#attempt("GET", path, undefined, options, async (response, signal, rearm) => {
+    return this.#attempt("GET", path, undefined, options, async (answer, signal, rearm) => {
       const items = new ListItemReader({ dropManagedFields: opts.dropManagedFields });
-      const body = response.body?.getReader();
-      const reads = abortableReads(signal);
-      try {
-        for (;;) {
-          const chunk = body ? await reads.read(body.read()) : { done: true as const };
-          if (chunk.done) break;
-          rearm();
-          for (const item of items.push(chunk.value)) onItem(JSON.parse(item));
-        }
-      } finally {
-        body?.cancel().catch(() => {});
-        reads.dispose();
+      for await (const chunk of answer.chunks(signal)) {
+        rearm();
+        for (const item of items.push(chunk)) onItem(JSON.parse(item));
       }
+      // An abort ends the chunks quietly: the list did not end.
+      signal.throwIfAborted();
       return items.finish().metadata as ObjectList<T>["metadata"];
-    });
+    }, true);
   }
 
   /** Every page of a list, following `continue` tokens. */
@@ -468,10 +478,11 @@ export class KubeClient implements ApiClient {
       allowWatchBookmarks: opts.allowWatchBookmarks ? true : undefined,
       timeoutSeconds: opts.timeoutSeconds,
     };
-    const connection = this.#watchConnections.acquire();
-    let response: Response;
+    // Over HTTP/1.1 each watch has a connection of its own; over HTTP/2 a stream of a pooled one.
+    const connection = this.#http1 ? undefined : this.#watchConnections.acquire();
+    let answer: Answer;
     try {
-      response = await this.#send(
+      answer = await this.#send(
         "GET",
         resourcePath(rt, { namespace: opts.namespace }),
         {
@@ -482,28 +493,26 @@ export class KubeClient implements ApiClient {
           resource: resourceName(rt),
         },
         undefined,
-        connection.client,
+        { streaming: true, client: connection?.client },
       );
     } catch (e) {
-      connection.release();
+      connection?.release();
       if (signal?.aborted) return;
       throw e;
     }
-    if (!response.ok) {
-      connection.release();
-      const text = await response.text();
-      throw ApiError.fromResponse(response.status, text, `watch ${resourceName(rt)}`);
+    if (!answer.ok) {
+      connection?.release();
+      const text = await answer.text();
+      throw ApiError.fromResponse(answer.status, text, `watch ${resourceName(rt)}`);
     }
     try {
-      if (response.body) {
-        const resource = resourceName(rt);
-        yield* watchEvents<T>(response.body, rt, signal, {
-          dropManagedFields: opts.dropManagedFields,
-          parsed: (text, object) => this.#echoes.watched(resource, text, object),
-        });
-      }
+      const resource = resourceName(rt);
+      yield* watchEvents<T>(answer.chunks(signal), rt, {
+        dropManagedFields: opts.dropManagedFields,
+        parsed: (text, object) => this.#echoes.watched(resource, text, object),
+      });
     } finally {
-      connection.release();
+      connection?.release();
     }
   }
 
@@ -536,7 +545,8 @@ export class KubeClient implements ApiClient {
     path: string,
     body: unknown,
     opts: RequestOptions,
-    read: (response: Response, signal: AbortSignal, rearm: () => void) => Promise<R>,
+    read: (answer: Answer, signal: AbortSignal, rearm: () => void) => Promise<R>,
+    streaming = false,
     retried = false,
   ): Promise<R> {
     const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
@@ -552,16 +562,16 @@ export class KubeClient implements ApiClient {
     const disarm = () => deadline?.cancel();
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout.signal]) : timeout.signal;
     try {
-      const response = await this.#send(method, path, { ...opts, signal }, body);
-      if (!response.ok) {
-        const text = await response.text();
-        if (response.status === 401 && !retried && this.#credentials.invalidate()) {
+      const answer = await this.#send(method, path, { ...opts, signal }, body, { streaming });
+      if (!answer.ok) {
+        const text = await answer.text();
+        if (answer.status === 401 && !retried && this.#credentials.invalidate()) {
           disarm();
-          return await this.#attempt(method, path, body, opts, read, true);
+          return await this.#attempt(method, path, body, opts, read, streaming, true);
         }
-        throw ApiError.fromResponse(response.status, text, `${method} ${path}`);
+        throw ApiError.fromResponse(answer.status, text, `${method} ${path}`);
       }
-      return await read(response, signal, rearm);
+      return await read(answer, signal, rearm);
     } catch (e) {
       if (timeout.signal.aborted && !(e instanceof ApiError)) throw timeout.signal.reason;
       throw e;
@@ -570,25 +580,37 @@ export class KubeClient implements ApiClient {
     }
   }
 
-  /** Sends one request and reports it once the response headers (or a failure) arrive. */
+  /**
+   * Sends one request and reports it once the answer's headers (or a failure) arrive; over
+   * HTTP/1.1 a non-`streaming` answer is read whole first. `client` is the `fetch` connection pool
+   * to use (a watch's).
+   */
   async #send(
     method: string,
     path: string,
     opts: RequestOptions,
     body?: unknown,
-    client: Deno.HttpClient = this.#httpClient,
-  ): Promise<Response> {
+    how: { streaming?: boolean; client?: Deno.HttpClient } = {},
+  ): Promise<Answer> {
     if (this.#closed) throw new Error("KubeClient is closed");
-    const headers = new Headers({ Accept: "application/json", "User-Agent": this.#userAgent });
+    const headers: [string, string][] = [
+      ["Accept", "application/json"],
+      ["User-Agent", this.#userAgent],
+    ];
     const auth = await this.#credentials.header(opts.signal);
-    if (auth) headers.set("Authorization", auth);
-    for (const [k, v] of Object.entries(opts.headers ?? {})) headers.set(k, v);
+    if (auth) headers.push(["Authorization", auth]);
     let payload: string | undefined;
     if (body !== undefined) {
-      headers.set("Content-Type", opts.contentType ?? "application/json");
+      headers.push(["Content-Type", opts.contentType ?? "application/json"]);
       payload = typeof body === "string" ? body : JSON.stringify(body);
     }
-    const url = this.server + path + queryString(opts.query);
+    for (const [name, value] of Object.entries(opts.headers ?? {})) {
+      const lower = name.toLowerCase();
+      const at = headers.findIndex(([h]) => h.toLowerCase() === lower);
+      if (at >= 0) headers.splice(at, 1);
+      headers.push([name, value]);
+    }
+    const target = path + queryString(opts.query);
     const label = describeRequest(method, path, {
       ...opts,
       apply: opts.contentType === APPLY_CONTENT_TYPE,
@@ -596,15 +618,31 @@ export class KubeClient implements ApiClient {
     const start = performance.now();
     let code = 0;
     try {
-      const response = await fetch(url, {
-        method,
-        headers,
-        body: payload,
-        signal: opts.signal,
-        client,
-      });
-      code = response.status;
-      return response;
+      let answer: Answer;
+      if (this.#http1) {
+        const req = {
+          method,
+          path: this.#serverPath + target,
+          headers,
+          body: payload,
+          signal: opts.signal,
+        };
+        answer = how.streaming
+          ? http1StreamAnswer(await this.#http1.stream(req))
+          : http1WholeAnswer(await this.#http1.request(req));
+      } else {
+        answer = fetchAnswer(
+          await fetch(this.server + target, {
+            method,
+            headers,
+            body: payload,
+            signal: opts.signal,
+            client: how.client ?? this.#httpClient,
+          }),
+        );
+      }
+      code = answer.status;
+      return answer;
     } finally {
       try {
         this.#onRequest?.({ ...label, code, seconds: (performance.now() - start) / 1000 });
@@ -613,4 +651,26 @@ export class KubeClient implements ApiClient {
       }
     }
   }
+}
+
+/**
+ * The transport of a client (ClientOptions `transport`): HTTP/1.1 unless `fetch` is asked for, or
+ * "auto" finds what only `fetch` honours: a proxy variable (or an environment it may not read) or
+ * TLS verification turned off.
+ */
+export function transportOf(
+  conn: ClusterConnection,
+  asked: "auto" | "fetch" | "http1" = "auto",
+): "fetch" | "http1" {
+  if (asked !== "auto") return asked;
+  if (conn.insecureSkipTLSVerify) return "fetch";
+  const proxyVariables = ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"];
+  try {
+    for (const name of proxyVariables) {
+      if (Deno.env.get(name) || Deno.env.get(name.toLowerCase())) return "fetch";
+    }
+  } catch {
+    return "fetch";
+  }
+  return "http1";
 }

@@ -139,39 +139,19 @@ export function abortableReads(
 }
 
 /**
- * The events of a watch response's body. It ends when the server closes the stream, or quietly
- * when `signal` aborts, even in the middle of a read (a quiet watch's pending read does not end on
- * an abort by itself, which kept a stopping operator alive).
+ * The events of a watch response's body, from its bytes as they come (answer.ts `chunks`, which end
+ * quietly when the watch's signal aborts).
  */
 export async function* watchEvents<T>(
-  body: ReadableStream<Uint8Array>,
+  chunks: AsyncIterable<Uint8Array>,
   rt: ResourceType,
-  signal?: AbortSignal,
   opts: WatchLineOptions = {},
 ): AsyncGenerator<WatchEvent<T>> {
-  const reader = body.getReader();
   const lines = new LineBuffer();
   const eventOf = (line: string) => watchLineEvent<T>(line, rt, opts);
-  const reads = abortableReads(signal);
-  try {
-    while (true) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
-      try {
-        chunk = await reads.read(reader.read());
-      } catch (e) {
-        if (signal?.aborted) return;
-        throw e;
-      }
-      if (chunk.done) break;
-      for (const line of lines.push(chunk.value)) yield eventOf(line);
-    }
-    const rest = lines.flush();
-    if (rest !== undefined) yield eventOf(rest);
-  } finally {
-    // Released whether we ended, threw, were aborted or the consumer broke out. Not awaited: a
-    // cancel that never settles (a stream already torn down by the abort) must not keep the
-    // consumer's loop, and whoever waits for it, from ending.
-    reader.cancel().catch(() => {});
-    reads.dispose();
+  for await (const chunk of chunks) {
+    for (const line of lines.push(chunk)) yield eventOf(line);
   }
+  const rest = lines.flush();
+  if (rest !== undefined) yield eventOf(rest);
 }

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import v8 from "node:v8";
 import vm from "node:vm";
 import { watchEvents } from "../../runtime/client/watch_lines.ts";
+import { fetchAnswer } from "../../runtime/client/answer.ts";
 import { ConfigMaps } from "../../runtime/client/resources.ts";
 
 /**
@@ -42,7 +43,9 @@ Deno.test("watch: the chunks of a busy stream are not kept after they are read",
   const ac = new AbortController();
   let events = 0;
   let kept = -1;
-  for await (const _ of watchEvents(body, ConfigMaps, ac.signal)) {
+  for await (
+    const _ of watchEvents(fetchAnswer(new Response(body)).chunks(ac.signal), ConfigMaps)
+  ) {
     if (++events < CHUNKS) continue;
     // Measured while the watch is still open, as a watcher's runs for minutes. A WeakRef's target
     // stays alive until the current job ends: collected after a turn of the event loop.
