@@ -65,6 +65,10 @@ class Connection {
   #closed = false;
   /** Any byte of the current answer seen (a failure after it is not a stale connection). */
   answered = false;
+  /** The read begun when the connection went idle, while it is idle. */
+  #idleRead?: Promise<boolean>;
+  /** That read, once the connection is taken again: the next answer's first read. */
+  #pending?: Promise<boolean>;
 
   constructor(readonly conn: Deno.Conn) {}
 
@@ -88,8 +92,34 @@ class Connection {
     }
   }
 
+  /**
+   * The connection goes idle: a read is begun at once, so that a server closing it (the API
+   * server does after 90 s idle) is known then, not when a request is sent on it. `onEnd` is
+   * called if that read ends while the connection is still idle.
+   */
+  idle(onEnd: () => void): void {
+    const read = this.#read();
+    this.#idleRead = read;
+    const ended = () => {
+      if (this.#idleRead === read) onEnd();
+    };
+    read.then(ended, ended);
+  }
+
+  /** Taken from the idle pool for a request: its idle read becomes the answer's first. */
+  take(): void {
+    this.#pending = this.#idleRead;
+    this.#idleRead = undefined;
+  }
+
   /** Reads more into the buffer; false at the end of the stream. */
-  async #fill(): Promise<boolean> {
+  #fill(): Promise<boolean> {
+    const pending = this.#pending;
+    this.#pending = undefined;
+    return pending ?? this.#read();
+  }
+
+  async #read(): Promise<boolean> {
     if (this.#start === this.#end) this.#start = this.#end = 0;
     if (this.#buffer.length - this.#end < READ_SIZE / 4) {
       const live = this.#end - this.#start;
@@ -265,6 +295,12 @@ export class Http1Client {
   #release(c: Connection, keep: boolean): void {
     if (keep && !this.#closed && !c.closed) {
       this.#idle.push(c);
+      c.idle(() => {
+        // Closed by the server (or sent what nobody asked for) while idle: not to be used.
+        const at = this.#idle.indexOf(c);
+        if (at >= 0) this.#idle.splice(at, 1);
+        this.#release(c, false);
+      });
       return;
     }
     c.close();
@@ -321,6 +357,7 @@ export class Http1Client {
     if (this.#closed) throw new Error("Http1Client is closed");
     const retry = req.retryOnStale ?? IDEMPOTENT.has(req.method);
     const reused = this.#idle.pop();
+    reused?.take();
     const c = reused ?? await this.#connect();
     const onAbort = () => c.close();
     req.signal?.addEventListener("abort", onAbort, { once: true });

@@ -10,27 +10,33 @@ function serve(handler: (req: Request) => Response | Promise<Response>) {
 }
 
 /**
- * A raw TCP server that answers each connection's first request with `answer` and then closes the
- * connection, as a server does with an idle connection it times out.
+ * A raw TCP server that answers each connection's first request with `answer`. Then, with
+ * `closeIdleAfterMs`, it closes the connection that long after (a server timing out an idle
+ * connection); without, it closes it when the next request arrives, unanswered (the same, too late
+ * for the client to know before it sent).
  */
-function oneAnswerPerConnection(answer: string) {
+function oneAnswerPerConnection(answer: string, closeIdleAfterMs?: number) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   let connections = 0;
+  const read = async (conn: Deno.Conn) => {
+    const buf = new Uint8Array(4096);
+    let seen = "";
+    while (!seen.includes("\r\n\r\n")) {
+      const n = await conn.read(buf);
+      if (n === null) return false;
+      seen += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    return true;
+  };
   (async () => {
     for await (const conn of listener) {
       connections++;
       (async () => {
-        const buf = new Uint8Array(4096);
-        let seen = "";
-        while (!seen.includes("\r\n\r\n")) {
-          const n = await conn.read(buf);
-          if (n === null) break;
-          seen += new TextDecoder().decode(buf.subarray(0, n));
-        }
+        if (!await read(conn)) return conn.close();
         await conn.write(new TextEncoder().encode(answer));
-        // Closed later, after the client took the connection as idle.
-        setTimeout(() => conn.close(), 20);
-      })();
+        if (closeIdleAfterMs !== undefined) setTimeout(() => conn.close(), closeIdleAfterMs);
+        else await read(conn).catch(() => {}).finally(() => conn.close());
+      })().catch(() => {});
     }
   })().catch(() => {});
   return {
@@ -129,32 +135,42 @@ Deno.test("http1: answers without a body: 204 and HEAD", async () => {
   }
 });
 
-Deno.test("http1: a reused connection the server closed: sent again if it may be, else an error", async () => {
-  const s = oneAnswerPerConnection(
-    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: application/json\r\n\r\n{}",
-  );
+const OK = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: application/json\r\n\r\n{}";
+
+Deno.test("http1: a connection the server closes while idle is dropped then, not used", async () => {
+  const s = oneAnswerPerConnection(OK, 20);
   const client = new Http1Client({ server: s.server });
   try {
-    const first = await client.request({ method: "GET", path: "/", headers: [] });
-    assert.deepEqual(first.text, "{}");
+    assert.equal((await client.request({ method: "GET", path: "/", headers: [] })).text, "{}");
     await new Promise((r) => setTimeout(r, 100)); // the server closes the idle connection
-    const second = await client.request({ method: "GET", path: "/", headers: [] });
-    assert.deepEqual(second.text, "{}");
-    assert.deepEqual(s.connections(), 2);
-    await new Promise((r) => setTimeout(r, 100));
-    await assert.rejects(
-      () => client.request({ method: "POST", path: "/", headers: [], body: "{}" }),
-      /before an answer/,
-    );
-    // The same request when the caller says it may be sent again.
-    const post = await client.request({
-      method: "POST",
-      path: "/",
-      headers: [],
-      body: "{}",
-      retryOnStale: true,
-    });
-    assert.deepEqual(post.text, "{}");
+    assert.equal(client.connections, 0);
+    // Even a request that may not be sent twice goes out at once, on a new connection.
+    const post = await client.request({ method: "POST", path: "/", headers: [], body: "{}" });
+    assert.equal(post.text, "{}");
+    assert.equal(s.connections(), 2);
+  } finally {
+    client.close();
+    s.close();
+  }
+});
+
+Deno.test("http1: a reused connection closed as a request is sent: sent again if it may be, else an error", async () => {
+  const s = oneAnswerPerConnection(OK);
+  const client = new Http1Client({ server: s.server });
+  const get = () => client.request({ method: "GET", path: "/", headers: [] });
+  const post = (retryOnStale?: boolean) =>
+    client.request({ method: "POST", path: "/", headers: [], body: "{}", retryOnStale });
+  try {
+    assert.equal((await get()).text, "{}");
+    // Sent on the kept connection, which the server closes unanswered: sent again on a new one.
+    assert.equal((await get()).text, "{}");
+    assert.equal(s.connections(), 2);
+    await assert.rejects(() => post(), /before an answer/);
+    assert.equal(s.connections(), 2);
+    assert.equal((await get()).text, "{}"); // a new connection for the next
+    // The same POST when the caller says it may be sent again.
+    assert.equal((await post(true)).text, "{}");
+    assert.equal(s.connections(), 4);
   } finally {
     client.close();
     s.close();
