@@ -131,10 +131,15 @@ export class Manager {
       context: this.#opts.context,
       pacing: this.pacing,
       execPluginTimeoutMs: this.#opts.execPluginTimeoutMs,
+      transport: this.#opts.apiTransport,
       userAgent: this.#opts.userAgent,
       log: this.log.child({ component: "client" }),
       onRequest: (e) => this.#metrics.request(e.verb, e.resource, e.code, e.seconds),
       onEchoedAnswer: (resource) => this.#metrics.echoedAnswer(resource),
+    });
+    this.log.info("API client", {
+      server: this.#client.server,
+      transport: this.#client.transport,
     });
     return this.#client;
   }

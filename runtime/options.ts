@@ -40,8 +40,14 @@ export interface ManagerOptions {
   failOnForbidden: boolean;
   /** How long a kubeconfig's exec credential plugin may run before it is killed. */
   execPluginTimeoutMs: number;
+  /** How the client reaches the API server (ClientOptions `transport`). */
+  apiTransport: ApiTransport;
   help: boolean;
 }
+
+/** The client's transports `--api-transport` chooses from (runtime/client/client.ts). */
+export const API_TRANSPORTS = ["auto", "http1", "fetch"] as const;
+export type ApiTransport = typeof API_TRANSPORTS[number];
 
 const ENV_PREFIX = "OPERATOR_";
 
@@ -207,6 +213,16 @@ export function managerFlags(program: string): FlagSpec<ManagerOptions>[] {
       help: "Kill a kubeconfig's exec credential plugin still running after this long (logged; " +
         "/readyz fails until a run succeeds).",
       default: "30s",
+    },
+    {
+      name: "api-transport",
+      key: "apiTransport",
+      kind: "string",
+      choices: API_TRANSPORTS,
+      help: "How requests and watches reach the API server: http1, the client's own HTTP/1.1 " +
+        "(half the CPU per request, one connection per watch); fetch, Deno's fetch over HTTP/2; " +
+        "auto, http1 unless a proxy variable is set or TLS verification is off.",
+      default: "auto",
     },
     {
       name: "help",

@@ -138,6 +138,8 @@ export class KubeClient implements ApiClient {
   readonly server: string;
   /** Default namespace of the kubeconfig context or ServiceAccount. */
   readonly namespace: string;
+  /** How requests and watches travel (`ClientOptions.transport` as decided by transportOf). */
+  readonly transport: "fetch" | "http1";
   readonly #httpClient: Deno.HttpClient;
   /** The HTTP/1.1 client, when requests go through it (`transport`). */
   readonly #http1?: Http1Client;
@@ -174,7 +176,8 @@ export class KubeClient implements ApiClient {
     this.pacing = options.pacing ??
       new WritePacing({ maxWritesInFlight: options.maxWritesInFlight ?? 0 });
     const tls = tlsOptionsOf(conn);
-    if (transportOf(conn, options.transport) === "http1") {
+    this.transport = transportOf(conn, options.transport);
+    if (this.transport === "http1") {
       this.#http1 = new Http1Client({ server: this.server, tls });
     }
     this.#httpClient = Deno.createHttpClient(tls as Deno.CreateHttpClientOptions);
@@ -656,12 +659,19 @@ export class KubeClient implements ApiClient {
 /**
  * The transport of a client (ClientOptions `transport`): HTTP/1.1 unless `fetch` is asked for, or
  * "auto" finds what only `fetch` honours: a proxy variable (or an environment it may not read) or
- * TLS verification turned off.
+ * TLS verification turned off. HTTP/1.1 asked for with TLS verification off is refused: it always
+ * verifies.
  */
 export function transportOf(
   conn: ClusterConnection,
   asked: "auto" | "fetch" | "http1" = "auto",
 ): "fetch" | "http1" {
+  if (asked === "http1" && conn.insecureSkipTLSVerify) {
+    throw new Error(
+      "the HTTP/1.1 transport always verifies the API server's certificate, and this " +
+        "kubeconfig turns verification off (insecure-skip-tls-verify): use transport auto or fetch",
+    );
+  }
   if (asked !== "auto") return asked;
   if (conn.insecureSkipTLSVerify) return "fetch";
   const proxyVariables = ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"];

@@ -1,9 +1,13 @@
 // KubeClient reads the same answers over both of its transports (ClientOptions `transport`): a
 // request, a list read item by item, a watch and its end on abort, a server path prefix, and an
-// API error with the server's words.
+// API error with the server's words. The manager's client takes --api-transport.
 import assert from "node:assert/strict";
 import { KubeClient, transportOf } from "../../runtime/client/client.ts";
 import { ConfigMaps } from "../../runtime/client/resources.ts";
+import { join } from "node:path";
+import { Logger } from "../../runtime/core/log.ts";
+import { Manager } from "../../runtime/manager.ts";
+import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 
 const cm = (name: string) => ({ metadata: { name, namespace: "default", resourceVersion: "1" } });
 
@@ -83,4 +87,45 @@ Deno.test("transportOf: HTTP/1.1 unless asked otherwise or TLS verification is o
   assert.equal(transportOf(conn, "fetch"), "fetch");
   assert.equal(transportOf(conn, "http1"), "http1");
   assert.equal(transportOf({ ...conn, insecureSkipTLSVerify: true }), "fetch");
+  assert.throws(
+    () => transportOf({ ...conn, insecureSkipTLSVerify: true }, "http1"),
+    /always verifies the API server's certificate.*use transport auto or fetch/,
+  );
+  assert.equal(new KubeClient(conn, { transport: "fetch" }).transport, "fetch");
+});
+
+Deno.test("the manager's client takes --api-transport, and says which it uses", async () => {
+  const dir = await Deno.makeTempDir();
+  const kubeconfig = join(dir, "kubeconfig");
+  await Deno.writeTextFile(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:6443" } }],
+      users: [{ name: "u", user: { token: "t" } }],
+      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+      "current-context": "x",
+    }),
+  );
+  try {
+    for (
+      const [flags, transport] of [[[], "http1"], [["--api-transport=fetch"], "fetch"]] as const
+    ) {
+      const lines: string[] = [];
+      const log = new Logger({ level: "info", format: "json", write: (l) => lines.push(l) });
+      const manager = new Manager(parseOptions([`--kubeconfig=${kubeconfig}`, ...flags]), log);
+      const client = await manager.connect();
+      client.close();
+      assert.equal(client.transport, transport);
+      assert.ok(
+        lines.some((l) =>
+          l.includes('"msg":"API client"') && l.includes(`"transport":"${transport}"`)
+        ),
+        lines.join("\n"),
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -29,6 +29,7 @@ Deno.test("options: defaults", () => {
   assert.equal(o.cacheSyncTimeoutMs, 120_000);
   assert.equal(o.failOnForbidden, true);
   assert.equal(o.kubeconfig, undefined);
+  assert.equal(o.apiTransport, "auto");
 });
 
 Deno.test("options: flags in both spellings, booleans and lists", () => {
@@ -123,6 +124,7 @@ Deno.test("options: --help documents every flag with its env var and default", (
 Deno.test("options: a flag with choices takes each of them and refuses anything else", () => {
   const withChoices = FLAGS.filter((f) => f.choices && f.kind === "string");
   assert.deepEqual(withChoices.map((f) => f.name), [
+    "api-transport",
     "pod-security",
     "inline-curve-cert",
     "flux-view-mount",
