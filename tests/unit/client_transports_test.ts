@@ -4,10 +4,10 @@
 import assert from "node:assert/strict";
 import { KubeClient, transportOf } from "../../runtime/client/client.ts";
 import { ConfigMaps } from "../../runtime/client/resources.ts";
-import { join } from "node:path";
 import { Logger } from "../../runtime/core/log.ts";
 import { Manager } from "../../runtime/manager.ts";
 import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
+import { tokenKubeconfig } from "./token_kubeconfig.ts";
 
 const cm = (name: string) => ({ metadata: { name, namespace: "default", resourceVersion: "1" } });
 
@@ -95,26 +95,14 @@ Deno.test("transportOf: HTTP/1.1 unless asked otherwise or TLS verification is o
 });
 
 Deno.test("the manager's client takes --api-transport, and says which it uses", async () => {
-  const dir = await Deno.makeTempDir();
-  const kubeconfig = join(dir, "kubeconfig");
-  await Deno.writeTextFile(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:6443" } }],
-      users: [{ name: "u", user: { token: "t" } }],
-      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
-      "current-context": "x",
-    }),
-  );
+  const kubeconfig = await tokenKubeconfig("https://127.0.0.1:6443");
   try {
     for (
       const [flags, transport] of [[[], "http1"], [["--api-transport=fetch"], "fetch"]] as const
     ) {
       const lines: string[] = [];
       const log = new Logger({ level: "info", format: "json", write: (l) => lines.push(l) });
-      const manager = new Manager(parseOptions([`--kubeconfig=${kubeconfig}`, ...flags]), log);
+      const manager = new Manager(parseOptions([`--kubeconfig=${kubeconfig.path}`, ...flags]), log);
       const client = await manager.connect();
       client.close();
       assert.equal(client.transport, transport);
@@ -126,6 +114,6 @@ Deno.test("the manager's client takes --api-transport, and says which it uses", 
       );
     }
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await kubeconfig.remove();
   }
 });

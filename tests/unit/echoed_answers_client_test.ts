@@ -3,11 +3,11 @@
 // of KubeClient: an echo read first is the answer, the very object the watch gave, and counted; an
 // answer read first is parsed and not counted. The manager counts echoes on /metrics.
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { KubeClient } from "../../runtime/client/client.ts";
 import { ConfigMaps } from "../../runtime/client/resources.ts";
 import { Manager } from "../../runtime/manager.ts";
 import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
+import { tokenKubeconfig } from "./token_kubeconfig.ts";
 
 type ConfigMap = { metadata: { name: string; namespace: string }; data: Record<string, string> };
 
@@ -117,20 +117,8 @@ for (const transport of ["http1", "fetch"] as const) {
 
 Deno.test("echoed answers: the manager's client counts them per resource on /metrics", async () => {
   const s = server(true);
-  const dir = await Deno.makeTempDir();
-  const kubeconfig = join(dir, "kubeconfig");
-  await Deno.writeTextFile(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "c", cluster: { server: s.url } }],
-      users: [{ name: "u", user: { token: "t" } }],
-      contexts: [{ name: "x", context: { cluster: "c", user: "u", namespace: "default" } }],
-      "current-context": "x",
-    }),
-  );
-  const manager = new Manager(parseOptions([`--kubeconfig=${kubeconfig}`]));
+  const kubeconfig = await tokenKubeconfig(s.url, "default");
+  const manager = new Manager(parseOptions([`--kubeconfig=${kubeconfig.path}`]));
   try {
     const client = await manager.connect();
     await applyWatched(client, s, true);
@@ -141,6 +129,6 @@ Deno.test("echoed answers: the manager's client counts them per resource on /met
   } finally {
     manager.client.close();
     await s.close();
-    await Deno.remove(dir, { recursive: true });
+    await kubeconfig.remove();
   }
 });

@@ -1,29 +1,17 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { Action } from "../../runtime/controller/controller.ts";
 import { Manager } from "../../runtime/manager.ts";
 import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import { ConfigMaps } from "../../runtime/client/resources.ts";
 import { Cache, type KubeObject } from "../../runtime/cache/store.ts";
+import { tokenKubeconfig } from "./token_kubeconfig.ts";
 
 /** A manager connected to an address nothing listens on (nothing here sends a request). */
 async function offlineManager(flags: string[] = []): Promise<Manager> {
-  const dir = await Deno.makeTempDir();
-  const kubeconfig = join(dir, "kubeconfig");
-  await Deno.writeTextFile(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }],
-      users: [{ name: "u", user: { token: "t" } }],
-      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
-      "current-context": "x",
-    }),
-  );
-  const manager = new Manager(parseOptions([`--kubeconfig=${kubeconfig}`, ...flags], {}));
+  const kubeconfig = await tokenKubeconfig("https://127.0.0.1:1");
+  const manager = new Manager(parseOptions([`--kubeconfig=${kubeconfig.path}`, ...flags], {}));
   await manager.connect();
-  await Deno.remove(dir, { recursive: true });
+  await kubeconfig.remove();
   return manager;
 }
 

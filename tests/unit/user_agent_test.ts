@@ -1,10 +1,10 @@
 // Who the API server sees: the operator's client introduces itself as the operator (mod.ts hands
 // the runtime its name), a client of the bare runtime as the runtime, which knows no program.
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { createOperator } from "../../mod.ts";
 import { parseOptions } from "../../controllers/minicluster/operator_flags.ts";
 import { Manager } from "../../runtime/manager.ts";
+import { tokenKubeconfig } from "./token_kubeconfig.ts";
 
 /** The User-Agent of one request of `connect`'s client to a server that echoes it. */
 async function userAgentOf(connect: (kubeconfig: string) => Promise<Manager>): Promise<string> {
@@ -12,30 +12,17 @@ async function userAgentOf(connect: (kubeconfig: string) => Promise<Manager>): P
     { port: 0, hostname: "127.0.0.1", onListen: () => {} },
     (req) => Response.json({ ua: req.headers.get("User-Agent") }),
   );
-  const dir = await Deno.makeTempDir();
-  const kubeconfig = join(dir, "kubeconfig");
-  await Deno.writeTextFile(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{
-        name: "c",
-        cluster: { server: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}` },
-      }],
-      users: [{ name: "u", user: { token: "t" } }],
-      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
-      "current-context": "x",
-    }),
+  const kubeconfig = await tokenKubeconfig(
+    `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`,
   );
-  const manager = await connect(kubeconfig);
+  const manager = await connect(kubeconfig.path);
   try {
     const answer = await manager.client.request("GET", "/api") as { ua: string };
     return answer.ua;
   } finally {
     manager.client.close();
     await server.shutdown();
-    await Deno.remove(dir, { recursive: true });
+    await kubeconfig.remove();
   }
 }
 
