@@ -133,6 +133,27 @@ export function tlsOptionsOf(
   return tls;
 }
 
+/**
+ * A kubeconfig's `proxy-url` as `fetch` takes it: the transport from the scheme, and a user and
+ * password in the URL as the proxy's basic auth (as client-go sends them).
+ */
+export function proxyOf(proxyUrl: string): Deno.Proxy {
+  const url = new URL(proxyUrl);
+  const transport = url.protocol === "socks5:"
+    ? "socks5"
+    : url.protocol === "https:"
+    ? "https"
+    : "http";
+  if (!url.username) return { transport, url: proxyUrl };
+  const basicAuth = {
+    username: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+  };
+  url.username = "";
+  url.password = "";
+  return { transport, url: url.href.replace(/\/$/, ""), basicAuth };
+}
+
 export class KubeClient implements ApiClient {
   /** Base URL of the API server. */
   readonly server: string;
@@ -178,12 +199,13 @@ export class KubeClient implements ApiClient {
     const tls = tlsOptionsOf(conn);
     this.transport = transportOf(conn, options.transport);
     if (this.transport === "http1") {
-      this.#http1 = new Http1Client({ server: this.server, tls });
+      this.#http1 = new Http1Client({ server: this.server, tls, serverName: conn.tlsServerName });
     }
-    this.#httpClient = Deno.createHttpClient(tls as Deno.CreateHttpClientOptions);
-    this.#watchConnections = new WatchConnections(() =>
-      Deno.createHttpClient(tls as Deno.CreateHttpClientOptions)
-    );
+    const fetchOptions: Deno.CreateHttpClientOptions = conn.proxyUrl
+      ? { ...tls, proxy: proxyOf(conn.proxyUrl) }
+      : tls;
+    this.#httpClient = Deno.createHttpClient(fetchOptions);
+    this.#watchConnections = new WatchConnections(() => Deno.createHttpClient(fetchOptions));
 
     this.#credentials = credentialsOf(
       conn,
@@ -657,23 +679,41 @@ export class KubeClient implements ApiClient {
 }
 
 /**
- * The transport of a client (ClientOptions `transport`): HTTP/1.1 unless `fetch` is asked for, or
- * "auto" finds what only `fetch` honours: a proxy variable (or an environment it may not read) or
- * TLS verification turned off. HTTP/1.1 asked for with TLS verification off is refused: it always
- * verifies.
+ * The transport of a client (ClientOptions `transport`): HTTP/1.1 unless `fetch` is asked for or
+ * needed. Only `fetch` goes through a proxy (`proxy-url`, or a proxy variable when "auto") or skips
+ * TLS verification; only HTTP/1.1 checks the certificate against a `tls-server-name`. A kubeconfig
+ * that needs what the transport asked for lacks, or what neither has, is refused, saying why.
  */
 export function transportOf(
   conn: ClusterConnection,
   asked: "auto" | "fetch" | "http1" = "auto",
 ): "fetch" | "http1" {
-  if (asked === "http1" && conn.insecureSkipTLSVerify) {
-    throw new Error(
-      "the HTTP/1.1 transport always verifies the API server's certificate, and this " +
-        "kubeconfig turns verification off (insecure-skip-tls-verify): use transport auto or fetch",
+  const fetchOnly = [
+    ...(conn.insecureSkipTLSVerify ? ["insecure-skip-tls-verify"] : []),
+    ...(conn.proxyUrl ? ["proxy-url"] : []),
+  ];
+  const http1Only = conn.tlsServerName ? ["tls-server-name"] : [];
+  if (fetchOnly.length && http1Only.length) {
+    throw new KubeconfigError(
+      `this kubeconfig's ${fetchOnly.join(" and ")} needs the fetch transport and its ` +
+        `${http1Only[0]} the HTTP/1.1 one; neither does both`,
+    );
+  }
+  if (asked === "http1" && fetchOnly.length) {
+    throw new KubeconfigError(
+      `the HTTP/1.1 transport neither goes through a proxy nor skips TLS verification, which ` +
+        `this kubeconfig's ${fetchOnly.join(" and ")} asks for: use transport auto or fetch`,
+    );
+  }
+  if (asked === "fetch" && http1Only.length) {
+    throw new KubeconfigError(
+      "the fetch transport cannot check the server's certificate against another name than the " +
+        "server's host, which this kubeconfig's tls-server-name asks for: use transport auto or http1",
     );
   }
   if (asked !== "auto") return asked;
-  if (conn.insecureSkipTLSVerify) return "fetch";
+  if (fetchOnly.length) return "fetch";
+  if (http1Only.length) return "http1";
   const proxyVariables = ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"];
   try {
     for (const name of proxyVariables) {

@@ -17,7 +17,20 @@ export interface Http1Target {
   server: string;
   /** Deno.connectTls's certificate options (CA certificates, client certificate and key). */
   tls?: { caCerts?: string[]; cert?: string; key?: string };
+  /**
+   * The name the server's certificate must be valid for, and the one sent as SNI, when it is not
+   * the server URL's host (a kubeconfig's `tls-server-name`).
+   */
+  serverName?: string;
 }
+
+/**
+ * Deno.connectTls reads the TLS server name from this key of its options when present (Deno 2's
+ * ext/net/02_tls.js), apart from the host it connects to. It is not in the typed options:
+ * tests/unit/server_name_and_proxy_test.ts fails if a Deno upgrade stops honouring it. Deno.startTls
+ * takes a name too, but no client certificate.
+ */
+const SERVER_NAME = Symbol.for("unstableServerName");
 
 export interface Http1Request {
   method: string;
@@ -263,7 +276,7 @@ export class Http1Client {
   readonly #url: URL;
   readonly #hostname: string;
   readonly #port: number;
-  readonly #tls?: Http1Target["tls"];
+  readonly #tls?: Http1Target["tls"] & { [SERVER_NAME]?: string };
   readonly #idle: Connection[] = [];
   readonly #open = new Set<Connection>();
   #closed = false;
@@ -275,7 +288,9 @@ export class Http1Client {
     }
     this.#hostname = this.#url.hostname.replace(/^\[|\]$/g, "");
     this.#port = Number(this.#url.port || (this.#url.protocol === "https:" ? 443 : 80));
-    this.#tls = target.tls;
+    this.#tls = target.serverName === undefined
+      ? target.tls
+      : { ...target.tls, [SERVER_NAME]: target.serverName };
   }
 
   /** Connections open now, idle or busy (tests, metrics). */

@@ -38,6 +38,8 @@ export interface ExecConfig {
     server: string;
     "certificate-authority-data"?: string;
     "insecure-skip-tls-verify"?: boolean;
+    "tls-server-name"?: string;
+    "proxy-url"?: string;
   };
   /** The kubeconfig user, for messages. */
   user: string;

@@ -1,10 +1,10 @@
 /**
  * Kubeconfig and in-cluster configuration → one resolved `ClusterConnection`.
  *
- * Only what a controller needs is supported: server URL, CA, client certificate/key (inline
- * `-data` or file paths, resolved relative to the kubeconfig file like kubectl does), bearer token
- * (inline or `tokenFile`), exec credential plugins that give tokens (exec_credentials.ts), basic
- * auth, and the context's namespace. The long-deprecated `auth-provider` plugins are refused with
+ * Only what a controller needs is supported: server URL, CA, `tls-server-name`, `proxy-url` (http,
+ * https or socks5), client certificate/key (inline `-data` or file paths, resolved relative to the
+ * kubeconfig file like kubectl does), bearer token (inline or `tokenFile`), exec credential plugins
+ * that give tokens (exec_credentials.ts), basic auth, and the context's namespace. The long-deprecated `auth-provider` plugins are refused with
  * a clear error instead of being half-supported.
  *
  * The YAML parser is imported only for a kubeconfig that is not JSON: any npm module wakes Deno's
@@ -39,6 +39,13 @@ export interface ClusterConnection {
    * process must run with `--unsafely-ignore-certificate-errors` for such a cluster to work.
    */
   insecureSkipTLSVerify?: boolean;
+  /**
+   * `tls-server-name`: the name the server's certificate is checked against (and sent as SNI)
+   * instead of the server URL's host.
+   */
+  tlsServerName?: string;
+  /** `proxy-url`: the proxy every connection goes through (http://, https:// or socks5://). */
+  proxyUrl?: string;
   /** The default namespace: the context's, the ServiceAccount's, or "default". */
   namespace: string;
   /** Name of the kubeconfig context used; undefined for in-cluster. */
@@ -210,6 +217,8 @@ export async function resolveKubeconfig(
   );
   if (ca) conn.caCerts = [ca];
   if (cluster["insecure-skip-tls-verify"]) conn.insecureSkipTLSVerify = true;
+  if (cluster["tls-server-name"]) conn.tlsServerName = cluster["tls-server-name"];
+  if (cluster["proxy-url"]) conn.proxyUrl = proxyUrl(cluster["proxy-url"], ctx.cluster);
 
   const cert = await inlineOrFile(user["client-certificate-data"], user["client-certificate"]);
   const key = await inlineOrFile(user["client-key-data"], user["client-key"]);
@@ -271,10 +280,28 @@ function execConfig(
           ? { "certificate-authority-data": cluster["certificate-authority-data"] }
           : {}),
         ...(cluster["insecure-skip-tls-verify"] ? { "insecure-skip-tls-verify": true } : {}),
+        ...(cluster["tls-server-name"] ? { "tls-server-name": cluster["tls-server-name"] } : {}),
+        ...(cluster["proxy-url"] ? { "proxy-url": cluster["proxy-url"] } : {}),
       }
       : undefined,
     user,
   };
+}
+
+/** A cluster's `proxy-url`, checked: the schemes client-go takes (http, https, socks5). */
+function proxyUrl(text: string, cluster: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new KubeconfigError(`cluster "${cluster}": proxy-url "${text}" is not a URL`);
+  }
+  if (!["http:", "https:", "socks5:"].includes(url.protocol)) {
+    throw new KubeconfigError(
+      `cluster "${cluster}": proxy-url scheme ${url.protocol} is not http, https or socks5`,
+    );
+  }
+  return text;
 }
 
 function missingUser(user: string, context: string): never {

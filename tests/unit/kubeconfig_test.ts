@@ -108,6 +108,28 @@ Deno.test("kubeconfig: unknown contexts, dangling references and bad plugins are
   assert.deepEqual(await parseKubeconfig(""), {});
 });
 
+Deno.test("kubeconfig: tls-server-name and proxy-url are read; a proxy scheme client-go lacks is refused", async () => {
+  const kc = (cluster: Record<string, string>) => ({
+    "current-context": "x",
+    clusters: [{ name: "c", cluster: { server: "https://10.0.0.1:6443", ...cluster } }],
+    contexts: [{ name: "x", context: { cluster: "c" } }],
+  });
+  const named = await resolveKubeconfig(kc({ "tls-server-name": "api.internal" }));
+  assert.equal(named.tlsServerName, "api.internal");
+  for (const url of ["http://proxy:3128", "https://u:p@proxy", "socks5://127.0.0.1:1080"]) {
+    assert.equal((await resolveKubeconfig(kc({ "proxy-url": url }))).proxyUrl, url);
+  }
+  await assert.rejects(
+    resolveKubeconfig(kc({ "proxy-url": "ftp://proxy" })),
+    /cluster "c": proxy-url scheme ftp: is not http, https or socks5/,
+  );
+  await assert.rejects(
+    resolveKubeconfig(kc({ "proxy-url": "proxy:3128:x" })),
+    /cluster "c": proxy-url scheme proxy: is not http, https or socks5/,
+  );
+  await assert.rejects(resolveKubeconfig(kc({ "proxy-url": "::" })), /proxy-url "::" is not a URL/);
+});
+
 Deno.test("kubeconfig: a JSON kubeconfig reads the same as its YAML form", async () => {
   const fromYaml = await parseKubeconfig(INLINE);
   assert.deepEqual(await parseKubeconfig(JSON.stringify(fromYaml, null, 2)), fromYaml);

@@ -1,0 +1,83 @@
+// A kubeconfig's tls-server-name and proxy-url, followed by KubeClient against servers of the
+// test's own: the certificate checked against the name given (on HTTP/1.1, the transport that can),
+// and requests sent through the proxy (on fetch) with the URL's user as its basic auth.
+import assert from "node:assert/strict";
+import { KubeClient, transportOf } from "../../runtime/client/client.ts";
+import { ConfigMaps } from "../../runtime/client/resources.ts";
+import { makeServingCert } from "../../runtime/aggregated/serving_cert.ts";
+
+const configMap = { metadata: { name: "a", namespace: "default", resourceVersion: "1" } };
+
+Deno.test("tls-server-name: the certificate is checked against it, not the server's address", async () => {
+  const cert = await makeServingCert(["api.internal"]);
+  const s = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", cert: cert.certPem, key: cert.keyPem, onListen: () => {} },
+    () => Response.json(configMap),
+  );
+  const conn = {
+    server: `https://127.0.0.1:${s.addr.port}`,
+    namespace: "default",
+    caCerts: [cert.caPem],
+  };
+  const plain = new KubeClient(conn);
+  const named = new KubeClient({ ...conn, tlsServerName: "api.internal" });
+  try {
+    await assert.rejects(
+      () => plain.get(ConfigMaps, "default", "a"),
+      /not valid for name "127\.0\.0\.1"/,
+    );
+    assert.equal(named.transport, "http1");
+    assert.deepEqual(await named.get(ConfigMaps, "default", "a"), configMap);
+  } finally {
+    plain.close();
+    named.close();
+    await s.shutdown();
+  }
+});
+
+Deno.test("proxy-url: requests go through the proxy, with the URL's user as basic auth", async () => {
+  const api = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+    () => Response.json(configMap),
+  );
+  const seen: { url: string; auth: string | null }[] = [];
+  const proxy = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (req) => {
+    seen.push({ url: req.url, auth: req.headers.get("proxy-authorization") });
+    return fetch(req.url, { method: req.method, headers: { accept: "application/json" } });
+  });
+  const server = `http://127.0.0.1:${api.addr.port}`;
+  const client = new KubeClient({
+    server,
+    namespace: "default",
+    proxyUrl: `http://op%40x:p%3As@127.0.0.1:${proxy.addr.port}`,
+  });
+  try {
+    assert.equal(client.transport, "fetch");
+    assert.deepEqual(await client.get(ConfigMaps, "default", "a"), configMap);
+    assert.deepEqual(seen, [{
+      url: `${server}/api/v1/namespaces/default/configmaps/a`,
+      auth: `Basic ${btoa("op@x:p:s")}`,
+    }]);
+  } finally {
+    client.close();
+    await proxy.shutdown();
+    await api.shutdown();
+  }
+});
+
+Deno.test("transportOf: what a kubeconfig needs decides, and a transport that lacks it is refused", () => {
+  const conn = { server: "https://10.0.0.1:6443", namespace: "default" };
+  const named = { ...conn, tlsServerName: "api.internal" };
+  const proxied = { ...conn, proxyUrl: "http://proxy:3128" };
+  assert.equal(transportOf(named), "http1");
+  assert.equal(transportOf(proxied), "fetch");
+  assert.throws(
+    () => transportOf(named, "fetch"),
+    /tls-server-name asks for: use transport auto or http1/,
+  );
+  assert.throws(() => transportOf(proxied, "http1"), /proxy-url asks for: use transport auto/);
+  assert.throws(
+    () => transportOf({ ...named, proxyUrl: "http://proxy:3128" }),
+    /proxy-url needs the fetch transport and its tls-server-name the HTTP\/1\.1 one/,
+  );
+});
