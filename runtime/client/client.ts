@@ -25,6 +25,7 @@ import { ApiError } from "./errors.ts";
 import {
   type ClusterConnection,
   homeDir,
+  type Impersonation,
   inClusterConnection,
   isInCluster,
   loadKubeconfig,
@@ -134,6 +135,38 @@ export function tlsOptionsOf(
 }
 
 /**
+ * The headers of an impersonation, as client-go sends them: one Impersonate-Group per group and
+ * one Impersonate-Extra-<name> per value, the name percent-encoded where a header name may not
+ * hold the character.
+ */
+export function impersonationHeaders(
+  impersonate: Impersonation | undefined,
+): [string, string][] {
+  if (!impersonate) return [];
+  const headers: [string, string][] = [["Impersonate-User", impersonate.user]];
+  if (impersonate.uid) headers.push(["Impersonate-Uid", impersonate.uid]);
+  for (const group of impersonate.groups) headers.push(["Impersonate-Group", group]);
+  for (const [name, values] of Object.entries(impersonate.extra)) {
+    for (const value of values) {
+      headers.push([`Impersonate-Extra-${headerNameEscape(name)}`, value]);
+    }
+  }
+  return headers;
+}
+
+/** `name` with every byte a header name may not hold (RFC 9110 token) percent-encoded. */
+function headerNameEscape(name: string): string {
+  let out = "";
+  for (const byte of new TextEncoder().encode(name)) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9!#$&'*+.^_`|~-]/.test(c)
+      ? c
+      : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
+
+/**
  * A kubeconfig's `proxy-url` as `fetch` takes it: the transport from the scheme, and a user and
  * password in the URL as the proxy's basic auth (as client-go sends them).
  */
@@ -169,6 +202,8 @@ export class KubeClient implements ApiClient {
   /** Watches have connections of their own (watch_connections.ts). */
   readonly #watchConnections: WatchConnections;
   readonly #credentials: Credentials;
+  /** The Impersonate-* headers of every request (a kubeconfig user's `as`), or none. */
+  readonly #impersonation: readonly [string, string][];
   readonly #userAgent: string;
   readonly #timeoutMs: number;
   /** The requests' timeouts, on one timer (runtime/core/deadlines.ts). */
@@ -207,6 +242,7 @@ export class KubeClient implements ApiClient {
     this.#httpClient = Deno.createHttpClient(fetchOptions);
     this.#watchConnections = new WatchConnections(() => Deno.createHttpClient(fetchOptions));
 
+    this.#impersonation = impersonationHeaders(conn.impersonate);
     this.#credentials = credentialsOf(
       conn,
       options.tokenRefreshMs ?? DEFAULT_TOKEN_REFRESH_MS,
@@ -624,6 +660,7 @@ export class KubeClient implements ApiClient {
     ];
     const auth = await this.#credentials.header(opts.signal);
     if (auth) headers.push(["Authorization", auth]);
+    headers.push(...this.#impersonation);
     let payload: string | undefined;
     if (body !== undefined) {
       headers.push(["Content-Type", opts.contentType ?? "application/json"]);

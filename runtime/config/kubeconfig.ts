@@ -4,7 +4,8 @@
  * Only what a controller needs is supported: server URL, CA, `tls-server-name`, `proxy-url` (http,
  * https or socks5), client certificate/key (inline `-data` or file paths, resolved relative to the
  * kubeconfig file like kubectl does), bearer token (inline or `tokenFile`), exec credential plugins
- * that give tokens (exec_credentials.ts), basic auth, and the context's namespace. The long-deprecated `auth-provider` plugins are refused with
+ * that give tokens (exec_credentials.ts), basic auth, impersonation (`as`, `as-uid`, `as-groups`,
+ * `as-user-extra`), and the context's namespace. The long-deprecated `auth-provider` plugins are refused with
  * a clear error instead of being half-supported.
  *
  * The YAML parser is imported only for a kubeconfig that is not JSON: any npm module wakes Deno's
@@ -32,6 +33,8 @@ export interface ClusterConnection {
   /** A file holding a bearer token that may be rotated on disk (re-read periodically). */
   tokenFile?: string;
   basicAuth?: { username: string; password: string };
+  /** Whom requests act as (a user's `as` and friends), sent as Impersonate-* headers. */
+  impersonate?: Impersonation;
   /** An exec credential plugin that gives bearer tokens. */
   exec?: ExecConfig;
   /**
@@ -80,6 +83,18 @@ export interface KubeconfigUser {
   password?: string;
   exec?: KubeconfigExec;
   "auth-provider"?: unknown;
+  as?: string;
+  "as-uid"?: string;
+  "as-groups"?: string[];
+  "as-user-extra"?: Record<string, string[]>;
+}
+
+/** Impersonation: the user requests act as, with its uid, groups and extra fields. */
+export interface Impersonation {
+  user: string;
+  uid?: string;
+  groups: string[];
+  extra: Record<string, string[]>;
 }
 
 /** A user's `exec` stanza (client.authentication.k8s.io ExecConfig). */
@@ -236,6 +251,8 @@ export async function resolveKubeconfig(
   if (user.username !== undefined && user.password !== undefined) {
     conn.basicAuth = { username: user.username, password: user.password };
   }
+  const impersonate = impersonation(user, ctx.user ?? "");
+  if (impersonate) conn.impersonate = impersonate;
   if (user.exec) conn.exec = execConfig(user.exec, ctx.user ?? "", cluster, opts.baseDir);
   return conn;
 }
@@ -286,6 +303,34 @@ function execConfig(
       : undefined,
     user,
   };
+}
+
+/**
+ * A user's impersonation, checked as the API server would: groups, a uid or extra fields without a
+ * user to act as are refused.
+ */
+function impersonation(user: KubeconfigUser, name: string): Impersonation | undefined {
+  const groups = user["as-groups"] ?? [];
+  const extra = user["as-user-extra"] ?? {};
+  const uid = user["as-uid"] || undefined;
+  const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");
+  if (!strings(groups)) {
+    throw new KubeconfigError(`user "${name}": as-groups must be a list of strings`);
+  }
+  if (
+    typeof extra !== "object" || Array.isArray(extra) || !Object.values(extra).every(strings)
+  ) {
+    throw new KubeconfigError(`user "${name}": as-user-extra must map names to lists of strings`);
+  }
+  if (!user.as) {
+    if (groups.length || uid || Object.keys(extra).length) {
+      throw new KubeconfigError(
+        `user "${name}": as-groups, as-uid and as-user-extra need a user to act as (as)`,
+      );
+    }
+    return undefined;
+  }
+  return { user: user.as, uid, groups, extra };
 }
 
 /** A cluster's `proxy-url`, checked: the schemes client-go takes (http, https, socks5). */

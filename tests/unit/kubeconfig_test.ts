@@ -130,6 +130,59 @@ Deno.test("kubeconfig: tls-server-name and proxy-url are read; a proxy scheme cl
   await assert.rejects(resolveKubeconfig(kc({ "proxy-url": "::" })), /proxy-url "::" is not a URL/);
 });
 
+Deno.test("kubeconfig: a user's impersonation is read; groups, uid or extra without a user are refused", async () => {
+  const kc = (user: Record<string, unknown>) => ({
+    "current-context": "x",
+    clusters: [{ name: "c", cluster: { server: "https://10.0.0.1:6443" } }],
+    users: [{ name: "u", user: { token: "t", ...user } }],
+    contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+  });
+  const conn = await resolveKubeconfig(
+    await parseKubeconfig(`
+current-context: x
+clusters: [{name: c, cluster: {server: "https://10.0.0.1:6443"}}]
+users:
+- name: u
+  user:
+    token: t
+    as: jane
+    as-uid: "42"
+    as-groups: [devs, ops]
+    as-user-extra: {reason: [testing]}
+contexts: [{name: x, context: {cluster: c, user: u}}]
+`),
+  );
+  assert.deepEqual(conn.impersonate, {
+    user: "jane",
+    uid: "42",
+    groups: ["devs", "ops"],
+    extra: { reason: ["testing"] },
+  });
+  assert.deepEqual((await resolveKubeconfig(kc({ as: "jane" }))).impersonate, {
+    user: "jane",
+    uid: undefined,
+    groups: [],
+    extra: {},
+  });
+  assert.equal((await resolveKubeconfig(kc({}))).impersonate, undefined);
+  for (
+    const user of [{ "as-groups": ["devs"] }, { "as-uid": "42" }, { "as-user-extra": { a: ["b"] } }]
+  ) {
+    await assert.rejects(
+      resolveKubeconfig(kc(user)),
+      /user "u": as-groups, as-uid and as-user-extra need a user to act as \(as\)/,
+    );
+  }
+  await assert.rejects(
+    resolveKubeconfig(kc({ as: "jane", "as-groups": "devs" })),
+    /as-groups must be a list of strings/,
+  );
+  await assert.rejects(
+    resolveKubeconfig(kc({ as: "jane", "as-user-extra": { a: "b" } })),
+    /as-user-extra must map names to lists of strings/,
+  );
+});
+
 Deno.test("kubeconfig: a JSON kubeconfig reads the same as its YAML form", async () => {
   const fromYaml = await parseKubeconfig(INLINE);
   assert.deepEqual(await parseKubeconfig(JSON.stringify(fromYaml, null, 2)), fromYaml);

@@ -1,6 +1,7 @@
-// A kubeconfig's tls-server-name and proxy-url, followed by KubeClient against servers of the
-// test's own: the certificate checked against the name given (on HTTP/1.1, the transport that can),
-// and requests sent through the proxy (on fetch) with the URL's user as its basic auth.
+// A kubeconfig's tls-server-name, proxy-url and impersonation, followed by KubeClient against
+// servers of the test's own: the certificate checked against the name given (on HTTP/1.1, the
+// transport that can), requests sent through the proxy (on fetch) with the URL's user as its basic
+// auth, and the Impersonate-* headers client-go sends, on both transports.
 import assert from "node:assert/strict";
 import { KubeClient, transportOf } from "../../runtime/client/client.ts";
 import { ConfigMaps } from "../../runtime/client/resources.ts";
@@ -81,3 +82,60 @@ Deno.test("transportOf: what a kubeconfig needs decides, and a transport that la
     /proxy-url needs the fetch transport and its tls-server-name the HTTP\/1\.1 one/,
   );
 });
+
+/** A server that answers one request with `{}` and gives the request's header lines. */
+function oneRequestServer(): { server: string; head: Promise<string[]> } {
+  const listener = Deno.listen({ port: 0, hostname: "127.0.0.1" });
+  const head = (async () => {
+    const conn = await listener.accept();
+    let text = "";
+    const buf = new Uint8Array(16_384);
+    while (!text.includes("\r\n\r\n")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    await conn.write(
+      new TextEncoder().encode(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n" +
+          "Connection: close\r\n\r\n{}",
+      ),
+    );
+    conn.close();
+    listener.close();
+    return text.split("\r\n\r\n")[0].split("\r\n").slice(1);
+  })();
+  return { server: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`, head };
+}
+
+for (const transport of ["http1", "fetch"] as const) {
+  Deno.test(`impersonation over ${transport}: a kubeconfig user's as, as-uid, as-groups and as-user-extra`, async () => {
+    const s = oneRequestServer();
+    const client = new KubeClient({
+      server: s.server,
+      namespace: "default",
+      token: "t",
+      impersonate: {
+        user: "system:serviceaccount:ops:minicluster-operator",
+        uid: "1234",
+        groups: ["system:serviceaccounts", "ops"],
+        extra: { "scopes.example.com/x y": ["a", "b"] },
+      },
+    }, { transport });
+    try {
+      await client.request("GET", "/api");
+      const lines = (await s.head).map((l) => l.toLowerCase());
+      assert.deepEqual(lines.filter((l) => l.startsWith("impersonate-")), [
+        "impersonate-user: system:serviceaccount:ops:minicluster-operator",
+        "impersonate-uid: 1234",
+        "impersonate-group: system:serviceaccounts",
+        "impersonate-group: ops",
+        "impersonate-extra-scopes.example.com%2fx%20y: a",
+        "impersonate-extra-scopes.example.com%2fx%20y: b",
+      ]);
+      assert.ok(lines.includes("authorization: bearer t"));
+    } finally {
+      client.close();
+    }
+  });
+}
