@@ -248,6 +248,12 @@ async function main(): Promise<number> {
       await ensureDebianPackages(["shellcheck"]);
       await run("shellcheck", SHELL_SCRIPTS);
     });
+    // Debian's containerd 1.6, which the real nodes' `--containerd=debian` runs:
+    // tests/tooling/real_node_test.ts has it read the settings written for it. Not started.
+    await step(
+      "Debian's containerd (the debian runtime's settings are checked against it)",
+      () => ensureDebianPackages(["containerd"]),
+    );
     // The local images (Debian downloads, then the Flux build) are built while the Go builds
     // run: on a fresh machine the two together take most of the run. The cluster step waits.
     const images = MC_KUBECONFIG_GIVEN ? undefined : ensureImages().catch((e: Error) => e);
