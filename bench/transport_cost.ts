@@ -13,7 +13,7 @@
  */
 import { parseArgs } from "node:util";
 import { KubeClient, tlsOptionsOf } from "../runtime/client/client.ts";
-import { Http1Client } from "../runtime/client/http1.ts";
+import { Http1Client } from "../runtime/client/transport/http1.ts";
 import { type ClusterConnection, loadKubeconfig } from "../runtime/config/kubeconfig.ts";
 import {
   ConfigMaps,

@@ -23,6 +23,8 @@ const RUNTIME_LOWER = [
   "runtime/cache",
   "runtime/config",
   "runtime/pacing",
+  "runtime/client/wire",
+  "runtime/client/transport",
   "runtime/client",
   "runtime/watch",
   "runtime/controller",
@@ -42,10 +44,25 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
     what: "the write admission layer and its contract, burst yield, slots, relist budget, backoff",
     imports: ["runtime/core", "runtime/cache"],
   },
+  "runtime/client/wire": {
+    what:
+      "the API server's JSON read without parsing all of it: a list's items one at a time, managedFields cut from an object's text; JSON text for people",
+    imports: [],
+  },
+  "runtime/client/transport": {
+    what: "how requests travel: the HTTP/1.1 client, and fetch's connections for watches",
+    imports: [],
+  },
   "runtime/client": {
     what:
-      "the client contract and the client on HTTP/1.1 or fetch: REST requests, errors, resource types, list and watch wire formats",
-    imports: ["runtime/core", "runtime/config", "runtime/pacing"],
+      "the client contract and the client: REST requests, errors, resource types, watch lines, answers taken from their watch echo",
+    imports: [
+      "runtime/core",
+      "runtime/config",
+      "runtime/pacing",
+      "runtime/client/wire",
+      "runtime/client/transport",
+    ],
   },
   "runtime/watch": {
     what: "the watcher, its state machine and pacing, read-your-own-writes",
@@ -100,7 +117,7 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
       "api",
       "controllers/minicluster/children",
       "controllers/minicluster/kinds/diff.ts",
-      "runtime/client/json_text.ts",
+      "runtime/client/wire/json_text.ts",
     ],
   },
   "controllers/minicluster/kinds": {

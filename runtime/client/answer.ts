@@ -1,8 +1,8 @@
 /**
  * What the client reads of an HTTP answer, whichever transport carried it: Deno's `fetch` or the
- * minimal HTTP/1.1 client (http1.ts).
+ * minimal HTTP/1.1 client (transport/http1.ts).
  */
-import type { Http1Response, Http1Stream } from "./http1.ts";
+import type { Http1Response, Http1Stream } from "./transport/http1.ts";
 import { abortableReads } from "./watch_lines.ts";
 
 export interface Answer {

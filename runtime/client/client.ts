@@ -46,17 +46,17 @@ import {
   withTypeMeta,
   writeQuery,
 } from "./rest_requests.ts";
-import { ListItemReader } from "./list_items.ts";
+import { ListItemReader } from "./wire/list_items.ts";
 import { watchEvents } from "./watch_lines.ts";
 import { type Answer, fetchAnswer, http1StreamAnswer, http1WholeAnswer } from "./answer.ts";
-import { Http1Client } from "./http1.ts";
+import { Http1Client } from "./transport/http1.ts";
 import {
   describeRequest,
   type RequestEvent,
   resourceNameWithSub,
   type Verb,
 } from "./request_labels.ts";
-import { WatchConnections } from "./watch_connections.ts";
+import { WatchConnections } from "./transport/watch_connections.ts";
 import type { Slots } from "../pacing/slots.ts";
 import type { Priority } from "../pacing/pacing.ts";
 import { WritePacing } from "../pacing/write_pacing.ts";
@@ -96,7 +96,7 @@ interface ClientOptions {
   /** Told of each write answered by its watch echo (echoed_answers.ts), with its resource. */
   onEchoedAnswer?: (resource: string) => void;
   /**
-   * How requests travel: "http1", the minimal HTTP/1.1 client (http1.ts, a third of `fetch`'s CPU
+   * How requests travel: "http1", the minimal HTTP/1.1 client (transport/http1.ts, a third of `fetch`'s CPU
    * per request); "fetch", Deno's `fetch` over HTTP/2; "auto" (the default), "http1" unless a
    * proxy variable is set or TLS verification is off (which only `fetch` honours).
    */
@@ -199,7 +199,7 @@ export class KubeClient implements ApiClient {
   readonly #http1?: Http1Client;
   /** The server URL's path ("" or a proxy's prefix), which every request path follows. */
   readonly #serverPath: string;
-  /** Watches have connections of their own (watch_connections.ts). */
+  /** Watches have connections of their own (transport/watch_connections.ts). */
   readonly #watchConnections: WatchConnections;
   readonly #credentials: Credentials;
   /** The Impersonate-* headers of every request (a kubeconfig user's `as`), or none. */

@@ -5,7 +5,7 @@
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { CallOptions, ListOptions, PatchType, WriteOptions } from "./api_client.ts";
 import { apiVersionOf, type ResourceType } from "./resources.ts";
-import { printableJson } from "./json_text.ts";
+import { printableJson } from "./wire/json_text.ts";
 
 export const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   merge: "application/merge-patch+json",

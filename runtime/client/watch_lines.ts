@@ -2,7 +2,7 @@
 import { ApiError, type Status } from "./errors.ts";
 import type { WatchEvent } from "./api_client.ts";
 import { resourceName, type ResourceType } from "./resources.ts";
-import { withoutManagedFields } from "./managed_fields.ts";
+import { withoutManagedFields } from "./wire/managed_fields.ts";
 
 /**
  * Splits a byte stream into lines, keeping a partial line (and a partial UTF-8 sequence) across

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { EchoedAnswers, echoResource } from "../../runtime/client/echoed_answers.ts";
 import { watchedObject } from "../../runtime/client/watch_lines.ts";
-import { withoutManagedFields } from "../../runtime/client/managed_fields.ts";
+import { withoutManagedFields } from "../../runtime/client/wire/managed_fields.ts";
 
 const object = '{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"7"}}';
 const line = (type: string) => `{"type":"${type}","object":${object}}`;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Http1Client } from "../../runtime/client/http1.ts";
+import { Http1Client } from "../../runtime/client/transport/http1.ts";
 
 const JSON_HEADERS = [["Accept", "application/json"]] as const;
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { ListItemReader } from "../../runtime/client/list_items.ts";
+import { ListItemReader } from "../../runtime/client/wire/list_items.ts";
 
 const encoder = new TextEncoder();
 

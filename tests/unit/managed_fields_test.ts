@@ -1,8 +1,8 @@
-// managedFields cut from an object's text before it is parsed (runtime/client/managed_fields.ts):
+// managedFields cut from an object's text before it is parsed (runtime/client/wire/managed_fields.ts):
 // only metadata.managedFields, whatever else the object holds and however it is written.
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { withoutManagedFields } from "../../runtime/client/managed_fields.ts";
+import { withoutManagedFields } from "../../runtime/client/wire/managed_fields.ts";
 
 const entry = {
   manager: "kube-controller-manager",

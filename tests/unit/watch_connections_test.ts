@@ -1,7 +1,7 @@
 // Watches share a connection at most WATCHES_PER_CONNECTION at a time (an HTTP/2 connection allows
 // only so many streams), and a released place is used again before a new connection is opened.
 import assert from "node:assert/strict";
-import { WatchConnections } from "../../runtime/client/watch_connections.ts";
+import { WatchConnections } from "../../runtime/client/transport/watch_connections.ts";
 
 Deno.test("watch connections: a new connection per full one, places reused, all closed", () => {
   let opened = 0;

@@ -5,7 +5,7 @@
  */
 import type { Settings } from "./settings.ts";
 import { BROKER_PORT } from "../names.ts";
-import { printableJson } from "../../../../runtime/client/json_text.ts";
+import { printableJson } from "../../../../runtime/client/wire/json_text.ts";
 
 /**
  * A TOML basic string. JSON string escapes are a subset of TOML's, so JSON text is exact once the
