@@ -101,6 +101,7 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
       "api",
       "controllers/minicluster/children/pod",
       "controllers/minicluster/children/scripts",
+      "controllers/minicluster/children/scripts/parts",
     ],
   },
   "controllers/minicluster/children/pod": {
@@ -108,17 +109,22 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
     imports: [
       "api",
       "controllers/minicluster/children",
-      "controllers/minicluster/children/scripts",
+      "controllers/minicluster/children/scripts/parts",
     ],
   },
   "controllers/minicluster/children/scripts": {
-    what: "the scripts the pods run, as templates",
+    what: "the scripts the pods run, as templates, and broker.toml",
     imports: [
       "api",
       "controllers/minicluster/children",
-      "controllers/minicluster/kinds/diff.ts",
+      "controllers/minicluster/children/scripts/parts",
       "runtime/client/wire/json_text.ts",
     ],
+  },
+  "controllers/minicluster/children/scripts/parts": {
+    what:
+      "what the scripts are written from: their input and settings, fixed paths, shell quoting, the command's words, the cores' lines",
+    imports: ["api", "controllers/minicluster/children", "controllers/minicluster/kinds/diff.ts"],
   },
   "controllers/minicluster/kinds": {
     what:
@@ -214,7 +220,7 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
       "api",
       "controllers/minicluster/children",
       "controllers/minicluster/children/pod",
-      "controllers/minicluster/children/scripts",
+      "controllers/minicluster/children/scripts/parts",
       "controllers/minicluster/kinds",
       "controllers/minicluster/pipeline",
       "controllers/minicluster/workspace",

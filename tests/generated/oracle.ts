@@ -33,8 +33,8 @@ import type { ConfigMap, Container, Pod, Service } from "kubernetes-types/core/v
 import type { MiniClusterStatus } from "../../api/mod.ts";
 import type { Spec } from "./arbitraries.ts";
 import { defaultOf } from "./crd_schema.ts";
-import { commandWords } from "../../controllers/minicluster/children/scripts/command-words.ts";
-import { commandLine } from "../../controllers/minicluster/children/scripts/shell.ts";
+import { commandWords } from "../../controllers/minicluster/children/scripts/parts/command-words.ts";
+import { commandLine } from "../../controllers/minicluster/children/scripts/parts/shell.ts";
 
 export interface Observed {
   name: string;

@@ -6,10 +6,10 @@
  * escaped its quoting.
  */
 import { join } from "node:path";
-import { shellQuote } from "../../controllers/minicluster/children/scripts/shell.ts";
-import { VIEW_SOURCE_ROOT } from "../../controllers/minicluster/children/scripts/settings.ts";
-import { DEFAULT_MOUNT_PATH } from "../../controllers/minicluster/children/scripts/settings.ts";
-import { CURVE_CERT_SOURCE } from "../../controllers/minicluster/children/scripts/paths.ts";
+import { shellQuote } from "../../controllers/minicluster/children/scripts/parts/shell.ts";
+import { VIEW_SOURCE_ROOT } from "../../controllers/minicluster/children/scripts/parts/settings.ts";
+import { DEFAULT_MOUNT_PATH } from "../../controllers/minicluster/children/scripts/parts/settings.ts";
+import { CURVE_CERT_SOURCE } from "../../controllers/minicluster/children/scripts/parts/paths.ts";
 import { CUSTOM_SCRIPT_PATH } from "../../controllers/minicluster/children/scripts/custom-script.ts";
 
 /** The wait scripts' line naming the mounted certificate, moved into a sandbox by replacing it. */

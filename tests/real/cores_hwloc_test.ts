@@ -7,8 +7,8 @@
 // hardware thread must be refused.
 
 import assert from "node:assert/strict";
-import { resourceSetLines } from "../../controllers/minicluster/children/scripts/cores.ts";
-import type { ContainerInput } from "../../controllers/minicluster/children/scripts/input.ts";
+import { resourceSetLines } from "../../controllers/minicluster/children/scripts/parts/cores.ts";
+import type { ContainerInput } from "../../controllers/minicluster/children/scripts/parts/input.ts";
 import { chrootCommand } from "../../hack/images/chroot_command.ts";
 import { ensureImages } from "../../hack/images/images.ts";
 import { realNodesAvailable } from "./env.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { MiniClusterContainer } from "../../api/mod.ts";
-import { brokerCores } from "../../controllers/minicluster/children/scripts/cores.ts";
+import { brokerCores } from "../../controllers/minicluster/children/scripts/parts/cores.ts";
 import { buildEntrypointConfigMap } from "../../controllers/minicluster/children/entrypoint.ts";
 import { inSandbox, runLead } from "./lead_sandbox.ts";
 import { miniCluster } from "./entrypoint_cases.ts";

@@ -4,7 +4,7 @@
  * line; quotes and substitutions keep their shell meaning.
  */
 import assert from "node:assert/strict";
-import { commandWords } from "../../controllers/minicluster/children/scripts/command-words.ts";
+import { commandWords } from "../../controllers/minicluster/children/scripts/parts/command-words.ts";
 import { run } from "../generated/script_checks.ts";
 import { inSandbox, runLead } from "./lead_sandbox.ts";
 

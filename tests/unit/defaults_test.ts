@@ -13,7 +13,7 @@ import {
   withDefaults,
 } from "../../api/mod.ts";
 
-import { resolveSettings } from "../../controllers/minicluster/children/scripts/settings.ts";
+import { resolveSettings } from "../../controllers/minicluster/children/scripts/parts/settings.ts";
 import { buildJob } from "../../controllers/minicluster/children/job.ts";
 import { specSizing } from "../../controllers/minicluster/children/sizing.ts";
 

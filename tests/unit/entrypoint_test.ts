@@ -8,7 +8,7 @@ import {
   quorumOf,
   rangeOf,
   resolveSettings,
-} from "../../controllers/minicluster/children/scripts/settings.ts";
+} from "../../controllers/minicluster/children/scripts/parts/settings.ts";
 import {
   brokerToml,
   hostsAfterLead,

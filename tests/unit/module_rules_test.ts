@@ -111,7 +111,7 @@ Deno.test("module rules: the folders' table allows its listed folders and files,
     ["runtime/watch/watcher.ts", ["runtime/client/client.ts", "runtime/watch/watch_step.ts"]],
     ["runtime/core/log.ts", ["api/mod.ts"]],
     ["api/resource.ts", ["runtime/client/resources.ts", "runtime/controller/controller.ts"]],
-    ["controllers/minicluster/children/scripts/cores.ts", [
+    ["controllers/minicluster/children/scripts/parts/cores.ts", [
       "controllers/minicluster/kinds/diff.ts",
       "controllers/minicluster/kinds/child_kinds.ts",
     ]],
@@ -121,7 +121,7 @@ Deno.test("module rules: the folders' table allows its listed folders and files,
   ]);
   assert.deepEqual(forbiddenImports(graph), [
     "api/resource.ts → runtime/controller/controller.ts",
-    "controllers/minicluster/children/scripts/cores.ts → controllers/minicluster/kinds/child_kinds.ts",
+    "controllers/minicluster/children/scripts/parts/cores.ts → controllers/minicluster/kinds/child_kinds.ts",
     "controllers/minicluster/render/render.ts → runtime/client/client.ts",
     "runtime/core/log.ts → api/mod.ts",
   ]);

@@ -13,7 +13,7 @@ import {
   shellQuote,
   unquotedHeredoc,
   userBlock,
-} from "../../controllers/minicluster/children/scripts/shell.ts";
+} from "../../controllers/minicluster/children/scripts/parts/shell.ts";
 import { run } from "../generated/script_checks.ts";
 import { inSandbox, runLead } from "./lead_sandbox.ts";
 

@@ -10,7 +10,7 @@ import {
   commandLine,
   heredocDelimiter,
   shellQuote,
-} from "../../controllers/minicluster/children/scripts/shell.ts";
+} from "../../controllers/minicluster/children/scripts/parts/shell.ts";
 import { expandingWord } from "../../controllers/minicluster/children/scripts/view-environment.ts";
 import { relocateCurveCert, run, scriptProblems } from "../generated/script_checks.ts";
 import { cases, hostileMiniCluster, miniCluster, nasty } from "./entrypoint_cases.ts";

@@ -15,10 +15,10 @@ import type { Secret } from "kubernetes-types/core/v1.d.ts";
 import { curveSecretName, podHostname } from "./names.ts";
 import { childMetadata } from "./owner.ts";
 import { z85Decode, z85Encode } from "./z85.ts";
-import { CURVE_CERT_KEY } from "./scripts/paths.ts";
-import type { MiniClusterInput } from "./scripts/input.ts";
+import { CURVE_CERT_KEY } from "./scripts/parts/paths.ts";
+import type { MiniClusterInput } from "./scripts/parts/input.ts";
 
-export { CURVE_CERT_KEY } from "./scripts/paths.ts";
+export { CURVE_CERT_KEY } from "./scripts/parts/paths.ts";
 
 export interface CurveCertificate {
   /** Z85 text of the 32-byte public key (40 characters). */

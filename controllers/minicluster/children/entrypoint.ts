@@ -21,8 +21,8 @@
 import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { entrypointConfigMapName } from "./names.ts";
 import { childMetadata } from "./owner.ts";
-import type { MiniClusterInput } from "./scripts/input.ts";
-import { EntrypointSpecError, resolveSettings } from "./scripts/settings.ts";
+import type { MiniClusterInput } from "./scripts/parts/input.ts";
+import { EntrypointSpecError, resolveSettings } from "./scripts/parts/settings.ts";
 import type { Sizing } from "./sizing.ts";
 import { wrapsEntrypoint } from "./pod/volumes.ts";
 import { fluxViewInitScript } from "./scripts/flux-view-init.ts";
@@ -30,8 +30,8 @@ import { waitScript } from "./scripts/wait.ts";
 import { startScript } from "./scripts/start.ts";
 import { drainScript } from "./scripts/drain.ts";
 
-export { CURVE_CERT_KEY, CURVE_CERT_SOURCE, ENTRYPOINT_MOUNT_PATH } from "./scripts/paths.ts";
-export { EntrypointSpecError } from "./scripts/settings.ts";
+export { CURVE_CERT_KEY, CURVE_CERT_SOURCE, ENTRYPOINT_MOUNT_PATH } from "./scripts/parts/paths.ts";
+export { EntrypointSpecError } from "./scripts/parts/settings.ts";
 /**
  * The (key, path, mode) items the Job projects from this ConfigMap. One definition, in
  * volumes.ts, decides which containers are wrapped; this builder writes exactly those keys.

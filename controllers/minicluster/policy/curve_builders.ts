@@ -4,7 +4,7 @@
  */
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
 import { buildCurveSecret, curveMetadataFor, generateCurveCertificate } from "../children/curve.ts";
-import type { MiniClusterInput } from "../children/scripts/input.ts";
+import type { MiniClusterInput } from "../children/scripts/parts/input.ts";
 
 /** How the CURVE certificate is made and wrapped into its Secret (tests may count calls). */
 export interface CurveBuilders {

@@ -19,7 +19,7 @@ import type { Job } from "kubernetes-types/batch/v1.d.ts";
 import type { Secret } from "kubernetes-types/core/v1.d.ts";
 import type { Problem } from "../../../runtime/controller/dependents.ts";
 import { digestOf } from "../kinds/cache_view.ts";
-import { CURVE_CERT_KEY } from "../children/scripts/paths.ts";
+import { CURVE_CERT_KEY } from "../children/scripts/parts/paths.ts";
 
 /** On the generated Secret: the digest (cache_view.ts) of its `data` value at creation. */
 export const CURVE_DIGEST_ANNOTATION = "flux-framework.org/curve-cert-digest";

@@ -22,7 +22,7 @@ import type { Problem } from "../../../runtime/controller/dependents.ts";
 import { errorMessage, isRetryable } from "../../../runtime/client/errors.ts";
 import { getOrUndefined } from "../../../runtime/client/get_or_undefined.ts";
 import { Secrets } from "../../../runtime/client/resources.ts";
-import { CURVE_CERT_KEY } from "../children/scripts/paths.ts";
+import { CURVE_CERT_KEY } from "../children/scripts/parts/paths.ts";
 
 /**
  * The namespace label that lets `spec.flux.curveCert` through the install's admission policy

@@ -16,7 +16,7 @@ import type {
   DefaultedMiniClusterContainer,
   ResourceRequirements as ApiResources,
 } from "../../../../api/mod.ts";
-import { ENTRYPOINT_MOUNT_PATH, INIT_SCRIPT_FILE } from "../scripts/paths.ts";
+import { ENTRYPOINT_MOUNT_PATH, INIT_SCRIPT_FILE } from "../scripts/parts/paths.ts";
 import {
   containerVolumeMounts,
   drains,

@@ -15,7 +15,7 @@ import {
   fluxEntrypointVolumeName,
   VIEW_IMAGE_VOLUME,
 } from "../names.ts";
-import { CURVE_CERT_KEY, ENTRYPOINT_MOUNT_PATH, INIT_SCRIPT_FILE } from "../scripts/paths.ts";
+import { CURVE_CERT_KEY, ENTRYPOINT_MOUNT_PATH, INIT_SCRIPT_FILE } from "../scripts/parts/paths.ts";
 import type {
   DefaultedContainerVolume,
   DefaultedMiniCluster,

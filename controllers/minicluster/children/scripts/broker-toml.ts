@@ -3,7 +3,7 @@
  * rank order, how brokers bind and reach each other, the CURVE certificate), resources, the job
  * archive and the Fluxion queue policy. `flux.brokerConfig` replaces it verbatim.
  */
-import type { Settings } from "./settings.ts";
+import type { Settings } from "./parts/settings.ts";
 import { BROKER_PORT } from "../names.ts";
 import { printableJson } from "../../../../runtime/client/wire/json_text.ts";
 

@@ -4,7 +4,7 @@
  * heredoc, so `$VAR` expands when the file is written and `\$VAR` when it runs; manifests written
  * for the Go operator rely on that (they escape `\${FLUX_TASK_RANK}`).
  */
-import { unquotedHeredoc } from "./shell.ts";
+import { unquotedHeredoc } from "./parts/shell.ts";
 
 export const CUSTOM_SCRIPT_PATH = "/tmp/custom-entrypoint.sh";
 

@@ -22,8 +22,8 @@
  * when it is drained with DRAIN_REASON, so an administrator's own drain stays. Flux keeps the
  * drain state in the resource module's eventlog for the instance's life (and across a restart).
  */
-import { shellQuote } from "./shell.ts";
-import type { Settings } from "./settings.ts";
+import { shellQuote } from "./parts/shell.ts";
+import type { Settings } from "./parts/settings.ts";
 import { TERMINATION_LOG } from "./view-environment.ts";
 
 /** The drain reason Flux records; the undrain on join acts only on ranks drained with it. */

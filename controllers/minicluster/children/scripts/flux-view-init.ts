@@ -10,10 +10,10 @@
  * writes to /mnt/flux/config), broker.toml is overwritten instead of appended to (a restarted init
  * container would otherwise duplicate every table), and the CURVE certificate is never printed.
  */
-import { shellQuote, writeFileCommand } from "./shell.ts";
+import { shellQuote, writeFileCommand } from "./parts/shell.ts";
 import { brokerToml } from "./broker-toml.ts";
-import { type Settings, VIEW_SOURCE_ROOT } from "./settings.ts";
-import { VIEW_READY_MARKER } from "./paths.ts";
+import { type Settings, VIEW_SOURCE_ROOT } from "./parts/settings.ts";
+import { VIEW_READY_MARKER } from "./parts/paths.ts";
 
 export function fluxViewInitScript(settings: Settings): string {
   const copyView = settings.view.disable

@@ -11,7 +11,7 @@
  * script fails at once with the same code, until the restarts use up `backoffLimit`.
  */
 
-import { shellQuote } from "./shell.ts";
+import { shellQuote } from "./parts/shell.ts";
 
 /**
  * The Flux container's exit code once the lead broker's run failed (Flux's own code is in its log

@@ -21,8 +21,8 @@
  * The program is fixed text (no value of the spec is in it: port and interval are its arguments),
  * written by a quoted heredoc, so nothing a user writes can change what it runs.
  */
-import type { Settings } from "./settings.ts";
-import { shellQuote } from "./shell.ts";
+import type { Settings } from "./parts/settings.ts";
+import { shellQuote } from "./parts/shell.ts";
 
 /** Where the reporter serves the report; the operator reads the same path. */
 export const QUEUE_REPORT_HTTP_PATH = "/v1/queue";

@@ -8,8 +8,8 @@
  * that is usually absent, so in effect it never waits); and `commands.script` runs when there is
  * no command (Go writes the script but never runs it).
  */
-import { joinScript, silencedWhen, userBlock } from "./shell.ts";
-import type { Settings } from "./settings.ts";
+import { joinScript, silencedWhen, userBlock } from "./parts/shell.ts";
+import type { Settings } from "./parts/settings.ts";
 import { viewCheck, viewPaths, waitForView } from "./view-environment.ts";
 import { CUSTOM_SCRIPT_PATH, customScript } from "./custom-script.ts";
 

@@ -8,9 +8,9 @@
  * (MOUNTED_VIEWS), checked first (viewCheck), and there is no init container: the Flux container
  * writes the configuration and the marker itself, the other containers wait for that marker.
  */
-import { shellQuote, silencedWhen, writeFileCommand } from "./shell.ts";
-import type { Settings } from "./settings.ts";
-import { VIEW_READY_MARKER } from "./paths.ts";
+import { shellQuote, silencedWhen, writeFileCommand } from "./parts/shell.ts";
+import type { Settings } from "./parts/settings.ts";
+import { VIEW_READY_MARKER } from "./parts/paths.ts";
 import { configurationLines } from "./flux-view-init.ts";
 
 /** Where a mounted view image's spack view is: `<MOUNTED_VIEWS>/<hash>` (volumes.ts mounts it). */

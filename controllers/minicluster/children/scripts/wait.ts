@@ -28,15 +28,15 @@ import {
   silencedWhen,
   unquotedHeredoc,
   userBlock,
-} from "./shell.ts";
-import type { ContainerInput } from "./input.ts";
-import type { Settings } from "./settings.ts";
+} from "./parts/shell.ts";
+import type { ContainerInput } from "./parts/input.ts";
+import type { Settings } from "./parts/settings.ts";
 import { viewCheck, viewPaths, waitForView } from "./view-environment.ts";
 import { CUSTOM_SCRIPT_PATH, customScript } from "./custom-script.ts";
-import { commandWords, shellWords } from "./command-words.ts";
-import { COMPLETE_MARKER, CURVE_CERT_SOURCE } from "./paths.ts";
+import { commandWords, shellWords } from "./parts/command-words.ts";
+import { COMPLETE_MARKER, CURVE_CERT_SOURCE } from "./parts/paths.ts";
 import { leadRestartGuard, leadRunEnded } from "./lead-finished.ts";
-import { resourceSetLines } from "./cores.ts";
+import { resourceSetLines } from "./parts/cores.ts";
 import { queueReporterLines } from "./queue-report.ts";
 import { undrainOnJoin } from "./drain.ts";
 

@@ -24,7 +24,7 @@
  * Without CPU resources nothing was granted, so there is nothing better to say than the node's
  * hwloc topology (`--local`), as the Go operator writes it.
  */
-import { parseQuantity } from "../../kinds/diff.ts";
+import { parseQuantity } from "../../../kinds/diff.ts";
 import type { ContainerInput } from "./input.ts";
 
 /**

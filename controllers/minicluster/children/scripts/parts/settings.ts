@@ -4,8 +4,8 @@
  * Go operator's derived values live: the hostlist, the quorum and the main host.
  */
 import type { ContainerInput, MiniClusterInput } from "./input.ts";
-import { BROKER_PORT, headlessServiceName, podHostname } from "../names.ts";
-import { mountsViewImage, type Sizing } from "../sizing.ts";
+import { BROKER_PORT, headlessServiceName, podHostname } from "../../names.ts";
+import { mountsViewImage, type Sizing } from "../../sizing.ts";
 
 const DEFAULT_FLUX_VIEW_NAME = "flux-view";
 export const DEFAULT_MOUNT_PATH = "/mnt/flux";
