@@ -39,7 +39,11 @@ export interface WatchOptions extends ListOptions {
   allowWatchBookmarks?: boolean;
   /** Objects come with `metadata.managedFields` empty: cut from their text, never parsed. */
   dropManagedFields?: boolean;
-  /** Server-side timeout; the stream then ends normally and the caller resumes. */
+  /**
+   * Server-side timeout; the stream then ends normally and the caller resumes. A stream still
+   * open well past it (a connection dropped without a word, which no read notices) is closed by
+   * the client and ends the same way.
+   */
   timeoutSeconds?: number;
 }
 

@@ -93,6 +93,13 @@ interface ClientOptions {
   execPluginTimeoutMs?: number;
   /** Where the client reports what no request shows (an exec credential plugin's failed run). */
   log?: RuntimeLog;
+  /**
+   * How long past its `timeoutSeconds` a watch may stay open before the client closes it as dead
+   * (default 60 s): the API server ends each watch at its timeout, so a stream still open then
+   * is on a connection that went away without a word (a node or a NAT gone), where a read would
+   * wait forever and the cache fed by it would stop.
+   */
+  watchOverdueMs?: number;
   /** Told of each write answered by its watch echo (echoed_answers.ts), with its resource. */
   onEchoedAnswer?: (resource: string) => void;
   /**
@@ -120,6 +127,8 @@ export interface RequestOptions {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_TOKEN_REFRESH_MS = 60_000;
+/** How long past its timeoutSeconds a watch may stay open (ClientOptions `watchOverdueMs`). */
+const DEFAULT_WATCH_OVERDUE_MS = 60_000;
 
 /** The CA certificates and client certificate of `conn`, as Deno's HTTP and TLS clients take them. */
 export function tlsOptionsOf(
@@ -210,6 +219,8 @@ export class KubeClient implements ApiClient {
   readonly #deadlines = new Deadlines();
   readonly #onRequest?: (event: RequestEvent) => void;
   readonly #onEchoedAnswer?: (resource: string) => void;
+  readonly #log?: RuntimeLog;
+  readonly #watchOverdueMs: number;
   /** Watched objects that answer writes in flight (echoed_answers.ts). */
   readonly #echoes = new EchoedAnswers();
   /** The admission layer of the writes (runtime/pacing/write_pacing.ts). */
@@ -229,6 +240,8 @@ export class KubeClient implements ApiClient {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#onRequest = options.onRequest;
     this.#onEchoedAnswer = options.onEchoedAnswer;
+    this.#log = options.log;
+    this.#watchOverdueMs = options.watchOverdueMs ?? DEFAULT_WATCH_OVERDUE_MS;
     this.pacing = options.pacing ??
       new WritePacing({ maxWritesInFlight: options.maxWritesInFlight ?? 0 });
     const tls = tlsOptionsOf(conn);
@@ -531,8 +544,42 @@ export class KubeClient implements ApiClient {
    * breaking out of the loop releases the connection.
    */
   async *watch<T>(rt: ResourceType, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
+    if (opts.signal?.aborted) return;
+    const overdue = this.#watchOverdue(rt, opts);
+    try {
+      yield* this.#watch<T>(rt, { ...opts, signal: overdue?.signal ?? opts.signal });
+    } finally {
+      overdue?.stop();
+    }
+  }
+
+  /**
+   * A watch asked for a `timeoutSeconds` is closed if still open `watchOverdueMs` after it: the
+   * signal to watch with (the caller's, or this), ended then.
+   */
+  #watchOverdue(
+    rt: ResourceType,
+    opts: WatchOptions,
+  ): { signal: AbortSignal; stop: () => void } | undefined {
+    if (!opts.timeoutSeconds) return undefined;
+    const overdue = new AbortController();
+    const timeoutSeconds = opts.timeoutSeconds;
+    const timer = setTimeout(() => {
+      this.#log?.warn("watch still open past its timeoutSeconds: closed, to be resumed", {
+        resource: resourceName(rt),
+        namespace: opts.namespace ?? "*",
+        timeoutSeconds,
+      });
+      overdue.abort();
+    }, timeoutSeconds * 1000 + this.#watchOverdueMs);
+    return {
+      signal: opts.signal ? AbortSignal.any([opts.signal, overdue.signal]) : overdue.signal,
+      stop: () => clearTimeout(timer),
+    };
+  }
+
+  async *#watch<T>(rt: ResourceType, opts: WatchOptions): AsyncGenerator<WatchEvent<T>> {
     const { signal } = opts;
-    if (signal?.aborted) return;
     const query = {
       ...listQuery(opts),
       watch: true,
