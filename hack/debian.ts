@@ -10,9 +10,15 @@ async function installed(name: string): Promise<boolean> {
   return new TextDecoder().decode(out?.stdout).includes("install ok installed");
 }
 
+/**
+ * How long apt-get waits for dpkg's lock that another apt-get holds (a `./task cluster up` beside
+ * the tests, say) before giving up.
+ */
+const LOCK_TIMEOUT_SECONDS = 600;
+
 async function apt(args: string[]): Promise<boolean> {
   const out = await new Deno.Command("apt-get", {
-    args,
+    args: ["-o", `DPkg::Lock::Timeout=${LOCK_TIMEOUT_SECONDS}`, ...args],
     env: { DEBIAN_FRONTEND: "noninteractive" },
     stdin: "null",
     stdout: "inherit",
@@ -21,8 +27,20 @@ async function apt(args: string[]): Promise<boolean> {
   return out.success;
 }
 
+/**
+ * The installs of this process, one after another: the image build and the binaries' set-up ask
+ * at the same time on a fresh machine, and a second apt-get fails at once on dpkg's lock.
+ */
+let installs: Promise<unknown> = Promise.resolve();
+
 /** Installs the packages of `names` that are not installed yet (an index update if needed). */
-export async function ensureDebianPackages(names: readonly string[]): Promise<void> {
+export function ensureDebianPackages(names: readonly string[]): Promise<void> {
+  const next = installs.then(() => install(names));
+  installs = next.catch(() => {});
+  return next;
+}
+
+async function install(names: readonly string[]): Promise<void> {
   const missing: string[] = [];
   for (const name of names) if (!await installed(name)) missing.push(name);
   if (missing.length === 0) return;

@@ -20,6 +20,7 @@ import { sharedPath } from "../shared_material.ts";
 import { join } from "node:path";
 import { cachedDir, inputKey, sha256File } from "../images/cache.ts";
 import { step } from "../images/progress.ts";
+import { ensureDebianPackages } from "../debian.ts";
 
 /** The snapshot this repository compares against (its README says which commit it is). */
 export const GO_OPERATOR_SNAPSHOT = "flux-operator-0d75cef8";
@@ -73,34 +74,6 @@ async function run(
   return new TextDecoder().decode(out.stdout);
 }
 
-/** Installs the Debian packages of the keygen when one is missing (the machine is Debian 12). */
-async function ensureDebianPackages(): Promise<void> {
-  const missing: string[] = [];
-  for (const pkg of DEBIAN_PACKAGES) {
-    const out = await new Deno.Command("dpkg-query", {
-      args: ["-W", "-f=${Status}", pkg],
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    if (!new TextDecoder().decode(out.stdout).includes("install ok installed")) missing.push(pkg);
-  }
-  if (missing.length === 0) return;
-  if (Deno.uid() !== 0) {
-    throw new Error(
-      `the Go operator's keygen needs ${missing.join(" ")}: apt-get install -y ${
-        missing.join(" ")
-      }`,
-    );
-  }
-  await step(
-    `apt-get install ${missing.join(" ")}`,
-    () =>
-      run("apt-get", ["install", "-y", "--no-install-recommends", ...missing], {
-        env: { DEBIAN_FRONTEND: "noninteractive" },
-      }),
-  );
-}
-
 async function goVersion(): Promise<string> {
   return (await run("go", ["env", "GOVERSION"])).trim();
 }
@@ -116,7 +89,7 @@ export async function ensureGoOperator(): Promise<GoOperator> {
   };
   const dir = join(peerCacheRoot(), `${GO_OPERATOR_SNAPSHOT}-${await inputKey(inputs)}`);
   await cachedDir(dir, async (tmp) => {
-    await ensureDebianPackages();
+    await ensureDebianPackages(DEBIAN_PACKAGES);
     const logFile = join(tmp, "build.log");
     const src = join(tmp, "src");
     await Deno.mkdir(src);
