@@ -555,14 +555,16 @@ export class KubeClient implements ApiClient {
 
   /**
    * A watch asked for a `timeoutSeconds` is closed if still open `watchOverdueMs` after it: the
-   * signal to watch with (the caller's, or this), ended then.
+   * signal to watch with, ended then or with the caller's. (Not AbortSignal.any: the caller's
+   * signal lives as long as the process and would hold every watch's.)
    */
   #watchOverdue(
     rt: ResourceType,
     opts: WatchOptions,
   ): { signal: AbortSignal; stop: () => void } | undefined {
     if (!opts.timeoutSeconds) return undefined;
-    const overdue = new AbortController();
+    const ended = new AbortController();
+    const end = () => ended.abort();
     const timeoutSeconds = opts.timeoutSeconds;
     const timer = setTimeout(() => {
       this.#log?.warn("watch still open past its timeoutSeconds: closed, to be resumed", {
@@ -570,11 +572,15 @@ export class KubeClient implements ApiClient {
         namespace: opts.namespace ?? "*",
         timeoutSeconds,
       });
-      overdue.abort();
+      end();
     }, timeoutSeconds * 1000 + this.#watchOverdueMs);
+    opts.signal?.addEventListener("abort", end, { once: true });
     return {
-      signal: opts.signal ? AbortSignal.any([opts.signal, overdue.signal]) : overdue.signal,
-      stop: () => clearTimeout(timer),
+      signal: ended.signal,
+      stop: () => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener("abort", end);
+      },
     };
   }
 

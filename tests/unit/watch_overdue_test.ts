@@ -83,3 +83,23 @@ for (const transport of ["http1", "fetch"] as const) {
     }
   });
 }
+
+Deno.test("watch with a timeoutSeconds: the caller's abort still ends it at once", async () => {
+  const s = server(false);
+  const client = new KubeClient({ server: s.url, namespace: "default" });
+  const abort = new AbortController();
+  try {
+    const started = performance.now();
+    for await (
+      const _ of client.watch(ConfigMaps, {
+        namespace: "default",
+        timeoutSeconds: 600,
+        signal: abort.signal,
+      })
+    ) abort.abort();
+    assert.ok(performance.now() - started < 2_000);
+  } finally {
+    client.close();
+    await s.close();
+  }
+});
