@@ -12,7 +12,8 @@
  *   operator watches, watched in every namespace through KubeClient on each transport.
  */
 import { parseArgs } from "node:util";
-import { KubeClient, tlsOptionsOf } from "../runtime/client/client.ts";
+import { KubeClient } from "../runtime/client/client.ts";
+import { tlsOptionsOf } from "../runtime/client/transport/choice.ts";
 import { Http1Client } from "../runtime/client/transport/http1.ts";
 import { type ClusterConnection, loadKubeconfig } from "../runtime/config/kubeconfig.ts";
 import {

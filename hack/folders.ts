@@ -50,8 +50,9 @@ export const FOLDERS: Readonly<Record<string, Folder>> = {
     imports: [],
   },
   "runtime/client/transport": {
-    what: "how requests travel: the HTTP/1.1 client, and fetch's connections for watches",
-    imports: [],
+    what:
+      "how requests travel: the choice of transport for a connection, the HTTP/1.1 client, fetch's connections for watches",
+    imports: ["runtime/config"],
   },
   "runtime/client": {
     what:

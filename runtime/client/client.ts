@@ -25,7 +25,6 @@ import { ApiError } from "./errors.ts";
 import {
   type ClusterConnection,
   homeDir,
-  type Impersonation,
   inClusterConnection,
   isInCluster,
   loadKubeconfig,
@@ -50,6 +49,8 @@ import { ListItemReader } from "./wire/list_items.ts";
 import { watchEvents } from "./watch_lines.ts";
 import { type Answer, fetchAnswer, http1StreamAnswer, http1WholeAnswer } from "./answer.ts";
 import { Http1Client } from "./transport/http1.ts";
+import { proxyOf, tlsOptionsOf, transportOf } from "./transport/choice.ts";
+import { impersonationHeaders } from "../config/impersonation.ts";
 import {
   describeRequest,
   type RequestEvent,
@@ -129,72 +130,6 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_TOKEN_REFRESH_MS = 60_000;
 /** How long past its timeoutSeconds a watch may stay open (ClientOptions `watchOverdueMs`). */
 const DEFAULT_WATCH_OVERDUE_MS = 60_000;
-
-/** The CA certificates and client certificate of `conn`, as Deno's HTTP and TLS clients take them. */
-export function tlsOptionsOf(
-  conn: ClusterConnection,
-): Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> {
-  const tls: Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> = {};
-  if (conn.caCerts?.length) tls.caCerts = conn.caCerts;
-  if (conn.clientCert && conn.clientKey) {
-    tls.cert = conn.clientCert;
-    tls.key = conn.clientKey;
-  }
-  return tls;
-}
-
-/**
- * The headers of an impersonation, as client-go sends them: one Impersonate-Group per group and
- * one Impersonate-Extra-<name> per value, the name percent-encoded where a header name may not
- * hold the character.
- */
-export function impersonationHeaders(
-  impersonate: Impersonation | undefined,
-): [string, string][] {
-  if (!impersonate) return [];
-  const headers: [string, string][] = [["Impersonate-User", impersonate.user]];
-  if (impersonate.uid) headers.push(["Impersonate-Uid", impersonate.uid]);
-  for (const group of impersonate.groups) headers.push(["Impersonate-Group", group]);
-  for (const [name, values] of Object.entries(impersonate.extra)) {
-    for (const value of values) {
-      headers.push([`Impersonate-Extra-${headerNameEscape(name)}`, value]);
-    }
-  }
-  return headers;
-}
-
-/** `name` with every byte a header name may not hold (RFC 9110 token) percent-encoded. */
-function headerNameEscape(name: string): string {
-  let out = "";
-  for (const byte of new TextEncoder().encode(name)) {
-    const c = String.fromCharCode(byte);
-    out += /[A-Za-z0-9!#$&'*+.^_`|~-]/.test(c)
-      ? c
-      : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
-  }
-  return out;
-}
-
-/**
- * A kubeconfig's `proxy-url` as `fetch` takes it: the transport from the scheme, and a user and
- * password in the URL as the proxy's basic auth (as client-go sends them).
- */
-export function proxyOf(proxyUrl: string): Deno.Proxy {
-  const url = new URL(proxyUrl);
-  const transport = url.protocol === "socks5:"
-    ? "socks5"
-    : url.protocol === "https:"
-    ? "https"
-    : "http";
-  if (!url.username) return { transport, url: proxyUrl };
-  const basicAuth = {
-    username: decodeURIComponent(url.username),
-    password: decodeURIComponent(url.password),
-  };
-  url.username = "";
-  url.password = "";
-  return { transport, url: url.href.replace(/\/$/, ""), basicAuth };
-}
 
 export class KubeClient implements ApiClient {
   /** Base URL of the API server. */
@@ -766,51 +701,4 @@ export class KubeClient implements ApiClient {
       }
     }
   }
-}
-
-/**
- * The transport of a client (ClientOptions `transport`): HTTP/1.1 unless `fetch` is asked for or
- * needed. Only `fetch` goes through a proxy (`proxy-url`, or a proxy variable when "auto") or skips
- * TLS verification; only HTTP/1.1 checks the certificate against a `tls-server-name`. A kubeconfig
- * that needs what the transport asked for lacks, or what neither has, is refused, saying why.
- */
-export function transportOf(
-  conn: ClusterConnection,
-  asked: "auto" | "fetch" | "http1" = "auto",
-): "fetch" | "http1" {
-  const fetchOnly = [
-    ...(conn.insecureSkipTLSVerify ? ["insecure-skip-tls-verify"] : []),
-    ...(conn.proxyUrl ? ["proxy-url"] : []),
-  ];
-  const http1Only = conn.tlsServerName ? ["tls-server-name"] : [];
-  if (fetchOnly.length && http1Only.length) {
-    throw new KubeconfigError(
-      `this kubeconfig's ${fetchOnly.join(" and ")} needs the fetch transport and its ` +
-        `${http1Only[0]} the HTTP/1.1 one; neither does both`,
-    );
-  }
-  if (asked === "http1" && fetchOnly.length) {
-    throw new KubeconfigError(
-      `the HTTP/1.1 transport neither goes through a proxy nor skips TLS verification, which ` +
-        `this kubeconfig's ${fetchOnly.join(" and ")} asks for: use transport auto or fetch`,
-    );
-  }
-  if (asked === "fetch" && http1Only.length) {
-    throw new KubeconfigError(
-      "the fetch transport cannot check the server's certificate against another name than the " +
-        "server's host, which this kubeconfig's tls-server-name asks for: use transport auto or http1",
-    );
-  }
-  if (asked !== "auto") return asked;
-  if (fetchOnly.length) return "fetch";
-  if (http1Only.length) return "http1";
-  const proxyVariables = ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"];
-  try {
-    for (const name of proxyVariables) {
-      if (Deno.env.get(name) || Deno.env.get(name.toLowerCase())) return "fetch";
-    }
-  } catch {
-    return "fetch";
-  }
-  return "http1";
 }

@@ -2,7 +2,8 @@
 // request, a list read item by item, a watch and its end on abort, a server path prefix, and an
 // API error with the server's words. The manager's client takes --api-transport.
 import assert from "node:assert/strict";
-import { KubeClient, transportOf } from "../../runtime/client/client.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { transportOf } from "../../runtime/client/transport/choice.ts";
 import { ConfigMaps } from "../../runtime/client/resources.ts";
 import { Logger } from "../../runtime/core/log.ts";
 import { Manager } from "../../runtime/manager.ts";

@@ -3,7 +3,8 @@
 // transport that can), requests sent through the proxy (on fetch) with the URL's user as its basic
 // auth, and the Impersonate-* headers client-go sends, on both transports.
 import assert from "node:assert/strict";
-import { KubeClient, transportOf } from "../../runtime/client/client.ts";
+import { KubeClient } from "../../runtime/client/client.ts";
+import { transportOf } from "../../runtime/client/transport/choice.ts";
 import { ConfigMaps } from "../../runtime/client/resources.ts";
 import { makeServingCert } from "../../runtime/aggregated/serving_cert.ts";
 
