@@ -104,9 +104,9 @@ interface ClientOptions {
   /** Told of each write answered by its watch echo (echoed_answers.ts), with its resource. */
   onEchoedAnswer?: (resource: string) => void;
   /**
-   * How requests travel: "http1", the minimal HTTP/1.1 client (transport/http1.ts, a third of `fetch`'s CPU
-   * per request); "fetch", Deno's `fetch` over HTTP/2; "auto" (the default), "http1" unless a
-   * proxy variable is set or TLS verification is off (which only `fetch` honours).
+   * How requests travel: "http1", the minimal HTTP/1.1 client (transport/http1.ts, a third of
+   * `fetch`'s CPU per request); "fetch", Deno's `fetch` over HTTP/2; "auto" (the default): what
+   * the connection needs, else "http1" unless a proxy variable is set (transport/choice.ts).
    */
   transport?: "auto" | "fetch" | "http1";
 }

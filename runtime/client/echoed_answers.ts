@@ -8,9 +8,9 @@
  *
  * Only while a write of a kind is in flight are that kind's watched objects kept, by their text,
  * and only an exact text is taken, so no answer differs from what parsing it would give. A watch
- * that cuts managedFields from its objects (wire/managed_fields.ts) keeps them by the cut text, and an
- * answer is then looked up cut the same way: its object comes with managedFields empty, as the
- * caches keep every object. Kept objects go when their kind has no write in flight, and past a
+ * that cuts managedFields from its objects (wire/managed_fields.ts) keeps them by the cut text,
+ * and an answer is then looked up cut the same way: its object comes with managedFields empty, as
+ * the caches keep every object. Kept objects go when their kind has no write in flight, and past a
  * bound, oldest first.
  */
 import { withoutManagedFields } from "./wire/managed_fields.ts";

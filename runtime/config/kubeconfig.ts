@@ -5,8 +5,8 @@
  * https or socks5), client certificate/key (inline `-data` or file paths, resolved relative to the
  * kubeconfig file like kubectl does), bearer token (inline or `tokenFile`), exec credential plugins
  * that give tokens (exec_credentials.ts), basic auth, impersonation (`as`, `as-uid`, `as-groups`,
- * `as-user-extra`), and the context's namespace. The long-deprecated `auth-provider` plugins are refused with
- * a clear error instead of being half-supported.
+ * `as-user-extra`), and the context's namespace. The long-deprecated `auth-provider` plugins are
+ * refused with a clear error instead of being half-supported.
  *
  * The YAML parser is imported only for a kubeconfig that is not JSON: any npm module wakes Deno's
  * Node compatibility layer, about 11 MiB of resident memory for the life of the process, and the

@@ -27,8 +27,8 @@ export interface Http1Target {
 /**
  * Deno.connectTls reads the TLS server name from this key of its options when present (Deno 2's
  * ext/net/02_tls.js), apart from the host it connects to. It is not in the typed options:
- * tests/unit/kubeconfig_connection_test.ts fails if a Deno upgrade stops honouring it. Deno.startTls
- * takes a name too, but no client certificate.
+ * tests/unit/kubeconfig_connection_test.ts fails if a Deno upgrade stops honouring it.
+ * Deno.startTls takes a name too, but no client certificate.
  */
 const SERVER_NAME = Symbol.for("unstableServerName");
 
