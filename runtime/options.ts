@@ -10,6 +10,7 @@
  */
 import { type Format, type Level, parseFormat, parseLevel } from "./core/log.ts";
 import { RUNTIME_MECHANISMS } from "./pacing/pacing.ts";
+import { API_TRANSPORTS, type ApiTransport } from "./client/transport/choice.ts";
 
 /** What the manager (runtime/manager.ts) is configured with. */
 export interface ManagerOptions {
@@ -44,10 +45,6 @@ export interface ManagerOptions {
   apiTransport: ApiTransport;
   help: boolean;
 }
-
-/** The client's transports `--api-transport` chooses from (runtime/client/client.ts). */
-export const API_TRANSPORTS = ["auto", "http1", "fetch"] as const;
-export type ApiTransport = typeof API_TRANSPORTS[number];
 
 const ENV_PREFIX = "OPERATOR_";
 

@@ -49,7 +49,13 @@ import { ListItemReader } from "./wire/list_items.ts";
 import { watchEvents } from "./watch_lines.ts";
 import { type Answer, fetchAnswer, http1StreamAnswer, http1WholeAnswer } from "./answer.ts";
 import { Http1Client } from "./transport/http1.ts";
-import { proxyOf, tlsOptionsOf, transportOf } from "./transport/choice.ts";
+import {
+  type ApiTransport,
+  proxyOf,
+  tlsOptionsOf,
+  type Transport,
+  transportOf,
+} from "./transport/choice.ts";
 import { impersonationHeaders } from "../config/impersonation.ts";
 import {
   describeRequest,
@@ -108,7 +114,7 @@ interface ClientOptions {
    * `fetch`'s CPU per request); "fetch", Deno's `fetch` over HTTP/2; "auto" (the default): what
    * the connection needs, else "http1" unless a proxy variable is set (transport/choice.ts).
    */
-  transport?: "auto" | "fetch" | "http1";
+  transport?: ApiTransport;
 }
 
 export interface RequestOptions {
@@ -137,7 +143,7 @@ export class KubeClient implements ApiClient {
   /** Default namespace of the kubeconfig context or ServiceAccount. */
   readonly namespace: string;
   /** How requests and watches travel (`ClientOptions.transport` as decided by transportOf). */
-  readonly transport: "fetch" | "http1";
+  readonly transport: Transport;
   readonly #httpClient: Deno.HttpClient;
   /** The HTTP/1.1 client, when requests go through it (`transport`). */
   readonly #http1?: Http1Client;

@@ -5,6 +5,12 @@
 import type { ClusterConnection } from "../../config/kubeconfig.ts";
 import { KubeconfigError } from "../../config/kubeconfig_error.ts";
 
+/** What a client may be asked to travel by (`--api-transport`): "auto" decides by transportOf. */
+export const API_TRANSPORTS = ["auto", "http1", "fetch"] as const;
+export type ApiTransport = typeof API_TRANSPORTS[number];
+/** How a client's requests and watches do travel. */
+export type Transport = Exclude<ApiTransport, "auto">;
+
 /** The CA certificates and client certificate of `conn`, as Deno's HTTP and TLS clients take them. */
 export function tlsOptionsOf(
   conn: ClusterConnection,
@@ -47,8 +53,8 @@ export function proxyOf(proxyUrl: string): Deno.Proxy {
  */
 export function transportOf(
   conn: ClusterConnection,
-  asked: "auto" | "fetch" | "http1" = "auto",
-): "fetch" | "http1" {
+  asked: ApiTransport = "auto",
+): Transport {
   const fetchOnly = [
     ...(conn.insecureSkipTLSVerify ? ["insecure-skip-tls-verify"] : []),
     ...(conn.proxyUrl ? ["proxy-url"] : []),
