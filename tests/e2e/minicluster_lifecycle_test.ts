@@ -111,10 +111,16 @@ for (const d of DISRUPTIONS) {
       assert.match(columns.AGE, /^\d+s$/);
 
       // One Event per condition change: a new MiniCluster that becomes Ready tells exactly that.
-      const events = await eventsOf(env, "hello");
+      // The Event goes out after the status write, so it may land just after the condition shows.
+      const events = d === "undisturbed"
+        ? await eventually(async () => {
+          const events = await eventsOf(env, "hello");
+          assert.deepEqual(events.map((e) => e.reason), ["PodsReady"]);
+          return events;
+        })
+        : await eventsOf(env, "hello");
       const reasons = events.map((e) => e.reason);
-      if (d === "undisturbed") assert.deepEqual(reasons, ["PodsReady"]);
-      else {
+      if (d !== "undisturbed") {
         // A kill between the status write and its Event may lose the Event, never duplicate it.
         assert.ok(reasons.length <= 1 && reasons.every((r) => r === "PodsReady"), reasons.join());
       }
@@ -175,19 +181,22 @@ for (const d of DISRUPTIONS) {
       assert.equal((mc.status as { maximumSize?: number }).maximumSize, 4);
     });
 
-    const events = await eventsOf(env, "elastic");
-    assert.ok(
-      events.some((e) => e.reason === "AboveMaximum" && e.type === "Warning"),
-      "a Warning says the size was clamped",
-    );
-    if (d === "undisturbed") {
-      const scaled = events.filter((e) => e.reason === "Scaled").map((e) => e.message);
-      assert.deepEqual(scaled, [
-        "scaled the Job from 2 to 3 pods",
-        "scaled the Job from 3 to 1 pods",
-        "scaled the Job from 1 to 4 pods",
-      ]);
-    }
+    // Events go out after the writes they report, so they may land just after what they report.
+    await eventually(async () => {
+      const events = await eventsOf(env, "elastic");
+      assert.ok(
+        events.some((e) => e.reason === "AboveMaximum" && e.type === "Warning"),
+        "a Warning says the size was clamped",
+      );
+      if (d === "undisturbed") {
+        const scaled = events.filter((e) => e.reason === "Scaled").map((e) => e.message);
+        assert.deepEqual(scaled, [
+          "scaled the Job from 2 to 3 pods",
+          "scaled the Job from 3 to 1 pods",
+          "scaled the Job from 1 to 4 pods",
+        ]);
+      }
+    });
     await op.stop();
   }, { timeoutMs: 120_000 });
 
@@ -211,8 +220,10 @@ for (const d of DISRUPTIONS) {
     assert.equal(broker?.status?.phase, "Succeeded", "the lead broker's pod completed");
     // cleanup is false: the MiniCluster stays, reporting what happened.
     assert.ok(await getMiniCluster(env, "done"));
-    const reasons = (await eventsOf(env, "done")).map((e) => e.reason);
-    assert.ok(reasons.includes("JobComplete"), reasons.join());
+    await eventually(async () => {
+      const reasons = (await eventsOf(env, "done")).map((e) => e.reason);
+      assert.ok(reasons.includes("JobComplete"), reasons.join());
+    });
     await op.stop();
   });
 

@@ -89,11 +89,15 @@ for (const [what, refused] of CASES) {
           "QuotaExceeded",
         );
         assert.match(refusal.message ?? "", /exceeded quota/, refusal.message);
-        const events = await eventsFor(env, "quota");
-        assert.ok(
-          events.some((e) => /exceeded quota/.test(e.message ?? "")),
-          `an Event names the refusal: ${events.map((e) => e.message).join(" | ")}`,
-        );
+        // The Event goes out after the status write (at low priority), so it may land just after
+        // the condition shows.
+        await eventually(async () => {
+          const events = await eventsFor(env, "quota");
+          assert.ok(
+            events.some((e) => /exceeded quota/.test(e.message ?? "")),
+            `an Event names the refusal: ${events.map((e) => e.message).join(" | ")}`,
+          );
+        });
 
         // Retried with growing delays, and no Job without the child meanwhile.
         await new Promise((r) => setTimeout(r, 5_000));
