@@ -77,6 +77,11 @@ kueueTest(
     assert.ok(workloadCondition(admitted, "Admitted"), "admitted by Kueue");
 
     await waitForCondition(env, "a", "Suspended", { status: "False", reason: "NotSuspended" });
+    // Its Event goes out after the status write: counted before the baseline, not after.
+    await eventually(async () => {
+      const reasons = (await eventsOf(env, "a")).map((e) => e.reason);
+      assert.ok(reasons.includes("NotSuspended"), reasons.join(", "));
+    });
 
     // Suspended later: through the Workload, and for 60 s nothing moves.
     const generationBefore = await generation(env, "a");
@@ -89,7 +94,14 @@ kueueTest(
       assert.match(suspended?.message ?? "", /Workload .* is deactivated/);
     }, { timeoutMs: 30_000 });
     await eventually(async () => assert.deepEqual((await podsOf(env, "a")).length, 0));
-    const generationStopped = await generation(env, "a");
+    // Kueue's second update (the template restored) is not ordered with the pods going: the
+    // stop is over once the generation holds still for 3 s.
+    const generationStopped = await eventually(async () => {
+      const first = await generation(env, "a");
+      await new Promise((r) => setTimeout(r, 3_000));
+      assert.equal(await generation(env, "a"), first, "Kueue is still stopping the Job");
+      return first;
+    }, { timeoutMs: 30_000, intervalMs: 0 });
     await staysWithoutPods(env, "a", 60_000);
     const suspended = await jobOf(env, "a");
     assert.equal(suspended.spec?.suspend, true);

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { MiniClusters } from "../../api/resource.ts";
 import {
   e2eTest,
+  eventsOf,
   eventually,
   KEEP_RUNNING,
   miniCluster,
@@ -38,7 +39,14 @@ e2eTest("e2e steady state: no writes while idle, none after a restart", async (e
     await waitForRunningPods(env, name, 2);
     await waitForCondition(env, name, "Ready", { status: "True" });
   }
-  // Let the last status write and its watch echo settle before the window opens.
+  // The PodsReady Events go out after the status write that the condition shows: wait for them,
+  // then let the last watch echoes settle before the window opens.
+  await eventually(async () => {
+    for (const name of NAMES) {
+      const reasons = (await eventsOf(env, name)).map((e) => e.reason);
+      assert.ok(reasons.includes("PodsReady"), `${name}'s Events: ${reasons.join(", ")}`);
+    }
+  }, { timeoutMs: 30_000 });
   await new Promise((r) => setTimeout(r, 1000));
 
   const before = await writesByVerb(op);

@@ -91,6 +91,17 @@ async function snapshot(env: TestEnv): Promise<Map<string, Seen>> {
   return out;
 }
 
+/** The children's snapshot and the MiniClusters' resourceVersions. */
+async function settledState(
+  env: TestEnv,
+): Promise<{ children: Map<string, Seen>; miniClusters: Map<string, string> }> {
+  const miniClusters = new Map<string, string>();
+  for (const name of NAMES) {
+    miniClusters.set(name, (await getMiniCluster(env, name)).metadata!.resourceVersion!);
+  }
+  return { children: await snapshot(env), miniClusters };
+}
+
 async function reconciles(op: OperatorProcess): Promise<number> {
   return sumOf(await op.metrics(), "reconcile_total", { controller: "minicluster" });
 }
@@ -136,13 +147,15 @@ e2eTest("e2e upgrade: 0.1.0 replaced by this checkout under running MiniClusters
   await waitForRunningPods(env, "plain", 2);
   await waitForRunningPods(env, "served", 3); // two Job pods and the services pod
   for (const name of NAMES) await waitForCondition(env, name, "Ready", { status: "True" });
-  // Let the last status write and its watch echo settle before the snapshot.
-  await new Promise((r) => setTimeout(r, 2000));
-  const before = await snapshot(env);
-  const mcBefore = new Map<string, string>();
-  for (const name of NAMES) {
-    mcBefore.set(name, (await getMiniCluster(env, name)).metadata!.resourceVersion!);
-  }
+  // The Job controller, KWOK and the old operator's last status write each land on their own
+  // time: the snapshot is taken once two of them 3 s apart agree.
+  const { before, mcBefore } = await eventually(async () => {
+    const first = await settledState(env);
+    await new Promise((r) => setTimeout(r, 3_000));
+    const second = await settledState(env);
+    assert.deepEqual(second, first, "the children or the MiniClusters are still moving");
+    return { before: second.children, mcBefore: second.miniClusters };
+  }, { timeoutMs: 60_000, intervalMs: 0 });
   for (const kind of ["Job", "Pod", "Service", "Secret", "ConfigMap", "MiniClusterWorkspace"]) {
     assert.ok([...before.keys()].some((k) => k.startsWith(`${kind}/`)), `no ${kind} before`);
   }

@@ -15,6 +15,8 @@ const COUNT = 60;
 const WRITES = { max: 8, duringBursts: 1, burstPerSecond: 8 };
 
 interface Sample {
+  /** performance.now() when taken. */
+  at: number;
   limit: number;
   inFlight: number;
 }
@@ -24,10 +26,22 @@ function sampleSlots(op: InProcessOperator): { samples: Sample[]; stop: () => vo
   const samples: Sample[] = [];
   const slots = op.client.writeSlots;
   const timer = setInterval(
-    () => samples.push({ limit: slots.limit, inFlight: slots.inFlight }),
+    () => samples.push({ at: performance.now(), limit: slots.limit, inFlight: slots.inFlight }),
     2,
   );
   return { samples, stop: () => clearInterval(timer) };
+}
+
+/** The maximal runs of samples taken while the bound was the lower one. */
+function yieldEpisodes(samples: Sample[]): Sample[][] {
+  const episodes: Sample[][] = [];
+  let current: Sample[] | undefined;
+  for (const s of samples) {
+    if (s.limit !== WRITES.duringBursts) current = undefined;
+    else if (current) current.push(s);
+    else episodes.push(current = [s]);
+  }
+  return episodes;
 }
 
 async function jobCount(env: { client: InProcessOperator["client"]; namespace: string }) {
@@ -59,22 +73,30 @@ integrationTest(
         stop();
         console.log(`${COUNT} creates in ${createsMs.toFixed(0)} ms; ${samples.length} samples`);
 
-        const lowered = samples.findIndex((s) => s.limit === WRITES.duringBursts);
-        assert.ok(lowered >= 0, "the bound went down to one during the creates");
-        // Writes in flight when the bound went down finish; after that, one at a time while it lasts.
-        const drained = samples.findIndex((s, i) =>
-          i >= lowered && s.limit === WRITES.duringBursts && s.inFlight <= WRITES.duringBursts
-        );
-        assert.ok(drained >= 0, "the writes in flight drained to the lower bound");
-        const over = samples.slice(drained).filter((s) =>
-          s.limit === WRITES.duringBursts && s.inFlight > WRITES.duringBursts
-        );
-        assert.deepEqual(over, [], "no more than one write in flight while giving way");
-        const restored = samples.findIndex((s, i) => i > drained && s.limit === WRITES.max);
-        assert.ok(restored > drained, "the full bound came back after the burst");
+        // Episodes of giving way: runs of samples at the lower bound. A loaded apiserver may take
+        // the creates in clumps, so the yield may end and start again between them.
+        const episodes = yieldEpisodes(samples);
+        assert.ok(episodes.length > 0, "the bound went down to one during the creates");
+        for (const episode of episodes) {
+          // Writes in flight when the bound went down finish; after that, one at a time while it
+          // lasts.
+          const drained = episode.findIndex((s) => s.inFlight <= WRITES.duringBursts);
+          const over = drained < 0
+            ? []
+            : episode.slice(drained).filter((s) => s.inFlight > WRITES.duringBursts);
+          assert.deepEqual(over, [], "no more than one write in flight while giving way");
+        }
         assert.ok(
-          samples.slice(restored).every((s) => s.limit === WRITES.max),
-          "and stayed once the creates had ended",
+          episodes.some((e) => e.some((s) => s.inFlight <= WRITES.duringBursts)),
+          "the writes in flight drained to the lower bound",
+        );
+        // The bound comes back a second after the last create the watch saw; the headroom is for
+        // a loaded machine's watch delay.
+        const last = samples.findLast((s) => s.limit === WRITES.duringBursts)!;
+        const afterCreates = last.at - (t0 + createsMs);
+        assert.ok(
+          afterCreates < 5_000,
+          `the full bound came back ${afterCreates.toFixed(0)} ms after the creates had ended`,
         );
       } finally {
         stop();

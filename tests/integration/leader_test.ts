@@ -201,8 +201,9 @@ integrationTest(
         assert.equal(await holder(client, namespace), standby.identity);
       }, { timeoutMs: 10_000, intervalMs: 100 });
       const failoverMs = Date.now() - killedAt;
-      // Lease duration 3 s, plus a retry period and jitter.
-      assert.ok(failoverMs < 5_000, `failover took ${failoverMs} ms`);
+      // Lease duration 3 s from when the standby last saw it renewed, plus a retry period with
+      // jitter; the rest is headroom for a loaded machine.
+      assert.ok(failoverMs < 7_000, `failover took ${failoverMs} ms`);
 
       // The new leader takes over the existing work and handles new work.
       await childReconciledBy(client, namespace, "p0", "v0", standby.identity);
@@ -269,7 +270,9 @@ integrationTest(
         assert.equal(await holder(client, namespace), standby.identity);
       }, { timeoutMs: 10_000, intervalMs: 50 });
       const takeoverMs = Date.now() - stoppedAt;
-      assert.ok(takeoverMs < 3_000, `takeover took ${takeoverMs} ms`);
+      // Well under the 20 s lease: only the release explains it (the rest is the leader's drain
+      // and exit, and headroom for a loaded machine).
+      assert.ok(takeoverMs < 8_000, `takeover took ${takeoverMs} ms`);
       await childReconciledBy(client, namespace, "p", "1", standby.identity);
       assertNoOverlap(leader, standby);
     } catch (e) {

@@ -11,7 +11,7 @@ import { Jobs } from "../../runtime/client/resources.ts";
 import { isNotFound } from "../../runtime/client/errors.ts";
 import { MiniClusters } from "../../api/resource.ts";
 import { FIELD_MANAGER } from "../../controllers/minicluster/children/names.ts";
-import { eventually, integrationTest, kubectl, type TestEnv } from "../harness.ts";
+import { eventually, fullCluster, integrationTest, kubectl, type TestEnv } from "../harness.ts";
 import {
   eventsFor,
   getMiniCluster,
@@ -177,10 +177,15 @@ integrationTest(
         miniCluster("short-lived", env.namespace, { size: 1, ttlSecondsAfterFinished: 5 }),
       );
       await eventually(() => getJob(env, "short-lived"));
-      await new Promise((r) => setTimeout(r, 3_000));
       // On a full cluster the Job controller and KWOK finish the Job by themselves (the pod
       // completes after 1 s); on a bare apiserver the test plays the Job controller's part.
-      if (!finishedAt(await getJob(env, "short-lived"))) {
+      if (fullCluster()) {
+        await eventually(
+          async () => assert.ok(finishedAt(await getJob(env, "short-lived")), "not finished yet"),
+          { timeoutMs: 60_000, intervalMs: 250 },
+        );
+      } else {
+        await new Promise((r) => setTimeout(r, 3_000));
         // Still there while the Job runs.
         await getMiniCluster(env, "short-lived");
         const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");

@@ -25,7 +25,7 @@ integrationTest("watcher: stop() during a list the apiserver is slow to answer",
     w.start();
     await new Promise((r) => setTimeout(r, 300));
     const ms = await timed(w.stop());
-    assert.ok(ms < 2_000, `stop took ${ms.toFixed(0)} ms`);
+    assert.ok(ms < 5_000, `stop took ${ms.toFixed(0)} ms`);
     assert.equal(w.store.hasSynced, false);
   } finally {
     client.close();
@@ -54,7 +54,7 @@ integrationTest("watcher: stop() while the watch stream is busy", async (env) =>
     await new Promise((r) => setTimeout(r, 1_000));
     assert.ok(w.store.size > 0);
     const ms = await timed(w.stop());
-    assert.ok(ms < 2_000, `stop took ${ms.toFixed(0)} ms`);
+    assert.ok(ms < 5_000, `stop took ${ms.toFixed(0)} ms`);
   } finally {
     writing = false;
     await writes;

@@ -134,22 +134,25 @@ async function viewNotMounted(name: string): Promise<string> {
     if (c?.reason !== "FluxViewNotMounted") throw new Error(JSON.stringify(mc.status));
     return c;
   }, { timeoutMs: 120_000, intervalMs: 1000 });
-  const events = JSON.parse(
-    await kubectl([
-      "-n",
-      REAL_NAMESPACE,
-      "get",
-      "events",
-      "--field-selector",
-      `involvedObject.name=${name},reason=FluxViewNotMounted`,
-      "-o",
-      "json",
-    ]),
-  ).items as { type: string }[];
-  assert.ok(
-    events.length > 0 && events.every((e) => e.type === "Warning"),
-    JSON.stringify(events),
-  );
+  // The Event goes out after the status write, so it may land just after the condition shows.
+  await eventually(async () => {
+    const events = JSON.parse(
+      await kubectl([
+        "-n",
+        REAL_NAMESPACE,
+        "get",
+        "events",
+        "--field-selector",
+        `involvedObject.name=${name},reason=FluxViewNotMounted`,
+        "-o",
+        "json",
+      ]),
+    ).items as { type: string }[];
+    assert.ok(
+      events.length > 0 && events.every((e) => e.type === "Warning"),
+      JSON.stringify(events),
+    );
+  }, { timeoutMs: 30_000, intervalMs: 1000 });
   return ready.message ?? "";
 }
 
