@@ -497,7 +497,10 @@ export class KubeClient implements ApiClient {
   /**
    * A watch asked for a `timeoutSeconds` is closed if still open `watchOverdueMs` after it: the
    * signal to watch with, ended then or with the caller's. (Not AbortSignal.any: the caller's
-   * signal lives as long as the process and would hold every watch's.)
+   * signal lives as long as the process and would hold every watch's.) Silence is no sign of a
+   * dead stream: the API server's watch cache sends bookmarks about once a minute only once the
+   * kind has moved past the resourceVersion the watch started from, so a watch of a kind nothing
+   * changes may get one bookmark and then none for many minutes.
    */
   #watchOverdue(
     rt: ResourceType,
