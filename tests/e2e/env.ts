@@ -6,6 +6,7 @@
 // directory and stopped when the process unloads (testing/private_cluster.ts), so
 // `deno task test:e2e` works on a clean clone.
 
+import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Job } from "kubernetes-types/batch/v1.d.ts";
@@ -270,3 +271,21 @@ export async function leftovers(env: TestEnv): Promise<string[]> {
 }
 
 export { eventually };
+
+/**
+ * `read()`'s value once two reads `holdMs` apart agree (deeply), for state that other controllers
+ * write on their own time; throws after `timeoutMs`.
+ */
+export async function heldStill<T>(
+  read: () => Promise<T>,
+  what: string,
+  opts: { holdMs?: number; timeoutMs?: number } = {},
+): Promise<T> {
+  const holdMs = opts.holdMs ?? 3_000;
+  return await eventually(async () => {
+    const first = await read();
+    await new Promise((r) => setTimeout(r, holdMs));
+    assert.deepEqual(await read(), first, `${what} still moving`);
+    return first;
+  }, { timeoutMs: opts.timeoutMs ?? 60_000, intervalMs: 0 });
+}

@@ -18,6 +18,7 @@ import {
   eventsOf,
   eventually,
   getMiniCluster,
+  heldStill,
   jobOf,
   KEEP_RUNNING,
   miniCluster,
@@ -96,12 +97,9 @@ kueueTest(
     await eventually(async () => assert.deepEqual((await podsOf(env, "a")).length, 0));
     // Kueue's second update (the template restored) is not ordered with the pods going: the
     // stop is over once the generation holds still for 3 s.
-    const generationStopped = await eventually(async () => {
-      const first = await generation(env, "a");
-      await new Promise((r) => setTimeout(r, 3_000));
-      assert.equal(await generation(env, "a"), first, "Kueue is still stopping the Job");
-      return first;
-    }, { timeoutMs: 30_000, intervalMs: 0 });
+    const generationStopped = await heldStill(() => generation(env, "a"), "the Job's generation", {
+      timeoutMs: 30_000,
+    });
     await staysWithoutPods(env, "a", 60_000);
     const suspended = await jobOf(env, "a");
     assert.equal(suspended.spec?.suspend, true);

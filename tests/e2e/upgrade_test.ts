@@ -25,6 +25,7 @@ import {
   e2eTest,
   eventually,
   getMiniCluster,
+  heldStill,
   KEEP_RUNNING,
   miniCluster,
   waitForCondition,
@@ -149,13 +150,10 @@ e2eTest("e2e upgrade: 0.1.0 replaced by this checkout under running MiniClusters
   for (const name of NAMES) await waitForCondition(env, name, "Ready", { status: "True" });
   // The Job controller, KWOK and the old operator's last status write each land on their own
   // time: the snapshot is taken once two of them 3 s apart agree.
-  const { before, mcBefore } = await eventually(async () => {
-    const first = await settledState(env);
-    await new Promise((r) => setTimeout(r, 3_000));
-    const second = await settledState(env);
-    assert.deepEqual(second, first, "the children or the MiniClusters are still moving");
-    return { before: second.children, mcBefore: second.miniClusters };
-  }, { timeoutMs: 60_000, intervalMs: 0 });
+  const { children: before, miniClusters: mcBefore } = await heldStill(
+    () => settledState(env),
+    "the children or the MiniClusters",
+  );
   for (const kind of ["Job", "Pod", "Service", "Secret", "ConfigMap", "MiniClusterWorkspace"]) {
     assert.ok([...before.keys()].some((k) => k.startsWith(`${kind}/`)), `no ${kind} before`);
   }
