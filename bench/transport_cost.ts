@@ -135,10 +135,20 @@ async function watches(way: string, conn: ClusterConnection, seconds: number): P
   let events = 0;
   for (const rt of WATCHED) {
     (async () => {
-      for await (const _ of client.watch(rt, { dropManagedFields: true, signal: abort.signal })) {
-        events++;
+      while (!abort.signal.aborted) {
+        try {
+          for await (
+            const _ of client.watch(rt, { dropManagedFields: true, signal: abort.signal })
+          ) events++;
+          return;
+        } catch (e) {
+          // Started before the bench's cluster serves the kind (its CRDs): tried again, with
+          // nothing received meanwhile.
+          console.error(`${way} ${rt.plural}: ${e}; again in 1 s`);
+          await new Promise((r) => setTimeout(r, 1_000));
+        }
       }
-    })().catch((e) => console.error(`${way} ${rt.plural}: ${e}`));
+    })();
   }
   const cpu0 = readCpuSeconds(Deno.pid);
   await new Promise((r) => setTimeout(r, seconds * 1000));
