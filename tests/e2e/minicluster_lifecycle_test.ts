@@ -112,18 +112,16 @@ for (const d of DISRUPTIONS) {
 
       // One Event per condition change: a new MiniCluster that becomes Ready tells exactly that.
       // The Event goes out after the status write, so it may land just after the condition shows.
-      const events = d === "undisturbed"
-        ? await eventually(async () => {
-          const events = await eventsOf(env, "hello");
-          assert.deepEqual(events.map((e) => e.reason), ["PodsReady"]);
-          return events;
-        })
-        : await eventsOf(env, "hello");
-      const reasons = events.map((e) => e.reason);
-      if (d !== "undisturbed") {
-        // A kill between the status write and its Event may lose the Event, never duplicate it.
-        assert.ok(reasons.length <= 1 && reasons.every((r) => r === "PodsReady"), reasons.join());
-      }
+      const events = await eventually(async () => {
+        const events = await eventsOf(env, "hello");
+        const reasons = events.map((e) => e.reason);
+        if (d === "undisturbed") assert.deepEqual(reasons, ["PodsReady"]);
+        else {
+          // A kill between the status write and its Event may lose the Event, never duplicate it.
+          assert.ok(reasons.length <= 1 && reasons.every((r) => r === "PodsReady"), reasons.join());
+        }
+        return events;
+      });
       assert.ok(events.every((e) => e.type === "Normal" && (e.count ?? 1) === 1));
       await op.stop();
     },
